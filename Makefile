@@ -1,0 +1,49 @@
+# Switchboard: `make run` starts the appliance, `make test` runs the whole suite.
+# Both install what they need (Debian packages when run as root, Go modules).
+
+GO       ?= go
+BIN      := bin/switchboard
+APT_PKGS := sip-tester baresip espeak-ng sox
+TOOLS    := sipp baresip espeak-ng sox
+
+.PHONY: all build run test deps deps-go bench bench-calls vet fmt clean
+
+all: build
+
+# deps installs the system packages the tests use as real peers and fetches Go modules.
+deps: deps-go
+	@missing=""; for t in $(TOOLS); do command -v $$t >/dev/null 2>&1 || missing="$$missing $$t"; done; \
+	if [ -n "$$missing" ]; then \
+		if [ "$$(id -u)" = 0 ]; then \
+			echo "installing:$(APT_PKGS)"; \
+			(apt-get update -qq || true) && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(APT_PKGS) >/dev/null; \
+		else \
+			echo "missing tools:$$missing; run 'sudo apt-get install $(APT_PKGS)' or 'make deps' as root" >&2; exit 1; \
+		fi; \
+	fi
+
+deps-go:
+	@command -v $(GO) >/dev/null || { echo "Go is required (https://go.dev/doc/install)" >&2; exit 1; }
+	@$(GO) mod download
+
+build: deps-go
+	$(GO) build -o $(BIN) ./cmd/switchboard
+
+run: deps build
+	./$(BIN) serve
+
+test: deps build
+	$(GO) vet ./...
+	$(GO) test -count=1 -timeout 9m ./...
+
+bench: deps-go
+	$(GO) test -run '^$$' -bench . -benchmem ./media/... ./dtmf/...
+
+bench-calls: deps build
+	$(GO) run ./test/loadbench -calls $${CALLS:-200} -duration $${DURATION:-30s}
+
+fmt:
+	gofmt -w $$(git ls-files '*.go')
+
+clean:
+	rm -rf bin

@@ -1,0 +1,227 @@
+package config
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Config is the whole typed configuration of the appliance. Every field is
+// declared once in the settings table (settings.go) with its flag, its
+// environment variable, its default and its help text.
+type Config struct {
+	DataDir   string `yaml:"data_dir"`
+	HTTPAddr  string `yaml:"http_addr"`
+	LogLevel  string `yaml:"log_level"`
+	LogFormat string `yaml:"log_format"`
+	TeamID    string `yaml:"team_id"`
+
+	// MaxBodyBytes bounds every HTTP request body except uploads.
+	MaxBodyBytes int64 `yaml:"max_body_bytes"`
+	// ShutdownTimeout bounds the HTTP server's graceful stop.
+	ShutdownTimeout time.Duration `yaml:"shutdown_timeout"`
+
+	SIP     SIP     `yaml:"sip"`
+	RTP     RTP     `yaml:"rtp"`
+	Numbers Numbers `yaml:"numbers"`
+	Keys    Keys    `yaml:"keys"`
+}
+
+// SIP holds the settings of the SIP endpoint.
+type SIP struct {
+	Addr       string `yaml:"addr"`
+	PublicAddr string `yaml:"public_addr"`
+	TLSAddr    string `yaml:"tls_addr"`
+	TLSCert    string `yaml:"tls_cert"`
+	TLSKey     string `yaml:"tls_key"`
+	// ChallengeStatus is 401 (WWW-Authenticate) or 407 (Proxy-Authenticate).
+	ChallengeStatus int           `yaml:"challenge_status"`
+	NonceTTL        time.Duration `yaml:"nonce_ttl"`
+	MaxCalls        int           `yaml:"max_calls"`
+	DrainTimeout    time.Duration `yaml:"drain_timeout"`
+	// AuthFailLimit is how many failed digest answers one source address may
+	// send within AuthFailWindow before it is refused outright.
+	AuthFailLimit  int           `yaml:"auth_fail_limit"`
+	AuthFailWindow time.Duration `yaml:"auth_fail_window"`
+	// TrunkPrefix is stripped from called numbers that arrive without "+".
+	TrunkPrefix    string `yaml:"trunk_prefix"`
+	DefaultCountry string `yaml:"default_country"`
+}
+
+// RTP holds the settings of the media endpoint.
+type RTP struct {
+	Ports        PortRange     `yaml:"ports"`
+	PublicIP     string        `yaml:"public_ip"`
+	BindIP       string        `yaml:"bind_ip"`
+	MediaTimeout time.Duration `yaml:"media_timeout"`
+	JitterDelay  time.Duration `yaml:"jitter_delay"`
+}
+
+// Numbers holds the settings of phone-number management.
+type Numbers struct {
+	// Pool lists the DIDs (E.164) that svc_provisioned numbers are
+	// allocated from.
+	Pool []string `yaml:"pool"`
+}
+
+// Keys holds the settings of API-key handling.
+type Keys struct {
+	// SecretKey is the base64 or hex AES-256 master key; empty means the
+	// key file in the data directory.
+	SecretKey string `yaml:"-"`
+	// AdminKey, when set, is the owner key instead of a generated one.
+	AdminKey string `yaml:"-"`
+	// RotationGrace is the default validity of an old secret after rotate.
+	RotationGrace time.Duration `yaml:"rotation_grace"`
+}
+
+// PortRange is an inclusive range of UDP ports, written "20000-20999".
+type PortRange struct {
+	Min, Max int
+}
+
+// String renders the range as "min-max".
+func (r PortRange) String() string { return fmt.Sprintf("%d-%d", r.Min, r.Max) }
+
+// ParsePortRange parses "min-max".
+func ParsePortRange(s string) (PortRange, error) {
+	lo, hi, ok := strings.Cut(strings.TrimSpace(s), "-")
+	if !ok {
+		return PortRange{}, fmt.Errorf("port range %q: want min-max", s)
+	}
+	a, err1 := strconv.Atoi(strings.TrimSpace(lo))
+	b, err2 := strconv.Atoi(strings.TrimSpace(hi))
+	if err1 != nil || err2 != nil {
+		return PortRange{}, fmt.Errorf("port range %q: not numbers", s)
+	}
+	r := PortRange{Min: a, Max: b}
+	if a < 1024 || b > 65535 || a > b {
+		return PortRange{}, fmt.Errorf("port range %q: want 1024 <= min <= max <= 65535", s)
+	}
+	if r.Max-r.Min < 3 {
+		return PortRange{}, fmt.Errorf("port range %q: needs room for at least two RTP/RTCP pairs", s)
+	}
+	return r, nil
+}
+
+// UnmarshalYAML reads a port range from its string form.
+func (r *PortRange) UnmarshalYAML(n *yaml.Node) error {
+	v, err := ParsePortRange(n.Value)
+	if err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Load builds the configuration from the defaults, then the YAML file named
+// by --config (or SWITCHBOARD_CONFIG), then the environment, then the flags
+// given in args, each overriding the one before.
+func Load(args []string, getenv func(string) string) (*Config, error) {
+	c := &Config{}
+	set := settings(c)
+	for _, s := range set {
+		if err := s.set(s.Default); err != nil {
+			return nil, fmt.Errorf("default of %s: %w", s.Key, err)
+		}
+	}
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(new(strings.Builder))
+	cfgPath := fs.String("config", getenv("SWITCHBOARD_CONFIG"), "YAML configuration file")
+	flagVals := map[string]*string{}
+	for _, s := range set {
+		if s.Flag != "" {
+			flagVals[s.Flag] = fs.String(s.Flag, "", s.Help)
+		}
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if *cfgPath != "" {
+		b, err := os.ReadFile(*cfgPath)
+		if err != nil {
+			return nil, fmt.Errorf("read config: %w", err)
+		}
+		dec := yaml.NewDecoder(strings.NewReader(string(b)))
+		dec.KnownFields(true)
+		if err := dec.Decode(c); err != nil && !errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("config %s: %w", *cfgPath, err)
+		}
+	}
+	for _, s := range set {
+		if s.Env == "" {
+			continue
+		}
+		if v := getenv(s.Env); v != "" {
+			if err := s.set(v); err != nil {
+				return nil, fmt.Errorf("%s: %w", s.Env, err)
+			}
+		}
+	}
+	var ferr error
+	fs.Visit(func(f *flag.Flag) {
+		for _, s := range set {
+			if s.Flag == f.Name {
+				if err := s.set(f.Value.String()); err != nil && ferr == nil {
+					ferr = fmt.Errorf("--%s: %w", s.Flag, err)
+				}
+			}
+		}
+	})
+	if ferr != nil {
+		return nil, ferr
+	}
+	return c, c.Validate()
+}
+
+// Validate checks the values that the parsers cannot check alone.
+func (c *Config) Validate() error {
+	var errs []error
+	if c.DataDir == "" {
+		errs = append(errs, errors.New("data_dir: must not be empty"))
+	}
+	if _, _, err := net.SplitHostPort(c.HTTPAddr); err != nil {
+		errs = append(errs, fmt.Errorf("http_addr: %w", err))
+	}
+	if _, _, err := net.SplitHostPort(c.SIP.Addr); err != nil {
+		errs = append(errs, fmt.Errorf("sip.addr: %w", err))
+	}
+	if c.SIP.ChallengeStatus != 401 && c.SIP.ChallengeStatus != 407 {
+		errs = append(errs, errors.New("sip.challenge_status: must be 401 or 407"))
+	}
+	if (c.SIP.TLSCert == "") != (c.SIP.TLSKey == "") {
+		errs = append(errs, errors.New("sip.tls_cert and sip.tls_key: set both or neither"))
+	}
+	if c.SIP.MaxCalls < 1 {
+		errs = append(errs, errors.New("sip.max_calls: must be at least 1"))
+	}
+	if c.RTP.PublicIP != "" {
+		if _, err := netip.ParseAddr(c.RTP.PublicIP); err != nil {
+			errs = append(errs, fmt.Errorf("rtp.public_ip: %w", err))
+		}
+	}
+	if c.RTP.Ports.Min%2 != 0 {
+		c.RTP.Ports.Min++
+	}
+	switch c.LogFormat {
+	case "auto", "json", "console":
+	default:
+		errs = append(errs, errors.New("log_format: must be auto, json or console"))
+	}
+	if c.Keys.RotationGrace <= 0 || c.Keys.RotationGrace > 7*24*time.Hour {
+		errs = append(errs, errors.New("keys.rotation_grace: must be in (0, 168h]"))
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,141 @@
+package config
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Setting is one configuration value: where it lives in the YAML file, its
+// flag, its environment variable, its default and what it does.
+type Setting struct {
+	Key     string // YAML path, e.g. "sip.addr"
+	Flag    string // flag name without dashes; empty when not a flag
+	Env     string // environment variable; empty when none
+	Default string
+	Help    string
+	set     func(string) error
+}
+
+func str(p *string) func(string) error { return func(v string) error { *p = v; return nil } }
+
+func integer(p *int) func(string) error {
+	return func(v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return fmt.Errorf("%q is not an integer", v)
+		}
+		*p = n
+		return nil
+	}
+}
+
+func int64v(p *int64) func(string) error {
+	return func(v string) error {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return fmt.Errorf("%q is not an integer", v)
+		}
+		*p = n
+		return nil
+	}
+}
+
+func duration(p *time.Duration) func(string) error {
+	return func(v string) error {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return fmt.Errorf("%q is not a duration (like 30s)", v)
+		}
+		*p = d
+		return nil
+	}
+}
+
+func list(p *[]string) func(string) error {
+	return func(v string) error {
+		*p = nil
+		for _, f := range strings.Split(v, ",") {
+			if f = strings.TrimSpace(f); f != "" {
+				*p = append(*p, f)
+			}
+		}
+		return nil
+	}
+}
+
+func ports(p *PortRange) func(string) error {
+	return func(v string) error {
+		r, err := ParsePortRange(v)
+		if err != nil {
+			return err
+		}
+		*p = r
+		return nil
+	}
+}
+
+// settings is the single table of every configuration value, bound to c.
+func settings(c *Config) []Setting {
+	return []Setting{
+		{"data_dir", "data-dir", "SWITCHBOARD_DATA_DIR", "./var", "directory for the SQLite database, the master key file and the owner key file", str(&c.DataDir)},
+		{"http_addr", "http-addr", "SWITCHBOARD_HTTP_ADDR", "127.0.0.1:8080", "listen address of the HTTP API", str(&c.HTTPAddr)},
+		{"log_level", "log-level", "SWITCHBOARD_LOG_LEVEL", "info", "debug, info, warn or error", str(&c.LogLevel)},
+		{"log_format", "log-format", "SWITCHBOARD_LOG_FORMAT", "auto", "json, console, or auto (console on a terminal, JSON otherwise)", str(&c.LogFormat)},
+		{"team_id", "", "SWITCHBOARD_TEAM_ID", "default", "the team that owns everything created without an explicit team", str(&c.TeamID)},
+		{"max_body_bytes", "", "SWITCHBOARD_MAX_BODY_BYTES", "1048576", "largest accepted JSON request body (413 past it)", int64v(&c.MaxBodyBytes)},
+		{"shutdown_timeout", "", "SWITCHBOARD_SHUTDOWN_TIMEOUT", "10s", "how long the HTTP server waits for requests in flight on stop", duration(&c.ShutdownTimeout)},
+
+		{"sip.addr", "sip-addr", "SWITCHBOARD_SIP_ADDR", "127.0.0.1:5060", "SIP listen address (UDP and TCP)", str(&c.SIP.Addr)},
+		{"sip.public_addr", "sip-public-addr", "SWITCHBOARD_SIP_PUBLIC_ADDR", "", "host[:port] that carriers and PBXs send calls to (sip_host of numbers, Contact); defaults to sip.addr", str(&c.SIP.PublicAddr)},
+		{"sip.tls_addr", "sip-tls-addr", "SWITCHBOARD_SIP_TLS_ADDR", "127.0.0.1:5061", "SIP over TLS listen address, used when a certificate is set", str(&c.SIP.TLSAddr)},
+		{"sip.tls_cert", "sip-tls-cert", "SWITCHBOARD_SIP_TLS_CERT", "", "PEM certificate file for SIP over TLS", str(&c.SIP.TLSCert)},
+		{"sip.tls_key", "sip-tls-key", "SWITCHBOARD_SIP_TLS_KEY", "", "PEM private key file for SIP over TLS", str(&c.SIP.TLSKey)},
+		{"sip.challenge_status", "", "SWITCHBOARD_SIP_CHALLENGE_STATUS", "401", "401 (WWW-Authenticate) or 407 (Proxy-Authenticate) for digest challenges", integer(&c.SIP.ChallengeStatus)},
+		{"sip.nonce_ttl", "", "SWITCHBOARD_SIP_NONCE_TTL", "30s", "lifetime of a digest nonce; older ones are answered stale=true", duration(&c.SIP.NonceTTL)},
+		{"sip.max_calls", "max-calls", "SWITCHBOARD_MAX_CALLS", "500", "concurrent calls; INVITEs beyond get 503 with Retry-After", integer(&c.SIP.MaxCalls)},
+		{"sip.drain_timeout", "", "SWITCHBOARD_DRAIN_TIMEOUT", "30s", "on SIGTERM, how long calls in progress may go on before BYE", duration(&c.SIP.DrainTimeout)},
+		{"sip.auth_fail_limit", "", "SWITCHBOARD_SIP_AUTH_FAIL_LIMIT", "10", "failed digest answers from one source address before it is blocked", integer(&c.SIP.AuthFailLimit)},
+		{"sip.auth_fail_window", "", "SWITCHBOARD_SIP_AUTH_FAIL_WINDOW", "5m", "window over which failed digest answers are counted, and the block time", duration(&c.SIP.AuthFailWindow)},
+		{"sip.trunk_prefix", "", "SWITCHBOARD_SIP_TRUNK_PREFIX", "", "digits a trunk puts before national numbers (e.g. 0 or 1) to strip before matching", str(&c.SIP.TrunkPrefix)},
+		{"sip.default_country", "", "SWITCHBOARD_SIP_DEFAULT_COUNTRY", "US", "ISO country used to read called numbers that arrive without +", str(&c.SIP.DefaultCountry)},
+
+		{"rtp.ports", "rtp-ports", "SWITCHBOARD_RTP_PORTS", "20000-20999", "UDP port range for RTP (even ports) and RTCP (the next odd port)", ports(&c.RTP.Ports)},
+		{"rtp.public_ip", "rtp-public-ip", "SWITCHBOARD_RTP_PUBLIC_IP", "", "address advertised in SDP answers (NAT); defaults to the local address", str(&c.RTP.PublicIP)},
+		{"rtp.bind_ip", "", "SWITCHBOARD_RTP_BIND_IP", "", "address RTP sockets bind to; defaults to the host of sip.addr", str(&c.RTP.BindIP)},
+		{"rtp.media_timeout", "", "SWITCHBOARD_MEDIA_TIMEOUT", "30s", "no RTP for this long ends the call with BYE", duration(&c.RTP.MediaTimeout)},
+		{"rtp.jitter_delay", "", "SWITCHBOARD_JITTER_DELAY", "40ms", "target delay of the jitter buffer", duration(&c.RTP.JitterDelay)},
+
+		{"numbers.pool", "", "SWITCHBOARD_NUMBER_POOL", "+14155550100,+14155550101,+12125550100", "comma-separated E.164 DIDs that svc_provisioned numbers are allocated from", list(&c.Numbers.Pool)},
+
+		{"", "", "SWITCHBOARD_SECRET_KEY", "", "AES-256 master key (64 hex or 44 base64 characters) for secrets at rest; default: a 0600 key file in data_dir", str(&c.Keys.SecretKey)},
+		{"", "", "SWITCHBOARD_ADMIN_KEY", "", "owner key to use instead of a generated one on first start", str(&c.Keys.AdminKey)},
+		{"keys.rotation_grace", "", "SWITCHBOARD_ROTATION_GRACE", "24h", "default validity of an old secret after rotation (at most 168h)", duration(&c.Keys.RotationGrace)},
+	}
+}
+
+// Settings lists every setting with its default, for documentation.
+func Settings() []Setting { return settings(&Config{}) }
+
+// Markdown renders the settings table that README.md carries.
+func Markdown() string {
+	var b strings.Builder
+	b.WriteString("| YAML key | flag | environment | default | what it does |\n|---|---|---|---|---|\n")
+	for _, s := range Settings() {
+		fl := ""
+		if s.Flag != "" {
+			fl = "`--" + s.Flag + "`"
+		}
+		def := s.Default
+		if def != "" {
+			def = "`" + def + "`"
+		}
+		key := "(environment only)"
+		if s.Key != "" {
+			key = "`" + s.Key + "`"
+		}
+		fmt.Fprintf(&b, "| %s | %s | `%s` | %s | %s |\n", key, fl, s.Env, def, s.Help)
+	}
+	return b.String()
+}
