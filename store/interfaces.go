@@ -1,0 +1,48 @@
+package store
+
+import "context"
+
+// KeyStore keeps API keys.
+type KeyStore interface {
+	Create(ctx context.Context, k *APIKey) error
+	Get(ctx context.Context, id string) (*APIKey, error)
+	// ByHash finds the key whose current or old (rotated) secret has hash.
+	ByHash(ctx context.Context, hash string) (*APIKey, error)
+	List(ctx context.Context, teamID string, q KeyQuery) (keys []*APIKey, next string, err error)
+	Update(ctx context.Context, k *APIKey) error
+	Delete(ctx context.Context, id string) error
+	Count(ctx context.Context) (int, error)
+}
+
+// AgentStore keeps agents.
+type AgentStore interface {
+	Create(ctx context.Context, a *Agent) error
+	Get(ctx context.Context, id string) (*Agent, error)
+	List(ctx context.Context, teamID string, p Page) (agents []*Agent, next string, err error)
+	Update(ctx context.Context, a *Agent) error
+	Delete(ctx context.Context, id string) error
+}
+
+// NumberStore keeps phone numbers and their webhooks.
+type NumberStore interface {
+	// Create stores n and, when w is not nil, its webhook.
+	Create(ctx context.Context, n *PhoneNumber, w *Webhook) error
+	Get(ctx context.Context, id string) (*PhoneNumber, error)
+	ByNumber(ctx context.Context, e164 string) (*PhoneNumber, error)
+	List(ctx context.Context, teamID string, p Page) (numbers []*PhoneNumber, next string, err error)
+	Update(ctx context.Context, n *PhoneNumber) error
+	Delete(ctx context.Context, id string) error
+	// CountByAgent counts the numbers that route to an agent.
+	CountByAgent(ctx context.Context, agentID string) (int, error)
+	// Webhook returns the webhook of a number.
+	Webhook(ctx context.Context, numberID string) (*Webhook, error)
+	// PutWebhook replaces the webhook of w.PhoneNumberID.
+	PutWebhook(ctx context.Context, w *Webhook) error
+	DeleteWebhook(ctx context.Context, numberID string) error
+}
+
+// AuditStore appends and reads audit events.
+type AuditStore interface {
+	Append(ctx context.Context, e *AuditEvent) error
+	List(ctx context.Context, teamID string, q AuditQuery) (events []*AuditEvent, next string, err error)
+}

@@ -1,0 +1,111 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+)
+
+type sqlNumbers struct{ q querier }
+
+const numberCols = `id, team_id, phone_number, name, origin, agent_id, webhook_id, auth_username, auth_password_enc,
+	allowed_addresses, inbound_trunk_id, create_us, update_us`
+
+func scanNumber(row scanner) (*PhoneNumber, error) {
+	var (
+		n                  PhoneNumber
+		agentID, webhookID sql.NullString
+		allowed            string
+		cUS, uUS           int64
+	)
+	if err := row.Scan(&n.ID, &n.TeamID, &n.PhoneNumber, &n.Name, &n.Origin, &agentID, &webhookID, &n.AuthUsername,
+		&n.AuthPasswordEnc, &allowed, &n.InboundTrunkID, &cUS, &uUS); err != nil {
+		return nil, err
+	}
+	var err error
+	if n.AllowedAddresses, err = parseList(allowed); err != nil {
+		return nil, err
+	}
+	n.AgentID, n.WebhookID = agentID.String, webhookID.String
+	n.CreateTime, n.UpdateTime = fromUS(cUS), fromUS(uUS)
+	return &n, nil
+}
+
+func (s sqlNumbers) Create(ctx context.Context, n *PhoneNumber, w *Webhook) error {
+	_, err := s.q.ExecContext(ctx, `INSERT INTO phone_numbers(`+numberCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+		n.ID, n.TeamID, n.PhoneNumber, n.Name, n.Origin, nullStr(n.AgentID), nullStr(n.WebhookID), n.AuthUsername,
+		n.AuthPasswordEnc, jsonList(n.AllowedAddresses), n.InboundTrunkID, toUS(n.CreateTime), toUS(n.UpdateTime))
+	if err != nil {
+		return mapErr("create phone number", err)
+	}
+	if w != nil {
+		return s.PutWebhook(ctx, w)
+	}
+	return nil
+}
+
+func (s sqlNumbers) Get(ctx context.Context, id string) (*PhoneNumber, error) {
+	n, err := scanNumber(s.q.QueryRowContext(ctx, `SELECT `+numberCols+` FROM phone_numbers WHERE id = ?`, id))
+	return n, mapErr("get phone number", err)
+}
+
+func (s sqlNumbers) ByNumber(ctx context.Context, e164 string) (*PhoneNumber, error) {
+	n, err := scanNumber(s.q.QueryRowContext(ctx, `SELECT `+numberCols+` FROM phone_numbers WHERE phone_number = ?`, e164))
+	return n, mapErr("find phone number", err)
+}
+
+func (s sqlNumbers) List(ctx context.Context, teamID string, p Page) ([]*PhoneNumber, string, error) {
+	where, args, err := pageArgs(`team_id = ?`, []any{teamID}, p, "create_us")
+	if err != nil {
+		return nil, "", err
+	}
+	return listPage(ctx, s.q, "list phone numbers", `SELECT `+numberCols+` FROM phone_numbers WHERE `+where+` ORDER BY create_us, id`,
+		args, p.limit(), scanNumber, func(n *PhoneNumber) cursor { return cursor{US: toUS(n.CreateTime), ID: n.ID} })
+}
+
+func (s sqlNumbers) Update(ctx context.Context, n *PhoneNumber) error {
+	res, err := s.q.ExecContext(ctx, `UPDATE phone_numbers SET phone_number=?, name=?, agent_id=?, webhook_id=?, auth_username=?,
+		auth_password_enc=?, allowed_addresses=?, update_us=? WHERE id=?`,
+		n.PhoneNumber, n.Name, nullStr(n.AgentID), nullStr(n.WebhookID), n.AuthUsername, n.AuthPasswordEnc,
+		jsonList(n.AllowedAddresses), toUS(n.UpdateTime), n.ID)
+	return affected("update phone number", res, err)
+}
+
+func (s sqlNumbers) Delete(ctx context.Context, id string) error {
+	res, err := s.q.ExecContext(ctx, `DELETE FROM phone_numbers WHERE id = ?`, id)
+	return affected("delete phone number", res, err)
+}
+
+func (s sqlNumbers) CountByAgent(ctx context.Context, agentID string) (int, error) {
+	var n int
+	err := s.q.QueryRowContext(ctx, `SELECT COUNT(*) FROM phone_numbers WHERE agent_id = ?`, agentID).Scan(&n)
+	return n, mapErr("count phone numbers", err)
+}
+
+const webhookCols = `id, phone_number_id, name, url, auth_url, auth_token_enc, signing_secret_enc, create_us`
+
+func (s sqlNumbers) Webhook(ctx context.Context, numberID string) (*Webhook, error) {
+	var (
+		w   Webhook
+		cUS int64
+	)
+	err := s.q.QueryRowContext(ctx, `SELECT `+webhookCols+` FROM webhooks WHERE phone_number_id = ?`, numberID).
+		Scan(&w.ID, &w.PhoneNumberID, &w.Name, &w.URL, &w.AuthURL, &w.AuthTokenEnc, &w.SigningSecretEnc, &cUS)
+	if err != nil {
+		return nil, mapErr("get webhook", err)
+	}
+	w.CreateTime = fromUS(cUS)
+	return &w, nil
+}
+
+func (s sqlNumbers) PutWebhook(ctx context.Context, w *Webhook) error {
+	_, err := s.q.ExecContext(ctx, `INSERT INTO webhooks(`+webhookCols+`) VALUES (?,?,?,?,?,?,?,?)
+		ON CONFLICT(phone_number_id) DO UPDATE SET id=excluded.id, name=excluded.name, url=excluded.url,
+		auth_url=excluded.auth_url, auth_token_enc=excluded.auth_token_enc, signing_secret_enc=excluded.signing_secret_enc`,
+		w.ID, w.PhoneNumberID, w.Name, w.URL, w.AuthURL, w.AuthTokenEnc, w.SigningSecretEnc, toUS(w.CreateTime))
+	return mapErr("put webhook", err)
+}
+
+func (s sqlNumbers) DeleteWebhook(ctx context.Context, numberID string) error {
+	res, err := s.q.ExecContext(ctx, `DELETE FROM webhooks WHERE phone_number_id = ?`, numberID)
+	return affected("delete webhook", res, err)
+}
