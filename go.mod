@@ -3,6 +3,8 @@ module switchboard
 go 1.26.0
 
 require (
+	github.com/beorn7/perks v1.0.1 // indirect
+	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/dustin/go-humanize v1.1.0 // indirect
 	github.com/emiago/sipgo v1.7.2 // indirect
 	github.com/gobwas/httphead v0.1.0 // indirect
@@ -13,6 +15,7 @@ require (
 	github.com/icholy/digest v1.2.0 // indirect
 	github.com/mattn/go-colorable v0.1.14 // indirect
 	github.com/mattn/go-isatty v0.0.24 // indirect
+	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/ncruces/go-strftime v1.1.0 // indirect
 	github.com/nyaruka/phonenumbers v1.8.1 // indirect
 	github.com/pion/randutil v0.1.0 // indirect
@@ -20,6 +23,9 @@ require (
 	github.com/pion/rtp v1.10.6 // indirect
 	github.com/pion/sdp/v3 v3.0.20 // indirect
 	github.com/prometheus/client_golang v1.25.0 // indirect
+	github.com/prometheus/client_model v0.6.3 // indirect
+	github.com/prometheus/common v0.72.0 // indirect
+	github.com/prometheus/procfs v0.22.0 // indirect
 	github.com/remyoudompheng/bigfft v0.0.0-20230129092748-24d4a6f8daec // indirect
 	github.com/rs/zerolog v1.35.1 // indirect
 	github.com/standard-webhooks/standard-webhooks/libraries v0.0.1 // indirect

@@ -1,0 +1,65 @@
+package api
+
+import (
+	"errors"
+	"net/http"
+	"time"
+
+	"switchboard/api/httpx"
+)
+
+func asHTTPError(err error, target **httpx.Error) bool { return errors.As(err, target) }
+
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the connection (WebSocket
+// upgrades, flushes).
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// logRequests logs each request once, at the boundary, and turns a panic in
+// a handler into a 500 instead of a dead connection.
+func (s *Server) logRequests(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		sw := &statusWriter{ResponseWriter: w}
+		l := s.log.With().Str("method", r.Method).Str("path", r.URL.Path).Logger()
+		r = r.WithContext(l.WithContext(r.Context()))
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				l.Error().Interface("panic", v).Msg("handler panicked")
+				if sw.status == 0 {
+					httpx.WriteError(sw, errors.New("panic"))
+				}
+			}
+			ev := l.Info()
+			if r.URL.Path == "/healthz" || r.URL.Path == "/readyz" || r.URL.Path == "/metrics" {
+				ev = l.Debug()
+			}
+			if p := httpx.PrincipalFrom(r.Context()); p != nil {
+				ev = ev.Str("key_id", p.KeyID)
+			}
+			ev.Int("status", sw.status).Dur("duration", time.Since(start)).Msg("http request")
+		}()
+		next.ServeHTTP(sw, r)
+	})
+}

@@ -1,0 +1,157 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/rs/zerolog"
+
+	"switchboard/api/httpx"
+)
+
+// Authorizer authenticates the bearer token of a request and checks that
+// it may call route: unknown, disabled or expired keys are 401, a missing
+// ACL or management right 403, an exceeded qps/qpm 429.
+type Authorizer interface {
+	Authorize(ctx context.Context, token string, route httpx.Route) (*httpx.Principal, error)
+}
+
+// Module contributes routes to the server.
+type Module interface {
+	Routes() []httpx.Route
+}
+
+// ReadyCheck reports whether one part of the appliance can take calls.
+type ReadyCheck func(ctx context.Context) error
+
+// Server is the HTTP API.
+type Server struct {
+	log    zerolog.Logger
+	authz  Authorizer
+	mux    *http.ServeMux
+	ready  []ReadyCheck
+	routes []httpx.Route
+}
+
+// Option configures a Server.
+type Option func(*Server)
+
+// WithReadyCheck adds a readiness check to GET /readyz.
+func WithReadyCheck(c ReadyCheck) Option { return func(s *Server) { s.ready = append(s.ready, c) } }
+
+// WithMetrics serves the registry's metrics on GET /metrics.
+func WithMetrics(g prometheus.Gatherer) Option {
+	return func(s *Server) {
+		s.mux.Handle("/metrics", promhttp.HandlerFor(g, promhttp.HandlerOpts{}))
+	}
+}
+
+// New builds the server from the modules' routes.
+func New(log zerolog.Logger, authz Authorizer, modules []Module, opts ...Option) *Server {
+	s := &Server{log: log, authz: authz, mux: http.NewServeMux()}
+	for _, o := range opts {
+		o(s)
+	}
+	s.routes = append(s.routes,
+		httpx.Route{Method: http.MethodGet, Pattern: "/healthz", Access: httpx.Public, Handler: s.healthz},
+		httpx.Route{Method: http.MethodGet, Pattern: "/readyz", Access: httpx.Public, Handler: s.readyz},
+	)
+	for _, m := range modules {
+		s.routes = append(s.routes, m.Routes()...)
+	}
+	s.register()
+	return s
+}
+
+// Routes lists every route the server answers, for documentation and tests.
+func (s *Server) Routes() []httpx.Route { return s.routes }
+
+// register groups routes by pattern so that a known path with an unknown
+// method is answered 405 with Allow, and an unknown path 404, both in the
+// JSON error shape.
+func (s *Server) register() {
+	byPattern := map[string]map[string]httpx.Route{}
+	var order []string
+	for _, rt := range s.routes {
+		if byPattern[rt.Pattern] == nil {
+			byPattern[rt.Pattern] = map[string]httpx.Route{}
+			order = append(order, rt.Pattern)
+		}
+		byPattern[rt.Pattern][rt.Method] = rt
+	}
+	for _, p := range order {
+		methods := byPattern[p]
+		allow := make([]string, 0, len(methods))
+		for m := range methods {
+			allow = append(allow, m)
+		}
+		sort.Strings(allow)
+		allowHdr := strings.Join(allow, ", ")
+		s.mux.HandleFunc(p, func(w http.ResponseWriter, r *http.Request) {
+			rt, ok := methods[r.Method]
+			if !ok {
+				httpx.WriteError(w, &httpx.Error{Status: http.StatusMethodNotAllowed, Code: "method_not_allowed",
+					Message: r.Method + " is not allowed on " + r.URL.Path, Allow: allowHdr})
+				return
+			}
+			s.serve(w, r, rt)
+		})
+	}
+	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		httpx.WriteError(w, httpx.NotFound("no route for %s", r.URL.Path))
+	})
+}
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request, rt httpx.Route) {
+	if rt.Access != httpx.Public {
+		p, err := s.authz.Authorize(r.Context(), bearer(r), rt)
+		if err != nil {
+			httpx.WriteError(w, err)
+			return
+		}
+		r = r.WithContext(httpx.WithPrincipal(r.Context(), p))
+	}
+	if err := rt.Handler(w, r); err != nil {
+		var he *httpx.Error
+		if !asHTTPError(err, &he) {
+			zerolog.Ctx(r.Context()).Error().Err(err).Msg("request failed")
+		}
+		httpx.WriteError(w, err)
+	}
+}
+
+// bearer extracts the token of an Authorization: Bearer header.
+func bearer(r *http.Request) string {
+	h := r.Header.Get("Authorization")
+	if len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
+		return strings.TrimSpace(h[7:])
+	}
+	return ""
+}
+
+// Handler returns the server's handler with logging and panic recovery.
+func (s *Server) Handler() http.Handler {
+	return s.logRequests(s.mux)
+}
+
+func (s *Server) healthz(w http.ResponseWriter, r *http.Request) error {
+	httpx.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	return nil
+}
+
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	for _, c := range s.ready {
+		if err := c(ctx); err != nil {
+			return httpx.Unavailable("not ready: "+err.Error(), time.Second)
+		}
+	}
+	httpx.WriteJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+	return nil
+}
