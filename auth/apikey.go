@@ -11,8 +11,8 @@ import (
 // by secret scanners and by [KindOf].
 const APIKeyPrefix = "sb-"
 
-// redactShown is how many characters of a token's body [Redact] shows in
-// total (3 leading, 4 trailing).
+// Redact shows redactHead leading and redactTail trailing characters of a
+// token's body: 7 in total.
 const (
 	redactHead = 3
 	redactTail = 4
