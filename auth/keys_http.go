@@ -358,14 +358,8 @@ func (s *KeyService) rotate(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if oldExp.IsZero() {
-		oldExp = now.Add(s.grace)
-	}
-	if oldExp.Before(now) {
-		return httpx.BadRequest("oldSecretExpireTime", "oldSecretExpireTime must not be in the past")
-	}
-	if oldExp.After(now.Add(MaxRotationGrace)) {
-		return httpx.BadRequest("oldSecretExpireTime", "oldSecretExpireTime must be at most 7 days from now")
+	if oldExp, err = OldSecretExpiry(now, oldExp, s.grace); err != nil {
+		return httpx.BadRequest("oldSecretExpireTime", "%v", err)
 	}
 	secret := NewKeySecret()
 	p := httpx.PrincipalFrom(r.Context())

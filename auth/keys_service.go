@@ -19,9 +19,6 @@ const OwnerKeyID = "key_owner"
 // owner key (mode 0600).
 const OwnerKeyFile = "owner.key"
 
-// MaxRotationGrace bounds how long an old secret stays valid after rotate.
-const MaxRotationGrace = 7 * 24 * time.Hour
-
 // KeyService authenticates requests with API keys and serves the key
 // management and audit endpoints.
 type KeyService struct {
@@ -49,7 +46,7 @@ func WithNodeAddress(addr string) KeyOption { return func(s *KeyService) { s.nod
 
 // NewKeyService returns a key service over st.
 func NewKeyService(st store.Store, opts ...KeyOption) *KeyService {
-	s := &KeyService{st: st, limiter: NewLimiter(), now: time.Now, grace: 24 * time.Hour, node: "127.0.0.1:8080"}
+	s := &KeyService{st: st, limiter: NewLimiter(), now: time.Now, grace: DefaultRotationGrace, node: "127.0.0.1:8080"}
 	for _, o := range opts {
 		o(s)
 	}
