@@ -23,7 +23,7 @@ type DetectorOptions struct {
 	FreqTolerance float64
 	// MinPurity is the smallest share of the signal's energy the two tones
 	// must carry; speech and music spread theirs over many harmonics. This
-	// is the main guard against talk-off. Default 0.8.
+	// is the main guard against talk-off. Default 0.85.
 	MinPurity float64
 	// MinDuration is the shortest tone accepted. Default 40 ms.
 	MinDuration time.Duration
@@ -38,7 +38,7 @@ const (
 	DefaultNormalTwist   = 8.0
 	DefaultReverseTwist  = 4.0
 	DefaultFreqTolerance = 0.025
-	DefaultMinPurity     = 0.8
+	DefaultMinPurity     = 0.85
 	DefaultMinDuration   = 40 * time.Millisecond
 	DefaultMinPause      = 40 * time.Millisecond
 )
@@ -59,6 +59,9 @@ const (
 	// halfBalance: the two halves of a hit block must carry the tone at
 	// powers within 6 dB of each other.
 	halfBalance = 0.25
+	// maxCorrection is the largest frequency offset (relative) for which
+	// a tone's power is corrected.
+	maxCorrection = 0.015
 	// fullScalePower is the mean power of a full-scale int16 sine.
 	fullScalePower = 32767.0 * 32767.0 / 2
 )
@@ -366,7 +369,10 @@ func (d *Detector) offsetGain(f int, xr, xi float64) (float64, bool) {
 	if math.Abs(df) > d.opts.FreqTolerance*d.freqs[f] {
 		return 0, false
 	}
-	// Offset in bins of the full block; gain is |sinc|^2.
+	// Offset in bins of the full block; gain is |sinc|^2. The correction
+	// stops at the 1.5% that Q.24 requires to accept: a tone further off
+	// gets no more credit, which keeps speech formants from being boosted.
+	df = math.Min(math.Abs(df), maxCorrection*d.freqs[f])
 	x := math.Pi * df * blockSize / DetectorSampleRate
 	if x == 0 {
 		return 1, true

@@ -188,3 +188,16 @@ func TestDetectorFrameSizes(t *testing.T) {
 		require.Equal(t, ref, evs, "frame %d", frame)
 	}
 }
+
+func BenchmarkDetector20ms(b *testing.B) {
+	pcm := toPCM(sequence("5", toneSpec{level: -10, on: time.Second, off: 0}))
+	d := NewDetector(DetectorOptions{})
+	dst := make([]Event, 0, 4)
+	now := time.Unix(1_700_000_000, 0)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		off := (i * 160) % (len(pcm) - 160)
+		dst = d.Process(dst[:0], pcm[off:off+160], now)
+	}
+}

@@ -20,8 +20,8 @@ const (
 var ErrUnsupportedContentType = errors.New("dtmf: unsupported INFO content type")
 
 var (
-	errNoSignal    = errors.New("dtmf: INFO body has no signal")
-	errBadSignal   = errors.New("dtmf: INFO signal is not a DTMF key")
+	errNoSignal        = errors.New("dtmf: INFO body has no signal")
+	errBadSignal       = errors.New("dtmf: INFO signal is not a DTMF key")
 	errBadINFODuration = errors.New("dtmf: INFO duration is not a number of milliseconds")
 )
 
