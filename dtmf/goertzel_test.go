@@ -201,3 +201,15 @@ func BenchmarkDetector20ms(b *testing.B) {
 		dst = d.Process(dst[:0], pcm[off:off+160], now)
 	}
 }
+
+func TestDetectorAllocs(t *testing.T) {
+	pcm := toPCM(sequence("1", toneSpec{level: -10, on: 100 * time.Millisecond, off: 100 * time.Millisecond}))
+	d := NewDetector(DetectorOptions{})
+	dst := make([]Event, 0, 4)
+	now := time.Unix(0, 0)
+	require.Zero(t, testing.AllocsPerRun(50, func() {
+		for i := 0; i+160 <= len(pcm); i += 160 {
+			dst = d.Process(dst[:0], pcm[i:i+160], now)
+		}
+	}))
+}
