@@ -1,0 +1,51 @@
+package media
+
+import "testing"
+
+// BenchmarkFrame* measure the per-20 ms-frame paths with 0 allocations.
+
+func BenchmarkFrameDecodePCMU(b *testing.B) {
+	payload := PCMU.EncodeFrame(nil, tone(440, 8000, 160, 8000))
+	dst := make([]int16, 0, 160)
+	b.ReportAllocs()
+	for b.Loop() {
+		dst = PCMU.DecodeFrame(dst[:0], payload)
+	}
+}
+
+func BenchmarkFrameEncodePCMU(b *testing.B) {
+	pcm := tone(440, 8000, 160, 8000)
+	dst := make([]byte, 0, 160)
+	b.ReportAllocs()
+	for b.Loop() {
+		dst = PCMU.EncodeFrame(dst[:0], pcm)
+	}
+}
+
+func BenchmarkFrameEncodePCMA(b *testing.B) {
+	pcm := tone(440, 8000, 160, 8000)
+	dst := make([]byte, 0, 160)
+	b.ReportAllocs()
+	for b.Loop() {
+		dst = PCMA.EncodeFrame(dst[:0], pcm)
+	}
+}
+
+func benchResample(b *testing.B, in, out int) {
+	r, err := NewResampler(in, out)
+	if err != nil {
+		b.Fatal(err)
+	}
+	src := tone(440, in, in/50, 8000)
+	dst := make([]int16, 0, out/50)
+	dst = r.Process(dst[:0], src)
+	b.ReportAllocs()
+	for b.Loop() {
+		dst = r.Process(dst[:0], src)
+	}
+}
+
+func BenchmarkFrameResample8to24(b *testing.B) { benchResample(b, 8000, 24000) }
+func BenchmarkFrameResample24to8(b *testing.B) { benchResample(b, 24000, 8000) }
+func BenchmarkFrameResample8to16(b *testing.B) { benchResample(b, 8000, 16000) }
+func BenchmarkFrameResample16to8(b *testing.B) { benchResample(b, 16000, 8000) }
