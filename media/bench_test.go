@@ -49,3 +49,19 @@ func BenchmarkFrameResample8to24(b *testing.B) { benchResample(b, 8000, 24000) }
 func BenchmarkFrameResample24to8(b *testing.B) { benchResample(b, 24000, 8000) }
 func BenchmarkFrameResample8to16(b *testing.B) { benchResample(b, 8000, 16000) }
 func BenchmarkFrameResample16to8(b *testing.B) { benchResample(b, 16000, 8000) }
+
+func BenchmarkFrameJitterPushPop(b *testing.B) {
+	j, err := NewJitterBuffer(JitterOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	buf := make([]int16, 0, 160)
+	var seq uint16
+	b.ReportAllocs()
+	for b.Loop() {
+		h, pl := benchPkt(seq)
+		j.Push(h, pl)
+		buf, _ = j.Pop(buf[:0])
+		seq++
+	}
+}
