@@ -1,6 +1,11 @@
 package media
 
-import "testing"
+import (
+	"testing"
+	"time"
+
+	"github.com/pion/rtp"
+)
 
 // BenchmarkFrame* measure the per-20 ms-frame paths with 0 allocations.
 
@@ -63,5 +68,27 @@ func BenchmarkFrameJitterPushPop(b *testing.B) {
 		j.Push(h, pl)
 		buf, _ = j.Pop(buf[:0])
 		seq++
+	}
+}
+
+type discard struct{}
+
+func (discard) WriteRTP(*rtp.Header, []byte) error { return nil }
+
+func BenchmarkFramePacerTick(b *testing.B) {
+	q := NewPlayout()
+	p, err := NewPacer(discard{}, q, PacerOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	pcm := make([]int16, 160)
+	now := time.Unix(0, 0)
+	b.ReportAllocs()
+	for b.Loop() {
+		q.Write("item", pcm)
+		if _, err := p.Tick(now); err != nil {
+			b.Fatal(err)
+		}
+		now = now.Add(20 * time.Millisecond)
 	}
 }

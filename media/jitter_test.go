@@ -77,7 +77,7 @@ func TestJitterBuffer(t *testing.T) {
 		wantFirst: []int16{0, 0, level(100), level(200)},
 		wantSts:   []FrameStatus{FrameSilence, FrameSilence, FramePlayed, FramePlayed},
 	}, {
-		name: "loss concealed by attenuated repeats then silence",
+		name:   "loss concealed by attenuated repeats then silence",
 		pushes: []push{{0, 10000, 1, PushAccepted}, {5, 500, 1, PushAccepted}},
 		pops:   8,
 		wantFirst: []int16{0, 0, level(10000),
