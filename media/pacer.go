@@ -287,3 +287,15 @@ func (p *Pacer) Run(ctx context.Context) error {
 		t.Reset(next.Sub(p.now()))
 	}
 }
+
+// rtpTimeAt returns the RTP timestamp that corresponds to now on the
+// outbound clock, for RTCP sender reports.
+func (p *Pacer) rtpTimeAt(now time.Time) uint32 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.started {
+		return p.ts
+	}
+	due := p.start.Add(time.Duration(p.n) * p.ptime)
+	return p.ts - uint32(samplesOf(due.Sub(now)))
+}

@@ -104,7 +104,7 @@ func TestPacerTalkspurts(t *testing.T) {
 func TestPacerFlushWithinOneFrame(t *testing.T) {
 	p, q, rec, clk := newTestPacer(t)
 	q.Write("item_1", tone(300, 8000, 8000, 8000)) // 1 s
-	run(t, p, clk, 6)                               // 120 ms sent
+	run(t, p, clk, 6)                              // 120 ms sent
 	id, ms := q.Flush()
 	require.Equal(t, "item_1", id)
 	require.Equal(t, 120, ms)
