@@ -92,3 +92,44 @@ func BenchmarkFramePacerTick(b *testing.B) {
 		now = now.Add(20 * time.Millisecond)
 	}
 }
+
+// BenchmarkFrameFullPath is one 20 ms frame both ways at 24 kHz: decode +
+// resample up (to the model), resample down + encode (from the model).
+func BenchmarkFrameFullPath(b *testing.B) {
+	payload := PCMU.EncodeFrame(nil, tone(440, 8000, 160, 8000))
+	up, _ := NewResampler(8000, 24000)
+	down, _ := NewResampler(24000, 8000)
+	pcm8 := make([]int16, 0, 160)
+	pcm24 := make([]int16, 0, 480)
+	back := make([]int16, 0, 160)
+	enc := make([]byte, 0, 160)
+	b.ReportAllocs()
+	for b.Loop() {
+		pcm8 = PCMU.DecodeFrame(pcm8[:0], payload)
+		pcm24 = up.Process(pcm24[:0], pcm8)
+		back = down.Process(back[:0], pcm24)
+		enc = PCMU.EncodeFrame(enc[:0], back)
+	}
+}
+
+func BenchmarkFrameInboundPipeline(b *testing.B) {
+	p, _ := NewInboundPipeline(24000)
+	frame := tone(440, 8000, 160, 8000)
+	dst := make([]byte, 0, 960)
+	b.ReportAllocs()
+	for b.Loop() {
+		dst = p.Process(dst[:0], frame)
+	}
+}
+
+func BenchmarkFrameOutboundPipeline(b *testing.B) {
+	q := NewPlayout()
+	p, _ := NewOutboundPipeline(24000, q)
+	delta := appendPCM16LE(nil, tone(440, 24000, 480, 8000))
+	frame := make([]int16, 0, 160)
+	b.ReportAllocs()
+	for b.Loop() {
+		p.Write("item", delta)
+		frame, _ = q.Read(frame[:0], 160)
+	}
+}

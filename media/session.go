@@ -318,7 +318,9 @@ func (s *Session) readRTCP() {
 func (s *Session) run(ctx context.Context) {
 	defer s.wg.Done()
 	start := s.now()
+	s.mu.Lock()
 	ptime := s.jb.Ptime()
+	s.mu.Unlock()
 	var inN int64
 	frame := make([]int16, 0, 480)
 	nextReport := start.Add(s.reportInterval())
