@@ -15,10 +15,6 @@ import (
 	"github.com/icholy/digest"
 )
 
-// Digest algorithms offered in challenges (RFC 8760: SHA-256 first, MD5
-// for older peers).
-var challengeAlgorithms = []string{"SHA-256", "MD5"}
-
 // authVerdict is the outcome of checking an Authorization header.
 type authVerdict int
 
@@ -38,6 +34,7 @@ const nonceLen = 32
 // with each nonce until it expires.
 type digestAuth struct {
 	realm  string
+	algs   []string
 	ttl    time.Duration
 	now    func() time.Time
 	secret [32]byte
@@ -52,8 +49,8 @@ type nonceUse struct {
 	expires time.Time
 }
 
-func newDigestAuth(realm string, ttl time.Duration, now func() time.Time) *digestAuth {
-	d := &digestAuth{realm: realm, ttl: ttl, now: now, used: map[string]nonceUse{}}
+func newDigestAuth(realm string, algs []string, ttl time.Duration, now func() time.Time) *digestAuth {
+	d := &digestAuth{realm: realm, algs: algs, ttl: ttl, now: now, used: map[string]nonceUse{}}
 	if _, err := rand.Read(d.secret[:]); err != nil {
 		panic(fmt.Sprintf("crypto/rand: %v", err)) // never fails on supported platforms
 	}
@@ -87,8 +84,8 @@ func (d *digestAuth) checkNonce(n string) (time.Time, bool) {
 // challenges returns one header value per algorithm.
 func (d *digestAuth) challenges(stale bool) []string {
 	nonce := d.newNonce()
-	out := make([]string, 0, len(challengeAlgorithms))
-	for _, alg := range challengeAlgorithms {
+	out := make([]string, 0, len(d.algs))
+	for _, alg := range d.algs {
 		c := digest.Challenge{Realm: d.realm, Nonce: nonce, Algorithm: alg, QOP: []string{"auth"}, Stale: stale}
 		out = append(out, c.String())
 	}

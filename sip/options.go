@@ -32,6 +32,10 @@ type Options struct {
 	ChallengeStatus int
 	// Realm is the digest realm. Default "switchboard".
 	Realm string
+	// DigestAlgorithms are the challenges sent, one header each, in order
+	// of preference. Default SHA-256 then MD5 (RFC 8760). Peers that read
+	// only the first header and know only MD5 (sipp 3.6) need {"MD5"}.
+	DigestAlgorithms []string
 	// NonceTTL is how long a digest nonce is accepted; older nonces are
 	// answered stale=true. Default 30s.
 	NonceTTL time.Duration
@@ -112,6 +116,9 @@ func (o Options) WithDefaults() Options {
 	setStr(&o.TLSAddr, DefaultTLSAddr)
 	setInt(&o.ChallengeStatus, DefaultChallengeStatus)
 	setStr(&o.Realm, DefaultRealm)
+	if len(o.DigestAlgorithms) == 0 {
+		o.DigestAlgorithms = []string{"SHA-256", "MD5"}
+	}
 	setDur(&o.NonceTTL, DefaultNonceTTL)
 	setInt(&o.AuthFailLimit, DefaultAuthFailLimit)
 	setDur(&o.AuthFailWindow, DefaultAuthFailWindow)
@@ -132,6 +139,11 @@ func (o Options) validate() error {
 	}
 	if o.ChallengeStatus != 401 && o.ChallengeStatus != 407 {
 		return fmt.Errorf("sip challenge status %d: must be 401 or 407", o.ChallengeStatus)
+	}
+	for _, a := range o.DigestAlgorithms {
+		if a != "MD5" && a != "SHA-256" {
+			return fmt.Errorf("sip digest algorithm %q: must be MD5 or SHA-256", a)
+		}
 	}
 	if (o.TLSCert == "") != (o.TLSKey == "") {
 		return fmt.Errorf("sip tls: set both certificate and key or neither")

@@ -170,7 +170,7 @@ func clampPtime(v string) time.Duration {
 	if err != nil || f <= 0 {
 		return defaultPtime
 	}
-	d := time.Duration(f*float64(time.Millisecond)).Round(10 * time.Millisecond)
+	d := time.Duration(f * float64(time.Millisecond)).Round(10 * time.Millisecond)
 	return min(max(d, minPtime), maxPtime)
 }
 

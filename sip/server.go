@@ -85,7 +85,7 @@ func NewServer(opts Options, numbers Numbers, handler Handler, log zerolog.Logge
 		s.closeListeners()
 		return nil, err
 	}
-	s.auth = newDigestAuth(opts.Realm, opts.NonceTTL, s.now)
+	s.auth = newDigestAuth(opts.Realm, opts.DigestAlgorithms, opts.NonceTTL, s.now)
 	s.limiter = newFailLimiter(opts.AuthFailLimit, opts.AuthFailWindow, s.now)
 
 	slogger := newSlogLogger(log)
@@ -220,7 +220,11 @@ func (s *Server) Serve(ctx context.Context) error {
 	if s.tls != nil {
 		serve(func() error { return s.srv.ServeTLS(s.tls) })
 	}
-	s.log.Info().Str("udp", s.UDPAddr().String()).Str("tcp", s.TCPAddr().String()).Str("tls", s.TLSAddr().String()).Msg("sip server listening")
+	ev := s.log.Info().Str("udp", s.UDPAddr().String()).Str("tcp", s.TCPAddr().String())
+	if s.tls != nil {
+		ev = ev.Str("tls", s.TLSAddr().String())
+	}
+	ev.Msg("sip server listening")
 	var serveErr error
 	select {
 	case <-ctx.Done():
