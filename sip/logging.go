@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 
+	"github.com/emiago/sipgo/sip"
 	"github.com/rs/zerolog"
 )
 
@@ -88,4 +89,12 @@ func (h *slogHandler) WithGroup(name string) slog.Handler {
 	n := *h
 	n.groups = h.groups + name + "."
 	return &n
+}
+
+// SetLibraryLogger routes the log lines sipgo writes through its
+// process-wide default logger (connection pools, parsers) into l. Call it
+// once from main; servers and dialers already pass their own logger to
+// the layers that accept one.
+func SetLibraryLogger(l zerolog.Logger) {
+	sip.SetDefaultLogger(newSlogLogger(l))
 }
