@@ -84,13 +84,14 @@ func NewDialer(opts DialerOptions, log zerolog.Logger) (*Dialer, error) {
 	}
 	d.srv.OnBye(d.onBye)
 	d.srv.OnInfo(d.onInDialog(200))
+	d.srv.OnRefer(d.onRefer)
 	d.srv.OnOptions(func(req *sip.Request, tx sip.ServerTransaction) {
 		_ = tx.Respond(sip.NewResponseFromRequest(req, 200, "OK", nil))
 	})
 	d.srv.OnAck(func(*sip.Request, sip.ServerTransaction) {})
 	d.srv.OnNoRoute(func(req *sip.Request, tx sip.ServerTransaction) {
 		res := sip.NewResponseFromRequest(req, 405, "Method Not Allowed", nil)
-		res.AppendHeader(sip.NewHeader("Allow", "ACK, BYE, INFO, OPTIONS"))
+		res.AppendHeader(sip.NewHeader("Allow", "ACK, BYE, INFO, OPTIONS, REFER"))
 		_ = tx.Respond(res)
 	})
 	go func() {
@@ -166,6 +167,10 @@ type DialRequest struct {
 	Headers []Header
 	// OnEvent receives the timeline; called from the dialer's goroutines.
 	OnEvent func(Event)
+	// OnRefer, when set, accepts a REFER from the server (202) and returns
+	// the final status of the simulated transfer, reported back in a
+	// NOTIFY message/sipfrag. Without it REFER is declined with 603.
+	OnRefer func(referTo string) int
 }
 
 // OutboundCall is an answered outbound call.
@@ -174,6 +179,7 @@ type OutboundCall struct {
 	dlg     *dialog
 	media   MediaParams
 	onEvent func(Event)
+	onRefer func(string) int
 	ack     *sip.Request
 	log     zerolog.Logger
 
@@ -246,7 +252,7 @@ func (d *Dialer) Dial(ctx context.Context, r DialRequest) (*OutboundCall, error)
 		dlg.contact.Address.UriParams = sip.NewParams()
 		dlg.contact.Address.UriParams.Add("transport", "tcp")
 	}
-	c := &OutboundCall{d: d, dlg: dlg, onEvent: r.OnEvent, infos: make(chan Info, 32), log: d.log.With().Str("sip_call_id", dlg.callID).Logger()}
+	c := &OutboundCall{d: d, dlg: dlg, onEvent: r.OnEvent, onRefer: r.OnRefer, infos: make(chan Info, 32), log: d.log.With().Str("sip_call_id", dlg.callID).Logger()}
 	c.ctx, c.cancel = context.WithCancelCause(context.Background())
 	d.mu.Lock()
 	d.calls[dialogKey(dlg.callID, dlg.localTag)] = c
@@ -515,4 +521,43 @@ func (c *OutboundCall) SendInfo(ctx context.Context, contentType string, body []
 		return fmt.Errorf("info: %w", err)
 	}
 	return statusErr(req, res)
+}
+
+// onRefer answers a REFER and reports the transfer outcome in a NOTIFY
+// (RFC 3515): first 100 Trying, then the final status.
+func (d *Dialer) onRefer(req *sip.Request, tx sip.ServerTransaction) {
+	c := d.lookup(req)
+	if c == nil {
+		_ = tx.Respond(sip.NewResponseFromRequest(req, 481, "Call/Transaction Does Not Exist", nil))
+		return
+	}
+	referTo := ""
+	if h := req.GetHeader("Refer-To"); h != nil {
+		referTo = strings.Trim(strings.TrimSpace(h.Value()), "<>")
+	}
+	c.emit(Event{Kind: "refer_received", Detail: referTo})
+	if c.onRefer == nil || referTo == "" {
+		_ = tx.Respond(sip.NewResponseFromRequest(req, 603, "Decline", nil))
+		return
+	}
+	_ = tx.Respond(sip.NewResponseFromRequest(req, 202, "Accepted", nil))
+	ctx, cancel := context.WithTimeout(context.Background(), DefaultRequestTimeout)
+	defer cancel()
+	notify := func(status int, reason, state string) {
+		n := c.dlg.newRequest(sip.NOTIFY, []byte(fmt.Sprintf("SIP/2.0 %d %s\r\n", status, reason)),
+			sip.NewHeader("Event", "refer"),
+			sip.NewHeader("Subscription-State", state),
+			sip.NewHeader("Content-Type", "message/sipfrag;version=2.0"),
+		)
+		if _, err := c.dlg.do(ctx, n); err != nil {
+			c.log.Debug().Err(err).Msg("notify failed")
+		}
+	}
+	notify(100, "Trying", "active;expires=60")
+	status := c.onRefer(referTo)
+	reason := "OK"
+	if status >= 300 {
+		reason = "Failed"
+	}
+	notify(status, reason, "terminated;reason=noresource")
 }

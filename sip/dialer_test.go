@@ -162,3 +162,43 @@ func TestShutdownHangsUpAfterDrainTimeout(t *testing.T) {
 }
 
 var _ = errors.Is
+
+func TestTransferREFER(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		status int
+	}{{"success", 200}, {"target busy", 486}} {
+		t.Run(tc.name, func(t *testing.T) {
+			results := make(chan error, 1)
+			h := HandlerFunc(func(ctx context.Context, call *InboundCall) {
+				if err := call.Answer(ctx, netip.MustParseAddrPort("127.0.0.1:30000")); err != nil {
+					results <- err
+					return
+				}
+				err := call.Transfer(ctx, "sip:+15557770000@pbx.example", "")
+				results <- err
+				_ = call.Hangup(context.Background(), "transferred")
+			})
+			srv := startServer(t, Options{}, h)
+			d := newTestDialer(t)
+			var tl timeline
+			referTo := make(chan string, 1)
+			call, err := d.Dial(context.Background(), DialRequest{
+				Target: srv.UDPAddr().String(), To: "+15551230000", RTPAddr: dialerRTP, OnEvent: tl.add,
+				OnRefer: func(to string) int { referTo <- to; return tc.status },
+			})
+			require.NoError(t, err)
+			err = <-results
+			if tc.status == 200 {
+				require.NoError(t, err)
+			} else {
+				var se *StatusError
+				require.ErrorAs(t, err, &se)
+				require.Equal(t, 486, se.Status)
+			}
+			require.Equal(t, "sip:+15557770000@pbx.example", <-referTo)
+			<-call.Context().Done()
+			require.Contains(t, tl.kinds(), "refer_received")
+		})
+	}
+}

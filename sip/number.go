@@ -51,7 +51,7 @@ func NormalizeNumber(raw, trunkPrefix, country string) (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("%w: %q: %v", errBadNumber, raw, err)
 		}
-		return phonenumbers.Format(num, phonenumbers.E164), nil
+		s = strings.TrimPrefix(phonenumbers.Format(num, phonenumbers.E164), "+")
 	}
 	if s == "" || len(s) > 15 || s[0] == '0' {
 		return "", fmt.Errorf("%w: %q", errBadNumber, raw)
