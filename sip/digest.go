@@ -8,6 +8,7 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -131,8 +132,8 @@ func (d *digestAuth) verify(headers []string, method, user, password string) aut
 	if alg == "" {
 		alg = "MD5"
 	}
-	if alg != "MD5" && alg != "SHA-256" {
-		return fail("unsupported algorithm " + cred.Algorithm)
+	if !slices.Contains(d.algs, alg) {
+		return fail("algorithm not offered: " + cred.Algorithm)
 	}
 	if cred.QOP != "" && cred.QOP != "auth" {
 		return fail("unsupported qop " + cred.QOP)

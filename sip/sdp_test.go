@@ -117,3 +117,15 @@ func FuzzSDPNegotiate(f *testing.F) {
 		}
 	})
 }
+
+func BenchmarkNegotiateAndAnswer(b *testing.B) {
+	offer, err := os.ReadFile(filepath.Join("testdata", "sdp", "pcmu_first.offer.sdp"))
+	require.NoError(b, err)
+	local := netip.MustParseAddrPort("198.51.100.5:20000")
+	b.ReportAllocs()
+	for b.Loop() {
+		p, _ := parseSDP(offer)
+		params, _ := p.negotiate()
+		_, _ = newLocalSDP(1).answer(p, params, local, netip.Addr{}, SendRecv)
+	}
+}
