@@ -1,0 +1,124 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/rs/zerolog"
+
+	"switchboard/api"
+	"switchboard/auth"
+	"switchboard/config"
+	"switchboard/store"
+)
+
+// App is one running appliance.
+type App struct {
+	cfg     *config.Config
+	log     zerolog.Logger
+	st      *store.SQLite
+	box     *auth.Box
+	keys    *auth.KeyService
+	reg     *prometheus.Registry
+	api     *api.Server
+	httpLn  net.Listener
+	httpSrv *http.Server
+	// OwnerKeyFile is where a generated owner key was written on this start
+	// (empty when none was generated).
+	OwnerKeyFile string
+}
+
+// New opens the store and the secret box, bootstraps the owner key and
+// builds the HTTP API. It binds the HTTP listener, so HTTPAddr is known
+// before Run.
+func New(ctx context.Context, cfg *config.Config, log zerolog.Logger) (a *App, err error) {
+	a = &App{cfg: cfg, log: log, reg: prometheus.NewRegistry()}
+	defer func() {
+		if err != nil {
+			a.Close()
+		}
+	}()
+	if a.st, err = store.OpenSQLite(ctx, cfg.DataDir); err != nil {
+		return nil, err
+	}
+	box, created, err := auth.LoadOrCreateMasterKey(cfg.DataDir, cfg.Keys.SecretKey)
+	if err != nil {
+		return nil, err
+	}
+	a.box = box
+	if created {
+		log.Info().Str("path", cfg.DataDir+"/"+auth.MasterKeyFile).Msg("created the master key for secrets at rest")
+	}
+	a.httpLn, err = net.Listen("tcp", cfg.HTTPAddr)
+	if err != nil {
+		return nil, fmt.Errorf("http listen: %w", err)
+	}
+	a.keys = auth.NewKeyService(a.st, auth.WithRotationGrace(cfg.Keys.RotationGrace), auth.WithNodeAddress(a.httpLn.Addr().String()))
+	if a.OwnerKeyFile, err = a.keys.Bootstrap(ctx, cfg.DataDir, cfg.TeamID, cfg.Keys.AdminKey); err != nil {
+		return nil, fmt.Errorf("bootstrap owner key: %w", err)
+	}
+	if a.OwnerKeyFile != "" {
+		log.Warn().Str("path", a.OwnerKeyFile).Msg("first start: created the owner key (management + wildcard API key); keep this file safe")
+	}
+	a.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	modules := []api.Module{a.keys}
+	a.api = api.New(log, a.keys, modules,
+		api.WithMetrics(a.reg),
+		api.WithReadyCheck(func(ctx context.Context) error { return a.st.Ping(ctx) }),
+	)
+	a.httpSrv = &http.Server{
+		Handler:           a.api.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          nil,
+		BaseContext:       func(net.Listener) context.Context { return log.WithContext(context.Background()) },
+	}
+	return a, nil
+}
+
+// HTTPAddr is the address the HTTP API listens on.
+func (a *App) HTTPAddr() string { return a.httpLn.Addr().String() }
+
+// Store is the appliance's store (tests).
+func (a *App) Store() store.Store { return a.st }
+
+// Run serves until ctx is done, then stops gracefully.
+func (a *App) Run(ctx context.Context) error {
+	errc := make(chan error, 1)
+	go func() { errc <- a.httpSrv.Serve(a.httpLn) }()
+	a.log.Info().Str("http_addr", a.HTTPAddr()).Str("data_dir", a.cfg.DataDir).Msg("switchboard is serving")
+	var err error
+	select {
+	case <-ctx.Done():
+	case err = <-errc:
+		if errors.Is(err, http.ErrServerClosed) {
+			err = nil
+		}
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), a.cfg.ShutdownTimeout)
+	defer cancel()
+	if serr := a.httpSrv.Shutdown(sctx); serr != nil && !errors.Is(serr, http.ErrServerClosed) {
+		err = errors.Join(err, serr)
+	}
+	a.log.Info().Msg("switchboard stopped")
+	return errors.Join(err, a.Close())
+}
+
+// Close releases the store and the listener; it is safe to call twice.
+func (a *App) Close() error {
+	var errs []error
+	if a.httpLn != nil {
+		if err := a.httpLn.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
+			errs = append(errs, err)
+		}
+	}
+	if a.st != nil {
+		errs = append(errs, a.st.Close())
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,135 @@
+package media
+
+import (
+	"testing"
+	"time"
+
+	"github.com/pion/rtp"
+)
+
+// BenchmarkFrame* measure the per-20 ms-frame paths with 0 allocations.
+
+func BenchmarkFrameDecodePCMU(b *testing.B) {
+	payload := PCMU.EncodeFrame(nil, tone(440, 8000, 160, 8000))
+	dst := make([]int16, 0, 160)
+	b.ReportAllocs()
+	for b.Loop() {
+		dst = PCMU.DecodeFrame(dst[:0], payload)
+	}
+}
+
+func BenchmarkFrameEncodePCMU(b *testing.B) {
+	pcm := tone(440, 8000, 160, 8000)
+	dst := make([]byte, 0, 160)
+	b.ReportAllocs()
+	for b.Loop() {
+		dst = PCMU.EncodeFrame(dst[:0], pcm)
+	}
+}
+
+func BenchmarkFrameEncodePCMA(b *testing.B) {
+	pcm := tone(440, 8000, 160, 8000)
+	dst := make([]byte, 0, 160)
+	b.ReportAllocs()
+	for b.Loop() {
+		dst = PCMA.EncodeFrame(dst[:0], pcm)
+	}
+}
+
+func benchResample(b *testing.B, in, out int) {
+	r, err := NewResampler(in, out)
+	if err != nil {
+		b.Fatal(err)
+	}
+	src := tone(440, in, in/50, 8000)
+	dst := make([]int16, 0, out/50)
+	dst = r.Process(dst[:0], src)
+	b.ReportAllocs()
+	for b.Loop() {
+		dst = r.Process(dst[:0], src)
+	}
+}
+
+func BenchmarkFrameResample8to24(b *testing.B) { benchResample(b, 8000, 24000) }
+func BenchmarkFrameResample24to8(b *testing.B) { benchResample(b, 24000, 8000) }
+func BenchmarkFrameResample8to16(b *testing.B) { benchResample(b, 8000, 16000) }
+func BenchmarkFrameResample16to8(b *testing.B) { benchResample(b, 16000, 8000) }
+
+func BenchmarkFrameJitterPushPop(b *testing.B) {
+	j, err := NewJitterBuffer(JitterOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	buf := make([]int16, 0, 160)
+	var seq uint16
+	b.ReportAllocs()
+	for b.Loop() {
+		h, pl := benchPkt(seq)
+		j.Push(h, pl)
+		buf, _ = j.Pop(buf[:0])
+		seq++
+	}
+}
+
+type discard struct{}
+
+func (discard) WriteRTP(*rtp.Header, []byte) error { return nil }
+
+func BenchmarkFramePacerTick(b *testing.B) {
+	q := NewPlayout()
+	p, err := NewPacer(discard{}, q, PacerOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	pcm := make([]int16, 160)
+	now := time.Unix(0, 0)
+	b.ReportAllocs()
+	for b.Loop() {
+		q.Write("item", pcm)
+		if _, err := p.Tick(now); err != nil {
+			b.Fatal(err)
+		}
+		now = now.Add(20 * time.Millisecond)
+	}
+}
+
+// BenchmarkFrameFullPath is one 20 ms frame both ways at 24 kHz: decode +
+// resample up (to the model), resample down + encode (from the model).
+func BenchmarkFrameFullPath(b *testing.B) {
+	payload := PCMU.EncodeFrame(nil, tone(440, 8000, 160, 8000))
+	up, _ := NewResampler(8000, 24000)
+	down, _ := NewResampler(24000, 8000)
+	pcm8 := make([]int16, 0, 160)
+	pcm24 := make([]int16, 0, 480)
+	back := make([]int16, 0, 160)
+	enc := make([]byte, 0, 160)
+	b.ReportAllocs()
+	for b.Loop() {
+		pcm8 = PCMU.DecodeFrame(pcm8[:0], payload)
+		pcm24 = up.Process(pcm24[:0], pcm8)
+		back = down.Process(back[:0], pcm24)
+		enc = PCMU.EncodeFrame(enc[:0], back)
+	}
+}
+
+func BenchmarkFrameInboundPipeline(b *testing.B) {
+	p, _ := NewInboundPipeline(24000)
+	frame := tone(440, 8000, 160, 8000)
+	dst := make([]byte, 0, 960)
+	b.ReportAllocs()
+	for b.Loop() {
+		dst = p.Process(dst[:0], frame)
+	}
+}
+
+func BenchmarkFrameOutboundPipeline(b *testing.B) {
+	q := NewPlayout()
+	p, _ := NewOutboundPipeline(24000, q)
+	delta := appendPCM16LE(nil, tone(440, 24000, 480, 8000))
+	frame := make([]int16, 0, 160)
+	b.ReportAllocs()
+	for b.Loop() {
+		p.Write("item", delta)
+		frame, _ = q.Read(frame[:0], 160)
+	}
+}

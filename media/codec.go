@@ -1,0 +1,117 @@
+package media
+
+import (
+	"fmt"
+
+	"github.com/zaf/g711"
+)
+
+// Static RTP payload types of RFC 3551 used by the phone leg.
+const (
+	PayloadTypePCMU uint8 = 0
+	PayloadTypePCMA uint8 = 8
+	// PayloadTypeCN is RFC 3389 comfort noise; inbound CN packets are ignored.
+	PayloadTypeCN uint8 = 13
+)
+
+// ClockRate is the sampling rate of G.711 and of all PCM the phone side of
+// this package handles.
+const ClockRate = 8000
+
+// Codec describes a G.711 variant as it appears in SDP (a=rtpmap) and in RTP.
+// The zero value is not usable; use PCMU or PCMA.
+type Codec struct {
+	// PayloadType is the static RTP payload type (0 or 8).
+	PayloadType uint8
+	// Name is the rtpmap encoding name ("PCMU" or "PCMA").
+	Name string
+	// ClockRate is the RTP clock rate (8000).
+	ClockRate int
+	ulaw      bool
+}
+
+// PCMU is G.711 mu-law, payload type 0.
+var PCMU = Codec{PayloadType: PayloadTypePCMU, Name: "PCMU", ClockRate: ClockRate, ulaw: true}
+
+// PCMA is G.711 A-law, payload type 8.
+var PCMA = Codec{PayloadType: PayloadTypePCMA, Name: "PCMA", ClockRate: ClockRate}
+
+// CodecByPayloadType returns the G.711 codec of a static payload type.
+func CodecByPayloadType(pt uint8) (Codec, bool) {
+	switch pt {
+	case PayloadTypePCMU:
+		return PCMU, true
+	case PayloadTypePCMA:
+		return PCMA, true
+	}
+	return Codec{}, false
+}
+
+// CodecByName returns the G.711 codec of an rtpmap encoding name
+// (case-sensitive as SDP writes it: "PCMU", "PCMA").
+func CodecByName(name string) (Codec, error) {
+	switch name {
+	case "PCMU":
+		return PCMU, nil
+	case "PCMA":
+		return PCMA, nil
+	}
+	return Codec{}, fmt.Errorf("%w: %q", errUnknownCodec, name)
+}
+
+// String returns the encoding name.
+func (c Codec) String() string { return c.Name }
+
+// SilenceByte is the encoded value of a zero sample (0xFF for PCMU, 0xD5 for PCMA).
+func (c Codec) SilenceByte() byte {
+	if c.ulaw {
+		return g711.EncodeUlawFrame(0)
+	}
+	return g711.EncodeAlawFrame(0)
+}
+
+// EncodeFrame appends the G.711 encoding of pcm (one byte per sample) to dst
+// and returns the extended slice. It does not allocate when dst has capacity.
+func (c Codec) EncodeFrame(dst []byte, pcm []int16) []byte {
+	n := len(dst)
+	dst = grow(dst, len(pcm))
+	out := dst[n : n+len(pcm)]
+	if c.ulaw {
+		for i, s := range pcm {
+			out[i] = g711.EncodeUlawFrame(s)
+		}
+	} else {
+		for i, s := range pcm {
+			out[i] = g711.EncodeAlawFrame(s)
+		}
+	}
+	return dst
+}
+
+// DecodeFrame appends the linear PCM of a G.711 payload to dst and returns
+// the extended slice. It does not allocate when dst has capacity.
+func (c Codec) DecodeFrame(dst []int16, payload []byte) []int16 {
+	n := len(dst)
+	dst = grow(dst, len(payload))
+	out := dst[n : n+len(payload)]
+	if c.ulaw {
+		for i, b := range payload {
+			out[i] = g711.DecodeUlawFrame(b)
+		}
+	} else {
+		for i, b := range payload {
+			out[i] = g711.DecodeAlawFrame(b)
+		}
+	}
+	return dst
+}
+
+// grow extends s by n elements, reallocating only when capacity is short.
+func grow[T any](s []T, n int) []T {
+	if cap(s)-len(s) >= n {
+		return s[:len(s)+n]
+	}
+	ns := make([]T, len(s)+n, 2*len(s)+n)
+	copy(ns, s)
+	return ns
+}

@@ -1,0 +1,323 @@
+package media
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/pion/rtp"
+)
+
+// PushResult says what JitterBuffer.Push did with a packet.
+type PushResult int
+
+// Results of JitterBuffer.Push.
+const (
+	// PushAccepted means the packet's audio was stored for playout.
+	PushAccepted PushResult = iota
+	// PushSSRCChange means the packet started a new stream (a new SSRC
+	// after an earlier one); the buffer was reset and the packet stored.
+	PushSSRCChange
+	// PushResync means the timestamps jumped (or the sender's clock drifted
+	// so far that packets kept arriving late); playout was realigned on
+	// this packet, which was stored.
+	PushResync
+	// PushDuplicate means every sample of the packet was already buffered.
+	PushDuplicate
+	// PushLate means the packet's audio was due before the playout point.
+	PushLate
+	// PushUnsupported means the payload type is not G.711 or the payload is
+	// empty or too long; the packet was ignored.
+	PushUnsupported
+)
+
+var pushResultNames = [...]string{"accepted", "ssrc_change", "resync", "duplicate", "late", "unsupported"}
+
+// String returns a snake_case name for logs and metrics.
+func (r PushResult) String() string {
+	if int(r) < len(pushResultNames) {
+		return pushResultNames[r]
+	}
+	return fmt.Sprintf("PushResult(%d)", int(r))
+}
+
+// FrameStatus says how JitterBuffer.Pop filled a frame.
+type FrameStatus int
+
+// Statuses of JitterBuffer.Pop.
+const (
+	// FrameIdle means no packet has been received yet; the frame is silence.
+	FrameIdle FrameStatus = iota
+	// FramePlayed means every sample of the frame came from received audio.
+	FramePlayed
+	// FrameConcealed means samples were missing and were replaced by an
+	// attenuated repeat of the last good frame.
+	FrameConcealed
+	// FrameSilence means samples were missing and silence was played: the
+	// stream has not reached its first sample yet (the initial delay) or
+	// loss lasted longer than concealment covers.
+	FrameSilence
+)
+
+var frameStatusNames = [...]string{"idle", "played", "concealed", "silence"}
+
+// String returns a snake_case name for logs and metrics.
+func (s FrameStatus) String() string {
+	if int(s) < len(frameStatusNames) {
+		return frameStatusNames[s]
+	}
+	return fmt.Sprintf("FrameStatus(%d)", int(s))
+}
+
+const (
+	jitterRingSize = 1 << 14 // 2.048 s at 8 kHz
+	jitterRingMask = jitterRingSize - 1
+	// lateResync consecutive late packets mean the sender's clock runs
+	// slower than ours (or its timestamps jumped back): realign.
+	lateResync = 5
+	// overflowSlack is how far past twice the target delay the buffer may
+	// grow before Pop drops audio: 100 ms.
+	overflowSlack = 800
+)
+
+// concealGains attenuate successive concealed frames; after them the
+// buffer plays silence (repeating one frame for longer sounds like a buzz).
+var concealGains = [...]float32{0.7, 0.4, 0.15}
+
+// JitterOptions configure a JitterBuffer. Zero fields take the defaults.
+type JitterOptions struct {
+	// Ptime is the length of the frame Pop returns, 10–60 ms (default 20 ms).
+	Ptime time.Duration
+	// Delay is the target playout delay behind the newest timestamp seen
+	// when the stream starts (default 40 ms, at least one frame).
+	Delay time.Duration
+}
+
+// JitterBuffer reorders inbound G.711 RTP, drops duplicates and late
+// packets, conceals loss and hands out fixed frames of 8 kHz PCM once per
+// ptime. It is a timeline of samples indexed by RTP timestamp, so it copes
+// with any packetisation on the sender side. It decodes on Push (the
+// payload type picks PCMU or PCMA per packet), so the pipeline reads
+// "PCMU(decode) -> Jitter(40ms)". It is pure (no goroutines, no clock: the
+// caller pulls a frame every ptime) and not safe for concurrent use.
+type JitterBuffer struct {
+	frame   int // samples per Pop
+	target  int // playout delay in samples
+	ring    []int16
+	present []bool
+
+	started  bool
+	ssrc     uint32
+	play     uint32 // timestamp of the next sample Pop returns
+	first    uint32 // first timestamp of the stream: silence before it is not loss
+	newest   uint32 // end timestamp of the newest stored audio
+	lateRun  int
+	conceal  int     // consecutive fully concealed frames
+	last     []int16 // last frame played from real audio
+	miss     []bool  // which samples of the frame being popped are lost
+	haveLast bool
+	dropped  int
+	scratch  []int16
+}
+
+// NewJitterBuffer returns an empty buffer.
+func NewJitterBuffer(opts JitterOptions) (*JitterBuffer, error) {
+	if opts.Ptime == 0 {
+		opts.Ptime = 20 * time.Millisecond
+	}
+	if opts.Delay == 0 {
+		opts.Delay = 40 * time.Millisecond
+	}
+	if opts.Ptime < 10*time.Millisecond || opts.Ptime > 60*time.Millisecond {
+		return nil, fmt.Errorf("jitter buffer: %w: %v", errBadPtime, opts.Ptime)
+	}
+	j := &JitterBuffer{
+		ring:    make([]int16, jitterRingSize),
+		present: make([]bool, jitterRingSize),
+		scratch: make([]int16, 0, 480),
+	}
+	j.SetPtime(opts.Ptime)
+	j.target = max(samplesOf(opts.Delay), j.frame)
+	return j, nil
+}
+
+// samplesOf converts a duration to a number of 8 kHz samples.
+func samplesOf(d time.Duration) int { return int(d * ClockRate / time.Second) }
+
+// String names the stage, e.g. "Jitter(40ms)".
+func (j *JitterBuffer) String() string {
+	return fmt.Sprintf("Jitter(%dms)", j.target/8)
+}
+
+// SetPtime changes the length of the frames Pop returns (10–60 ms; out of
+// range values are clamped).
+func (j *JitterBuffer) SetPtime(ptime time.Duration) {
+	ptime = min(max(ptime, 10*time.Millisecond), 60*time.Millisecond)
+	j.frame = samplesOf(ptime)
+	if cap(j.last) < j.frame {
+		j.last = make([]int16, j.frame)
+		j.haveLast = false
+	}
+	j.last = j.last[:j.frame]
+	j.miss = make([]bool, j.frame)
+}
+
+// Ptime returns the frame length of Pop.
+func (j *JitterBuffer) Ptime() time.Duration {
+	return time.Duration(j.frame) * time.Second / ClockRate
+}
+
+// Buffered returns how much audio is stored ahead of the playout point.
+func (j *JitterBuffer) Buffered() time.Duration {
+	if !j.started {
+		return 0
+	}
+	return time.Duration(max(int32(j.newest-j.play), 0)) * time.Second / ClockRate
+}
+
+// Dropped returns how many samples were discarded because the buffer grew
+// far past its target (the sender's clock running fast, or a burst).
+func (j *JitterBuffer) Dropped() int { return j.dropped }
+
+// Reset forgets the stream; the next packet starts a new one.
+func (j *JitterBuffer) Reset() {
+	j.started = false
+	j.haveLast = false
+	j.conceal = 0
+	j.lateRun = 0
+	clear(j.present)
+}
+
+// realign makes ts play after the target delay.
+func (j *JitterBuffer) realign(ts uint32) {
+	clear(j.present)
+	j.play = ts - uint32(j.target)
+	j.first = ts
+	j.newest = ts
+	j.lateRun = 0
+}
+
+// Push stores the audio of one RTP packet. The payload is decoded
+// immediately and not retained.
+func (j *JitterBuffer) Push(h *rtp.Header, payload []byte) PushResult {
+	codec, ok := CodecByPayloadType(h.PayloadType)
+	if !ok || len(payload) == 0 || len(payload) > jitterRingSize/4 {
+		return PushUnsupported
+	}
+	n := len(payload)
+	res := PushAccepted
+	switch {
+	case !j.started:
+		j.Reset()
+		j.started = true
+		j.ssrc = h.SSRC
+		j.realign(h.Timestamp)
+	case h.SSRC != j.ssrc:
+		j.Reset()
+		j.started = true
+		j.ssrc = h.SSRC
+		j.realign(h.Timestamp)
+		res = PushSSRCChange
+	}
+	d := int32(h.Timestamp - j.play)
+	switch {
+	case int(d)+n <= 0:
+		j.lateRun++
+		if j.lateRun < lateResync {
+			return PushLate
+		}
+		j.realign(h.Timestamp)
+		res = PushResync
+	case int(d)+n > jitterRingSize-j.frame:
+		j.realign(h.Timestamp)
+		res = PushResync
+	}
+	j.lateRun = 0
+	j.scratch = codec.DecodeFrame(j.scratch[:0], payload)
+	fresh := 0
+	for i, s := range j.scratch {
+		ts := h.Timestamp + uint32(i)
+		if int32(ts-j.play) < 0 {
+			continue // this part is already played
+		}
+		pos := ts & jitterRingMask
+		if j.present[pos] {
+			continue
+		}
+		j.ring[pos] = s
+		j.present[pos] = true
+		fresh++
+	}
+	if end := h.Timestamp + uint32(n); int32(end-j.newest) > 0 {
+		j.newest = end
+	}
+	if fresh == 0 && res == PushAccepted {
+		return PushDuplicate
+	}
+	return res
+}
+
+// Pop appends the next frame (ptime of 8 kHz PCM) to dst and says how it
+// was filled. Call it once per ptime on the playout clock.
+func (j *JitterBuffer) Pop(dst []int16) ([]int16, FrameStatus) {
+	base := len(dst)
+	dst = grow(dst, j.frame)
+	out := dst[base:]
+	if !j.started {
+		clear(out)
+		return dst, FrameIdle
+	}
+	// Far more buffered than the target (a burst after a network stall, or
+	// a sender clock running fast): skip ahead so the delay stays bounded.
+	if ahead := int(int32(j.newest - j.play)); ahead > 2*j.target+overflowSlack {
+		skip := ahead - j.target
+		for i := 0; i < skip; i++ {
+			j.present[(j.play+uint32(i))&jitterRingMask] = false
+		}
+		j.play += uint32(skip)
+		j.dropped += skip
+	}
+	got, missing, priming := 0, 0, 0
+	clear(j.miss)
+	for i := range out {
+		ts := j.play + uint32(i)
+		pos := ts & jitterRingMask
+		if j.present[pos] {
+			out[i] = j.ring[pos]
+			j.present[pos] = false
+			got++
+			continue
+		}
+		out[i] = 0
+		if int32(ts-j.first) < 0 {
+			priming++
+		} else {
+			missing++
+			j.miss[i] = true
+		}
+	}
+	j.play += uint32(j.frame)
+	switch {
+	case missing == 0 && got == 0:
+		return dst, FrameSilence // still inside the initial delay
+	case missing == 0:
+		j.conceal = 0
+		copy(j.last, out)
+		j.haveLast = true
+		return dst, FramePlayed
+	}
+	if got == 0 && priming == 0 {
+		j.conceal++
+	} else {
+		j.conceal = 1
+	}
+	if !j.haveLast || j.conceal > len(concealGains) {
+		return dst, FrameSilence
+	}
+	g := concealGains[j.conceal-1]
+	for i, m := range j.miss {
+		if m {
+			out[i] = int16(float32(j.last[i]) * g)
+		}
+	}
+	return dst, FrameConcealed
+}

@@ -1,0 +1,110 @@
+package media
+
+import (
+	"encoding/binary"
+	"fmt"
+)
+
+// InboundPipeline turns the phone's 8 kHz frames into the model's input:
+// PCM16 little-endian mono at the model's rate ("audio/pcm"). Not safe for
+// concurrent use; it runs on the session's media goroutine.
+type InboundPipeline struct {
+	rs  *Resampler
+	pcm []int16
+}
+
+// NewInboundPipeline returns a pipeline from 8 kHz to modelRate (8000,
+// 16000, 24000 or 48000).
+func NewInboundPipeline(modelRate int) (*InboundPipeline, error) {
+	rs, err := NewResampler(ClockRate, modelRate)
+	if err != nil {
+		return nil, fmt.Errorf("inbound pipeline: %w", err)
+	}
+	return &InboundPipeline{rs: rs, pcm: make([]int16, 0, modelRate/25)}, nil
+}
+
+// String shows the chain, e.g. "Resample(8k->24k) -> PCM16LE".
+func (p *InboundPipeline) String() string { return p.rs.String() + " -> PCM16LE" }
+
+// Process appends the model-rate PCM16LE bytes of one 8 kHz frame to dst.
+// It does not allocate once dst has capacity.
+func (p *InboundPipeline) Process(dst []byte, frame []int16) []byte {
+	p.pcm = p.rs.Process(p.pcm[:0], frame)
+	return appendPCM16LE(dst, p.pcm)
+}
+
+// Reset clears the resampler state (a new stream).
+func (p *InboundPipeline) Reset() { p.rs.Reset() }
+
+// OutboundPipeline takes the model's PCM16LE audio deltas, resamples them
+// to 8 kHz and queues them on a Playout under their item id. Deltas may
+// split a sample across two messages; the odd byte is carried over. Not
+// safe for concurrent use (one model reader goroutine calls it).
+type OutboundPipeline struct {
+	rs       *Resampler
+	q        *Playout
+	in, out  []int16
+	carry    byte
+	hasCarry bool
+}
+
+// NewOutboundPipeline returns a pipeline from modelRate to 8 kHz into q.
+func NewOutboundPipeline(modelRate int, q *Playout) (*OutboundPipeline, error) {
+	rs, err := NewResampler(modelRate, ClockRate)
+	if err != nil {
+		return nil, fmt.Errorf("outbound pipeline: %w", err)
+	}
+	return &OutboundPipeline{rs: rs, q: q}, nil
+}
+
+// String shows the chain, e.g. "PCM16LE -> Resample(24k->8k) -> Playout".
+func (p *OutboundPipeline) String() string { return "PCM16LE -> " + p.rs.String() + " -> Playout" }
+
+// Write resamples one delta of item itemID and queues it.
+func (p *OutboundPipeline) Write(itemID string, pcm16le []byte) {
+	p.in = p.in[:0]
+	if p.hasCarry && len(pcm16le) > 0 {
+		p.in = append(p.in, int16(uint16(p.carry)|uint16(pcm16le[0])<<8))
+		pcm16le = pcm16le[1:]
+		p.hasCarry = false
+	}
+	for len(pcm16le) >= 2 {
+		p.in = append(p.in, int16(binary.LittleEndian.Uint16(pcm16le)))
+		pcm16le = pcm16le[2:]
+	}
+	if len(pcm16le) == 1 {
+		p.carry, p.hasCarry = pcm16le[0], true
+	}
+	p.out = p.rs.Process(p.out[:0], p.in)
+	p.q.Write(itemID, p.out)
+}
+
+// Reset drops the carried byte and the resampler history, e.g. after a
+// barge-in Flush, so the next response starts clean.
+func (p *OutboundPipeline) Reset() {
+	p.hasCarry = false
+	p.rs.Reset()
+}
+
+// appendPCM16LE appends pcm as little-endian bytes.
+func appendPCM16LE(dst []byte, pcm []int16) []byte {
+	base := len(dst)
+	dst = grow(dst, 2*len(pcm))
+	out := dst[base:]
+	for i, s := range pcm {
+		binary.LittleEndian.PutUint16(out[2*i:], uint16(s))
+	}
+	return dst
+}
+
+// DecodePCM16LE appends the samples of little-endian PCM16 bytes to dst
+// (a trailing odd byte is ignored).
+func DecodePCM16LE(dst []int16, b []byte) []int16 {
+	base := len(dst)
+	dst = grow(dst, len(b)/2)
+	out := dst[base:]
+	for i := range out {
+		out[i] = int16(binary.LittleEndian.Uint16(b[2*i:]))
+	}
+	return dst
+}

@@ -1,0 +1,77 @@
+package media
+
+import (
+	"net"
+	"net/netip"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// freeRange finds a run of free ports on loopback for the pool tests.
+func freeRange(t *testing.T, n int) int {
+	t.Helper()
+	for base := 31000; base < 60000; base += 2 * n {
+		ok := true
+		for port := base; port < base+n; port++ {
+			c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: port})
+			if err != nil {
+				ok = false
+				break
+			}
+			_ = c.Close()
+		}
+		if ok {
+			return base
+		}
+	}
+	t.Fatal("no free port range on loopback")
+	return 0
+}
+
+func TestPortPool(t *testing.T) {
+	lo := netip.MustParseAddr("127.0.0.1")
+	base := freeRange(t, 8)
+	pool, err := NewPortPool(lo, base+1, base+7) // odd min rounds up: pairs base+2, +4, +6
+	require.NoError(t, err)
+	require.Equal(t, 3, pool.Size())
+
+	// Someone else holds base+4: it is skipped.
+	squatter, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: base + 5})
+	require.NoError(t, err)
+
+	a, err := pool.Allocate()
+	require.NoError(t, err)
+	b, err := pool.Allocate()
+	require.NoError(t, err)
+	for _, pp := range []*PortPair{a, b} {
+		require.Zero(t, pp.Port()%2, "rtp port even")
+		require.Equal(t, pp.Port(), pp.RTP.LocalAddr().(*net.UDPAddr).Port)
+		require.Equal(t, pp.Port()+1, pp.RTCP.LocalAddr().(*net.UDPAddr).Port)
+	}
+	require.Equal(t, []int{base + 2, base + 6}, []int{a.Port(), b.Port()})
+	_, err = pool.Allocate()
+	require.ErrorIs(t, err, ErrPortsExhausted)
+	require.Equal(t, 2, pool.InUse())
+
+	require.NoError(t, a.Close())
+	require.NoError(t, a.Close(), "idempotent")
+	require.Equal(t, 1, pool.InUse())
+	c, err := pool.Allocate()
+	require.NoError(t, err)
+	require.Equal(t, base+2, c.Port(), "released pair is reused")
+	require.NoError(t, squatter.Close())
+	require.NoError(t, c.Close())
+	require.NoError(t, b.Close())
+
+	require.NoError(t, pool.Close())
+	_, err = pool.Allocate()
+	require.ErrorIs(t, err, ErrClosed)
+}
+
+func TestPortPoolBadRange(t *testing.T) {
+	for _, r := range [][2]int{{0, 10}, {20000, 20000}, {20001, 20001}, {65534, 65536}} {
+		_, err := NewPortPool(netip.Addr{}, r[0], r[1])
+		require.ErrorIs(t, err, errBadPortRange, "%v", r)
+	}
+}

@@ -1,0 +1,426 @@
+package media
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/pion/rtcp"
+	"github.com/pion/rtp"
+	"github.com/rs/zerolog"
+)
+
+// SessionOptions configure a Session. Zero fields take the defaults.
+type SessionOptions struct {
+	// Codec is the negotiated G.711 variant for sending (default PCMU).
+	// Inbound audio may use either PCMU or PCMA per packet.
+	Codec Codec
+	// Ptime is the packet and frame interval, 10–60 ms (default 20 ms).
+	Ptime time.Duration
+	// JitterDelay is the jitter buffer's target delay (default 40 ms).
+	JitterDelay time.Duration
+	// EventPayloadType is the negotiated telephone-event payload type
+	// (RFC 4733; default 101).
+	EventPayloadType uint8
+	// Remote is the RTP address from the SDP. RTP is sent there until
+	// packets from the peer arrive; then it follows their source address
+	// (symmetric RTP, RFC 4961). May be zero: nothing is sent until the
+	// first inbound packet.
+	Remote netip.AddrPort
+	// MediaTimeout ends the media when no RTP arrived for this long: OnTimeout
+	// is called once. Zero disables it.
+	MediaTimeout time.Duration
+	// RTCPInterval is the mean RTCP report interval (default 5 s; each
+	// interval is randomised over [0.5, 1.5] times it, RFC 3550 §6.2).
+	RTCPInterval time.Duration
+	// CNAME is the RTCP canonical name (default "switchboard").
+	CNAME string
+	// OnAudio receives each inbound frame (ptime of 8 kHz PCM) at frame
+	// cadence on the session's media goroutine, from the first received
+	// packet on. The slice is reused after the call returns.
+	OnAudio func(pcm []int16, status FrameStatus)
+	// OnEvent receives telephone-event packets raw, with their header, on
+	// the reader goroutine. The slices are reused after the call returns.
+	OnEvent func(h *rtp.Header, payload []byte)
+	// OnTimeout is called once, on the media goroutine, with an error
+	// wrapping ErrMediaTimeout. The caller sends BYE with a Reason header.
+	OnTimeout func(err error)
+	// Logger receives the session's few events (latching, SSRC changes).
+	Logger zerolog.Logger
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+}
+
+// Session is the media of one call: it owns an RTP/RTCP port pair, a
+// reader goroutine per socket and one media goroutine that runs the
+// pacer, pulls the jitter buffer, sends RTCP reports and watches the media
+// timeout. Close releases everything and returns the ports to the pool.
+type Session struct {
+	opts  SessionOptions
+	pair  *PortPair
+	log   zerolog.Logger
+	now   func() time.Time
+	stats Stats
+
+	playout *Playout
+	pacer   *Pacer
+
+	mu         sync.Mutex
+	remote     netip.AddrPort
+	remoteRTCP netip.AddrPort
+	jb         *JitterBuffer
+	rx         rxStats
+	report     reportState
+	ptimeCh    chan struct{}
+	timeout    time.Duration
+	timedOut   bool
+	outBuf     []byte
+
+	lastRTP atomic.Int64 // unix nanos of the last inbound RTP (or of the start)
+
+	cancel    context.CancelFunc
+	wg        sync.WaitGroup
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// NewSession starts the media of a call on pair, which it owns from now on
+// (Close closes it).
+func NewSession(pair *PortPair, opts SessionOptions) (*Session, error) {
+	if opts.Codec.Name == "" {
+		opts.Codec = PCMU
+	}
+	if opts.Ptime == 0 {
+		opts.Ptime = 20 * time.Millisecond
+	}
+	if opts.EventPayloadType == 0 {
+		opts.EventPayloadType = 101
+	}
+	if opts.RTCPInterval == 0 {
+		opts.RTCPInterval = 5 * time.Second
+	}
+	if opts.CNAME == "" {
+		opts.CNAME = "switchboard"
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	s := &Session{opts: opts, pair: pair, log: opts.Logger, now: opts.Now, playout: NewPlayout(),
+		timeout: opts.MediaTimeout, outBuf: make([]byte, 1500), ptimeCh: make(chan struct{}, 1)}
+	jb, err := NewJitterBuffer(JitterOptions{Ptime: opts.Ptime, Delay: opts.JitterDelay})
+	if err != nil {
+		return nil, fmt.Errorf("new session: %w", err)
+	}
+	s.jb = jb
+	s.pacer, err = NewPacer(s, s.playout, PacerOptions{Codec: opts.Codec, Ptime: opts.Ptime, Now: opts.Now, Stats: &s.stats})
+	if err != nil {
+		return nil, fmt.Errorf("new session: %w", err)
+	}
+	s.setRemoteLocked(opts.Remote)
+	s.lastRTP.Store(s.now().UnixNano())
+	ctx, cancel := context.WithCancel(context.Background())
+	s.cancel = cancel
+	s.wg.Add(3)
+	go s.readRTP()
+	go s.readRTCP()
+	go s.run(ctx)
+	return s, nil
+}
+
+// LocalPort returns the RTP port to put in the SDP (RTCP is one above).
+func (s *Session) LocalPort() int { return s.pair.Port() }
+
+// Playout returns the outbound queue (8 kHz PCM, tagged by item id).
+func (s *Session) Playout() *Playout { return s.playout }
+
+// Pacer returns the outbound pacer, e.g. to install a telephone-event source.
+func (s *Session) Pacer() *Pacer { return s.pacer }
+
+// Stats returns a snapshot of the call's media counters.
+func (s *Session) Stats() StatsSnapshot { return s.stats.Snapshot() }
+
+// String shows both chains, e.g. "RTP -> PCMU/PCMA(decode) -> Jitter(40ms) | Playout -> PCMU(encode) -> Pacer(PCMU 20ms) -> RTP".
+func (s *Session) String() string {
+	s.mu.Lock()
+	jb := s.jb.String()
+	s.mu.Unlock()
+	return fmt.Sprintf("RTP -> G711(decode) -> %s | Playout -> %s -> RTP", jb, s.pacer)
+}
+
+// Remote returns the address RTP is sent to.
+func (s *Session) Remote() netip.AddrPort {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.remote
+}
+
+// SetRemote sets the RTP address (from a new SDP); RTCP goes to its port+1
+// until RTCP from the peer shows otherwise.
+func (s *Session) SetRemote(ap netip.AddrPort) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.setRemoteLocked(ap)
+}
+
+func (s *Session) setRemoteLocked(ap netip.AddrPort) {
+	s.remote = ap
+	if ap.IsValid() {
+		s.remoteRTCP = netip.AddrPortFrom(ap.Addr(), ap.Port()+1)
+	}
+}
+
+// SetCodec changes the outbound encoding.
+func (s *Session) SetCodec(c Codec) { s.pacer.SetCodec(c) }
+
+// SetPtime changes the packet and frame interval of both directions.
+func (s *Session) SetPtime(d time.Duration) error {
+	if err := s.pacer.SetPtime(d); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.jb.SetPtime(d)
+	s.mu.Unlock()
+	select {
+	case s.ptimeCh <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+// Hold stops sending RTP (timestamps keep running); Resume restarts it.
+func (s *Session) Hold() { s.pacer.Pause() }
+
+// Resume undoes Hold.
+func (s *Session) Resume() { s.pacer.Resume() }
+
+// SetMediaTimeout changes the media timeout (zero disables it, e.g. while
+// the peer holds the call) and restarts its count from now.
+func (s *Session) SetMediaTimeout(d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.timeout = d
+	s.timedOut = false
+	s.lastRTP.Store(s.now().UnixNano())
+}
+
+// WriteRTP sends one packet to the current remote; it implements
+// PacketWriter for the session's pacer.
+func (s *Session) WriteRTP(h *rtp.Header, payload []byte) error {
+	s.mu.Lock()
+	remote := s.remote
+	s.mu.Unlock()
+	if !remote.IsValid() {
+		return errNoRemote
+	}
+	n, err := h.MarshalTo(s.outBuf)
+	if err != nil {
+		return fmt.Errorf("marshal rtp: %w", err)
+	}
+	if n+len(payload) > len(s.outBuf) {
+		return fmt.Errorf("%w: %d", errPayloadTooLong, len(payload))
+	}
+	n += copy(s.outBuf[n:], payload)
+	if _, err := s.pair.RTP.WriteToUDPAddrPort(s.outBuf[:n], remote); err != nil {
+		return fmt.Errorf("send rtp: %w", err)
+	}
+	s.mu.Lock()
+	s.report.sentSinceLast = true
+	s.mu.Unlock()
+	return nil
+}
+
+func (s *Session) readRTP() {
+	defer s.wg.Done()
+	buf := make([]byte, 1500)
+	var p rtp.Packet
+	for {
+		n, src, err := s.pair.RTP.ReadFromUDPAddrPort(buf)
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			continue // e.g. ICMP port unreachable reported on Linux
+		}
+		if p.Unmarshal(buf[:n]) != nil || p.Version != 2 {
+			s.stats.ignored.Add(1)
+			continue
+		}
+		s.handleRTP(&p, src, n)
+	}
+}
+
+func (s *Session) handleRTP(p *rtp.Packet, src netip.AddrPort, size int) {
+	now := s.now()
+	_, audio := CodecByPayloadType(p.PayloadType)
+	event := p.PayloadType == s.opts.EventPayloadType
+	if !audio && !event && p.PayloadType != PayloadTypeCN {
+		s.stats.ignored.Add(1)
+		return
+	}
+	s.stats.packetsIn.Add(1)
+	s.stats.bytesIn.Add(uint64(size))
+	s.lastRTP.Store(now.UnixNano())
+	src = netip.AddrPortFrom(src.Addr().Unmap(), src.Port())
+	s.mu.Lock()
+	if src != s.remote { // symmetric RTP: answer where the peer's packets come from
+		s.log.Info().Str("rtp_raddr", src.String()).Str("rtp_prev_raddr", s.remote.String()).Msg("rtp remote latched")
+		s.setRemoteLocked(src)
+		s.stats.latches.Add(1)
+	}
+	if s.rx.update(p.SSRC, p.SequenceNumber, p.Timestamp, now) {
+		s.log.Info().Uint32("rtp_ssrc", p.SSRC).Msg("rtp ssrc changed")
+	}
+	s.rx.publish(&s.stats)
+	res := PushUnsupported
+	if audio {
+		res = s.jb.Push(&p.Header, p.Payload)
+	}
+	s.mu.Unlock()
+	if audio {
+		s.stats.CountPush(res)
+	}
+	if event && s.opts.OnEvent != nil {
+		s.opts.OnEvent(&p.Header, p.Payload)
+	}
+}
+
+func (s *Session) readRTCP() {
+	defer s.wg.Done()
+	buf := make([]byte, 1500)
+	for {
+		n, src, err := s.pair.RTCP.ReadFromUDPAddrPort(buf)
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			continue
+		}
+		pkts, err := rtcp.Unmarshal(buf[:n])
+		if err != nil {
+			continue
+		}
+		s.stats.rtcpIn.Add(1)
+		s.mu.Lock()
+		s.remoteRTCP = netip.AddrPortFrom(src.Addr().Unmap(), src.Port())
+		handleReport(s.now(), pkts, s.pacer.SSRC(), &s.report, &s.stats)
+		s.mu.Unlock()
+	}
+}
+
+// run is the media goroutine: the outbound pacer and the inbound frame
+// clock share one drift-free schedule.
+func (s *Session) run(ctx context.Context) {
+	defer s.wg.Done()
+	start := s.now()
+	s.mu.Lock()
+	ptime := s.jb.Ptime()
+	s.mu.Unlock()
+	var inN int64
+	frame := make([]int16, 0, 480)
+	nextReport := start.Add(s.reportInterval())
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.ptimeCh:
+			start, inN = s.now(), 0
+			s.mu.Lock()
+			ptime = s.jb.Ptime()
+			s.mu.Unlock()
+		case <-timer.C:
+		}
+		now := s.now()
+		next, _ := s.pacer.Tick(now) // write errors: nothing to do but keep time
+		for {
+			due := start.Add(time.Duration(inN) * ptime)
+			if due.After(now) {
+				next = minTime(next, due)
+				break
+			}
+			if now.Sub(due) > 5*ptime { // stalled: skip, like the pacer
+				inN += int64(now.Sub(due) / ptime)
+				continue
+			}
+			inN++
+			s.mu.Lock()
+			var st FrameStatus
+			frame, st = s.jb.Pop(frame[:0])
+			s.mu.Unlock()
+			s.stats.CountFrame(st)
+			if st != FrameIdle && s.opts.OnAudio != nil {
+				s.opts.OnAudio(frame, st)
+			}
+		}
+		s.checkTimeout(now)
+		if !now.Before(nextReport) {
+			s.sendReport(now)
+			nextReport = now.Add(s.reportInterval())
+		}
+		next = minTime(next, nextReport)
+		timer.Reset(next.Sub(s.now()))
+	}
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+func (s *Session) reportInterval() time.Duration {
+	return time.Duration(float64(s.opts.RTCPInterval) * (0.5 + rand.Float64()))
+}
+
+func (s *Session) checkTimeout(now time.Time) {
+	s.mu.Lock()
+	d, fired := s.timeout, s.timedOut
+	idle := now.Sub(time.Unix(0, s.lastRTP.Load()))
+	if d <= 0 || fired || idle < d {
+		s.mu.Unlock()
+		return
+	}
+	s.timedOut = true
+	s.mu.Unlock()
+	if s.opts.OnTimeout != nil {
+		s.opts.OnTimeout(fmt.Errorf("%w for %v", ErrMediaTimeout, idle.Round(time.Millisecond)))
+	}
+}
+
+func (s *Session) sendReport(now time.Time) {
+	rtpTime := s.pacer.rtpTimeAt(now)
+	s.mu.Lock()
+	pkts := buildReport(now, s.pacer.SSRC(), s.opts.CNAME, &s.report, &s.rx, &s.stats, rtpTime)
+	dst := s.remoteRTCP
+	s.mu.Unlock()
+	if !dst.IsValid() {
+		return
+	}
+	raw, err := rtcp.Marshal(pkts)
+	if err != nil {
+		return
+	}
+	if _, err := s.pair.RTCP.WriteToUDPAddrPort(raw, dst); err == nil {
+		s.stats.rtcpOut.Add(1)
+	}
+}
+
+// Close stops the goroutines, closes the sockets and returns the ports to
+// the pool. It is idempotent and safe to call from any goroutine except
+// the session's own callbacks.
+func (s *Session) Close() error {
+	s.closeOnce.Do(func() {
+		s.cancel()
+		s.closeErr = s.pair.Close()
+		s.wg.Wait()
+	})
+	return s.closeErr
+}

@@ -1,0 +1,543 @@
+package sip
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/netip"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/emiago/sipgo/sip"
+	"github.com/google/uuid"
+	"github.com/rs/zerolog"
+)
+
+type callState int
+
+const (
+	stateEarly     callState = iota // INVITE received, no final response
+	stateAnswering                  // 200 OK sent, waiting for ACK
+	stateConfirmed                  // ACK received
+	stateEnded
+)
+
+// InboundCall is one call received by the Server. The Handler owns it.
+// Its methods are safe for concurrent use.
+type InboundCall struct {
+	srv    *Server
+	id     string
+	log    zerolog.Logger
+	route  *Route
+	invite *sip.Request
+	tx     sip.ServerTransaction
+	src    netip.AddrPort
+	key    string
+	dlg    *dialog
+
+	ctx     context.Context
+	cancel  context.CancelCauseFunc
+	endOnce sync.Once
+
+	acks    chan *sip.Request
+	updates chan MediaParams
+	infos   chan Info
+
+	mu         sync.Mutex
+	state      callState
+	offer      *parsedSDP
+	initial    MediaParams
+	params     MediaParams
+	sdp        *localSDP
+	local      netip.AddrPort
+	busy       bool
+	remoteCSeq uint32
+	refer      chan int
+}
+
+func newInboundCall(s *Server, req *sip.Request, tx sip.ServerTransaction, route *Route, src netip.AddrPort, offer *parsedSDP, params MediaParams, log zerolog.Logger) *InboundCall {
+	id := uuid.NewString()
+	from, to := req.From(), req.To()
+	fromTag, _ := from.Params.Get("tag")
+	c := &InboundCall{
+		srv: s, id: id, route: route, invite: req, tx: tx, src: src,
+		log:     log.With().Str("call_id", id).Logger(),
+		acks:    make(chan *sip.Request, 4),
+		updates: make(chan MediaParams, 4),
+		infos:   make(chan Info, 32),
+		offer:   offer, initial: params, params: params,
+		sdp:        newLocalSDP(uint64(time.Now().Unix())),
+		remoteCSeq: req.CSeq().SeqNo,
+	}
+	c.dlg = &dialog{
+		client: s.client, callID: req.CallID().Value(),
+		local: to.Address, localTag: sip.GenerateTagN(16),
+		remote: from.Address, remoteTag: fromTag,
+		contact:   s.contactFor(req.Transport()),
+		transport: req.Transport(),
+		peer:      req.Source(),
+		cseq:      uint32(rand.IntN(1 << 15)),
+	}
+	c.dlg.setTarget(req.Contact())
+	for _, h := range req.GetHeaders("Record-Route") {
+		var u sip.Uri
+		val := strings.TrimSpace(h.Value())
+		for _, part := range strings.Split(val, ",") {
+			part = strings.Trim(strings.TrimSpace(part), "<>")
+			if i := strings.Index(part, ">"); i >= 0 {
+				part = part[:i]
+			}
+			if err := sip.ParseUri(part, &u); err == nil {
+				c.dlg.routeSet = append(c.dlg.routeSet, u)
+			}
+		}
+	}
+	c.key = dialogKey(c.dlg.callID, c.dlg.localTag)
+	c.ctx, c.cancel = context.WithCancelCause(context.Background())
+	s.register(c)
+	if !tx.OnCancel(func(*sip.Request) { c.canceled() }) {
+		c.canceled()
+	}
+	return c
+}
+
+func (c *InboundCall) canceled() {
+	c.mu.Lock()
+	early := c.state == stateEarly
+	c.mu.Unlock()
+	if early {
+		c.log.Info().Msg("call canceled by caller")
+		c.end(ErrCanceled)
+	}
+}
+
+// ID is the call id (a UUID) that names the call in logs, webhooks and
+// the API.
+func (c *InboundCall) ID() string { return c.id }
+
+// Route is the matched phone-number route.
+func (c *InboundCall) Route() *Route { return c.route }
+
+// From is the caller's user part (usually the calling number).
+func (c *InboundCall) From() string { return c.invite.From().Address.User }
+
+// To is the called user part as received.
+func (c *InboundCall) To() string { return c.invite.To().Address.User }
+
+// FromURI is the full From URI.
+func (c *InboundCall) FromURI() string { return c.invite.From().Address.String() }
+
+// ToURI is the full To URI.
+func (c *InboundCall) ToURI() string { return c.invite.To().Address.String() }
+
+// SIPCallID is the SIP Call-ID header.
+func (c *InboundCall) SIPCallID() string { return c.dlg.callID }
+
+// SourceAddr is the address the INVITE came from.
+func (c *InboundCall) SourceAddr() netip.AddrPort { return c.src }
+
+// Transport is "UDP", "TCP" or "TLS".
+func (c *InboundCall) Transport() string { return c.dlg.transport }
+
+// Logger is the call's child logger (it carries call_id).
+func (c *InboundCall) Logger() zerolog.Logger { return c.log }
+
+// webhookHeaders are the INVITE headers exposed by Headers, besides X-*.
+var webhookHeaders = map[string]bool{"from": true, "to": true, "call-id": true, "p-asserted-identity": true, "diversion": true, "remote-party-id": true}
+
+// Headers returns From, To, Call-ID, P-Asserted-Identity, Diversion,
+// Remote-Party-ID and X-* headers of the INVITE, in order, for webhooks.
+func (c *InboundCall) Headers() []Header {
+	var out []Header
+	for _, h := range c.invite.Headers() {
+		name := h.Name()
+		l := strings.ToLower(name)
+		if webhookHeaders[l] || strings.HasPrefix(l, "x-") {
+			out = append(out, Header{Name: name, Value: h.Value()})
+		}
+	}
+	return out
+}
+
+// Offer is the media negotiated from the INVITE's offer.
+func (c *InboundCall) Offer() MediaParams { return c.initial }
+
+// Media is the current media (changed by accepted re-INVITEs/UPDATEs).
+func (c *InboundCall) Media() MediaParams {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.params
+}
+
+// Context is done when the dialog ends; context.Cause tells why
+// (ErrRemoteBye, ErrCanceled, ErrLocalHangup, ErrAckTimeout, ErrRejected,
+// ErrShutdown).
+func (c *InboundCall) Context() context.Context { return c.ctx }
+
+// MediaUpdates delivers the media accepted from re-INVITEs and UPDATEs
+// (hold: Direction sendonly/inactive; unhold; new address; new codec).
+// When the reader falls behind, older updates are dropped: the last value
+// is always the current one.
+func (c *InboundCall) MediaUpdates() <-chan MediaParams { return c.updates }
+
+// Infos delivers SIP INFO requests received in the dialog (answered 200).
+func (c *InboundCall) Infos() <-chan Info { return c.infos }
+
+// response builds a response inside this call's dialog.
+func (c *InboundCall) response(req *sip.Request, status int, reason string, body []byte) *sip.Response {
+	res := sip.NewResponseFromRequest(req, status, reason, body)
+	if status > 100 {
+		if to := res.To(); to != nil {
+			to.Params.Add("tag", c.dlg.localTag)
+		}
+	}
+	res.AppendHeader(sip.NewHeader("Server", c.srv.opts.UserAgent))
+	if status > 100 && status < 300 && req.IsInvite() {
+		contact := c.dlg.contact
+		res.AppendHeader(&contact)
+	}
+	if status >= 200 && status < 300 {
+		res.AppendHeader(sip.NewHeader("Allow", allowMethods))
+	}
+	if len(body) > 0 {
+		res.AppendHeader(sip.NewHeader("Content-Type", "application/sdp"))
+	}
+	return res
+}
+
+// Ringing sends 180 Ringing.
+func (c *InboundCall) Ringing() error { return c.provisional(180, "Ringing") }
+
+// SessionProgress sends 183 Session Progress without SDP.
+func (c *InboundCall) SessionProgress() error { return c.provisional(183, "Session Progress") }
+
+func (c *InboundCall) provisional(status int, reason string) error {
+	c.mu.Lock()
+	early := c.state == stateEarly
+	c.mu.Unlock()
+	if !early {
+		return fmt.Errorf("send %d: %w", status, c.stateErr())
+	}
+	// Never hold c.mu across tx.Respond: the transaction's CANCEL path
+	// calls back into the call.
+	if err := c.tx.Respond(c.response(c.invite, status, reason, nil)); err != nil {
+		return fmt.Errorf("send %d: %w", status, err)
+	}
+	return nil
+}
+
+func (c *InboundCall) stateErr() error {
+	if cause := context.Cause(c.ctx); cause != nil {
+		return fmt.Errorf("%w: %w", errCallState, cause)
+	}
+	return errCallState
+}
+
+// Answer sends 200 OK with the SDP answer (media at local, or at
+// Options.RTPPublicIP with local's port when set), retransmits it over UDP
+// (RFC 3261 section 13.3.1.4) and waits for the ACK. Without ACK within
+// Options.AckTimeout the call is hung up and ErrAckTimeout returned.
+func (c *InboundCall) Answer(ctx context.Context, local netip.AddrPort) error {
+	c.mu.Lock()
+	if c.state != stateEarly {
+		c.mu.Unlock()
+		return fmt.Errorf("answer: %w", c.stateErr())
+	}
+	body, err := c.sdp.answer(c.offer, c.params, local, c.srv.opts.RTPPublicIP, c.params.Direction.Reverse())
+	if err != nil {
+		c.mu.Unlock()
+		return fmt.Errorf("answer: %w", err)
+	}
+	c.local, c.state = local, stateAnswering
+	c.mu.Unlock()
+	res := c.response(c.invite, 200, "OK", body)
+	err = c.tx.Respond(res)
+	if err != nil {
+		c.end(err)
+		return fmt.Errorf("answer: %w", err)
+	}
+	c.log.Info().Str("rtp_laddr", local.String()).Msg("call answered")
+	if _, err := c.awaitAck(ctx, res, c.invite.CSeq().SeqNo, c.tx); err != nil {
+		if errors.Is(err, ErrAckTimeout) || ctx.Err() != nil {
+			c.log.Warn().Err(err).Msg("no ACK for 200 OK: hanging up")
+			_ = c.hangup(context.Background(), ErrAckTimeout, "no ACK")
+		}
+		return fmt.Errorf("answer: %w", err)
+	}
+	c.mu.Lock()
+	if c.state == stateAnswering {
+		c.state = stateConfirmed
+	}
+	c.mu.Unlock()
+	return nil
+}
+
+// awaitAck waits for the ACK with CSeq seq, retransmitting res over
+// unreliable transports with T1 doubling up to T2.
+func (c *InboundCall) awaitAck(ctx context.Context, res *sip.Response, seq uint32, tx sip.ServerTransaction) (*sip.Request, error) {
+	interval := sip.T1
+	retransmit := time.NewTimer(interval)
+	defer retransmit.Stop()
+	if sip.IsReliable(c.dlg.transport) {
+		retransmit.Stop()
+	}
+	deadline := time.NewTimer(c.srv.opts.AckTimeout)
+	defer deadline.Stop()
+	var txAcks <-chan *sip.Request
+	if stx, ok := tx.(interface{ Acks() <-chan *sip.Request }); ok {
+		txAcks = stx.Acks()
+	}
+	for {
+		select {
+		case ack := <-c.acks:
+			if ack.CSeq().SeqNo == seq {
+				return ack, nil
+			}
+		case ack := <-txAcks:
+			return ack, nil
+		case <-retransmit.C:
+			if err := tx.Respond(res); err != nil {
+				c.log.Debug().Err(err).Msg("2xx retransmission failed")
+			}
+			interval = min(2*interval, sip.T2)
+			retransmit.Reset(interval)
+		case <-deadline.C:
+			return nil, ErrAckTimeout
+		case <-c.ctx.Done():
+			return nil, context.Cause(c.ctx)
+		case <-ctx.Done():
+			return nil, context.Cause(ctx)
+		}
+	}
+}
+
+func (c *InboundCall) ackReceived(req *sip.Request) {
+	select {
+	case c.acks <- req:
+	default:
+	}
+}
+
+// Reject answers the INVITE with a final error status (e.g. 480, 486,
+// 503) and extra headers (e.g. Retry-After), ending the call.
+func (c *InboundCall) Reject(status int, reason string, headers ...Header) error {
+	if status < 300 || status > 699 {
+		return fmt.Errorf("reject: status %d is not a final error status", status)
+	}
+	c.mu.Lock()
+	if c.state != stateEarly {
+		c.mu.Unlock()
+		return fmt.Errorf("reject: %w", c.stateErr())
+	}
+	c.state = stateEnded
+	c.mu.Unlock()
+	res := c.response(c.invite, status, reason, nil)
+	for _, h := range headers {
+		res.AppendHeader(sip.NewHeader(h.Name, h.Value))
+	}
+	err := c.tx.Respond(res)
+	c.log.Info().Int("status", status).Msg("call rejected")
+	c.end(fmt.Errorf("%w: %d %s", ErrRejected, status, reason))
+	if err != nil {
+		return fmt.Errorf("reject: %w", err)
+	}
+	return nil
+}
+
+// Hangup ends the call: BYE with `Reason: SIP;cause=200;text="reason"`
+// once answered, or 480 before. The call context ends with ErrLocalHangup.
+func (c *InboundCall) Hangup(ctx context.Context, reason string) error {
+	return c.hangup(ctx, ErrLocalHangup, reason)
+}
+
+func (c *InboundCall) hangup(ctx context.Context, cause error, text string) error {
+	c.mu.Lock()
+	st := c.state
+	c.mu.Unlock()
+	switch st {
+	case stateEnded:
+		return nil
+	case stateEarly:
+		status, reason := 480, "Temporarily Unavailable"
+		var hs []Header
+		if errors.Is(cause, ErrShutdown) {
+			status, reason = 503, "Service Unavailable"
+			hs = append(hs, Header{"Retry-After", fmt.Sprint(int(c.srv.opts.RetryAfter / time.Second))})
+		}
+		err := c.Reject(status, reason, hs...)
+		c.end(cause)
+		return err
+	}
+	c.end(cause)
+	bye := c.dlg.newRequest(sip.BYE, nil, reasonHeader("SIP", 200, text))
+	ctx, cancel := context.WithTimeout(ctx, c.srv.opts.RequestTimeout)
+	defer cancel()
+	res, err := c.dlg.do(ctx, bye)
+	if err != nil {
+		return fmt.Errorf("hangup: %w", err)
+	}
+	c.log.Info().Str("reason", text).Int("bye_status", res.StatusCode).Msg("call hung up")
+	return statusErr(bye, res)
+}
+
+// end finishes the call once: the context is cancelled with cause and
+// the call slot is released.
+func (c *InboundCall) end(cause error) {
+	c.endOnce.Do(func() {
+		c.mu.Lock()
+		c.state = stateEnded
+		c.mu.Unlock()
+		c.cancel(cause)
+		c.srv.unregister(c)
+		c.srv.release()
+	})
+}
+
+// handlerReturned rejects a call the Handler left without final answer.
+func (c *InboundCall) handlerReturned() {
+	c.mu.Lock()
+	early := c.state == stateEarly
+	c.mu.Unlock()
+	if early {
+		c.log.Warn().Msg("handler returned without answering: 480")
+		_ = c.Reject(480, "Temporarily Unavailable")
+	}
+}
+
+func (c *InboundCall) onBye(req *sip.Request, tx sip.ServerTransaction) {
+	c.srv.respond(req, tx, 200, "OK", nil)
+	c.mu.Lock()
+	ended := c.state == stateEnded
+	c.mu.Unlock()
+	if !ended {
+		c.log.Info().Msg("caller hung up")
+	}
+	c.end(ErrRemoteBye)
+}
+
+// onOffer handles a re-INVITE or UPDATE: the answer is built from the
+// current local SDP (same session id, version bumped when it changes) with
+// the mirrored direction, and accepted media is published.
+func (c *InboundCall) onOffer(req *sip.Request, tx sip.ServerTransaction) {
+	isInvite := req.IsInvite()
+	c.mu.Lock()
+	switch {
+	case c.state == stateEnded:
+		c.mu.Unlock()
+		c.srv.respond(req, tx, 481, "Call/Transaction Does Not Exist", nil)
+		return
+	case c.busy || c.state == stateEarly || (isInvite && c.state != stateConfirmed):
+		c.mu.Unlock()
+		// RFC 3261 section 14.2: an offer while one is pending gets 491.
+		c.srv.respond(req, tx, 491, "Request Pending", nil)
+		return
+	case req.CSeq().SeqNo <= c.remoteCSeq:
+		c.mu.Unlock()
+		c.srv.respond(req, tx, 500, "Server Internal Error", nil, sip.NewHeader("Retry-After", "1"))
+		return
+	}
+	c.remoteCSeq = req.CSeq().SeqNo
+	c.busy = true
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		c.busy = false
+		c.mu.Unlock()
+	}()
+	c.dlg.setTarget(req.Contact())
+
+	if len(req.Body()) == 0 {
+		c.mu.Lock()
+		cur := c.sdp.body
+		c.mu.Unlock()
+		if !isInvite {
+			_ = tx.Respond(c.response(req, 200, "OK", nil))
+			return
+		}
+		// Offerless re-INVITE: our current SDP is the offer, the ACK
+		// carries the answer.
+		res := c.response(req, 200, "OK", cur)
+		if err := tx.Respond(res); err != nil {
+			return
+		}
+		ack, err := c.awaitAck(c.ctx, res, req.CSeq().SeqNo, tx)
+		if err != nil || len(ack.Body()) == 0 {
+			return
+		}
+		c.mu.Lock()
+		params, err := answerMatch(ack.Body(), []Codec{c.params.Codec})
+		c.mu.Unlock()
+		if err == nil {
+			c.publish(params)
+		}
+		return
+	}
+	offer, err := parseSDP(req.Body())
+	if err != nil {
+		c.srv.respond(req, tx, 400, "Bad Request", nil)
+		return
+	}
+	params, err := offer.negotiate()
+	if err != nil {
+		c.log.Info().Err(err).Msg("re-offer refused, keeping current media")
+		c.srv.respond(req, tx, 488, "Not Acceptable Here", nil, sip.NewHeader("Warning", `305 switchboard "Incompatible media format"`))
+		return
+	}
+	c.mu.Lock()
+	body, err := c.sdp.answer(offer, params, c.local, c.srv.opts.RTPPublicIP, params.Direction.Reverse())
+	if err != nil {
+		c.mu.Unlock()
+		c.srv.respond(req, tx, 500, "Server Internal Error", nil)
+		return
+	}
+	c.offer = offer
+	c.mu.Unlock()
+	res := c.response(req, 200, "OK", body)
+	if err := tx.Respond(res); err != nil {
+		return
+	}
+	c.publish(params)
+	if isInvite {
+		if _, err := c.awaitAck(c.ctx, res, req.CSeq().SeqNo, tx); err != nil {
+			c.log.Debug().Err(err).Msg("no ACK for re-INVITE 200")
+		}
+	}
+}
+
+// publish records params as current and delivers them when they changed.
+func (c *InboundCall) publish(params MediaParams) {
+	c.mu.Lock()
+	changed := params != c.params
+	c.params = params
+	c.mu.Unlock()
+	if !changed {
+		return
+	}
+	c.log.Info().Str("media", params.String()).Msg("media updated")
+	for {
+		select {
+		case c.updates <- params:
+			return
+		default:
+		}
+		select {
+		case <-c.updates: // drop the oldest
+		default:
+		}
+	}
+}
+
+func (c *InboundCall) onInfo(req *sip.Request, tx sip.ServerTransaction) {
+	c.srv.respond(req, tx, 200, "OK", nil)
+	info := Info{Body: append([]byte(nil), req.Body()...)}
+	if ct := req.ContentType(); ct != nil {
+		info.ContentType = ct.Value()
+	}
+	select {
+	case c.infos <- info:
+	default:
+		c.log.Warn().Str("content_type", info.ContentType).Msg("INFO dropped: reader too slow")
+	}
+}

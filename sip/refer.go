@@ -1,0 +1,122 @@
+package sip
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/emiago/sipgo/sip"
+)
+
+// Transfer sends REFER to the caller inside the dialog (blind transfer,
+// RFC 3515) with Refer-To target and Referred-By referredBy (our URI when
+// empty), then follows the NOTIFY message/sipfrag progress until a final
+// status. It returns nil when the transfer target answered 2xx, a
+// *StatusError for a refused REFER or a failed transfer. The caller
+// usually sends BYE after a successful transfer; the call context then
+// ends with ErrRemoteBye.
+func (c *InboundCall) Transfer(ctx context.Context, target, referredBy string) error {
+	c.mu.Lock()
+	if c.state != stateConfirmed {
+		c.mu.Unlock()
+		return fmt.Errorf("transfer: %w", c.stateErr())
+	}
+	if c.refer != nil {
+		c.mu.Unlock()
+		return fmt.Errorf("transfer: %w: a transfer is in progress", errCallState)
+	}
+	progress := make(chan int, 8)
+	c.refer = progress
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		c.refer = nil
+		c.mu.Unlock()
+	}()
+	if referredBy == "" {
+		referredBy = c.dlg.local.String()
+	}
+	req := c.dlg.newRequest(sip.REFER, nil,
+		sip.NewHeader("Refer-To", angle(target)),
+		sip.NewHeader("Referred-By", angle(referredBy)),
+	)
+	rctx, cancel := context.WithTimeout(ctx, c.srv.opts.RequestTimeout)
+	res, err := c.dlg.do(rctx, req)
+	cancel()
+	if err != nil {
+		return fmt.Errorf("transfer: %w", err)
+	}
+	if err := statusErr(req, res); err != nil {
+		return fmt.Errorf("transfer: %w", err)
+	}
+	c.log.Info().Str("refer_to", target).Msg("REFER accepted, waiting for NOTIFY")
+	timer := time.NewTimer(c.srv.opts.ReferTimeout)
+	defer timer.Stop()
+	for {
+		select {
+		case code := <-progress:
+			switch {
+			case code >= 200 && code < 300:
+				c.log.Info().Int("status", code).Msg("transfer succeeded")
+				return nil
+			case code >= 300:
+				return fmt.Errorf("transfer: %w", &StatusError{Method: "REFER", Status: code, Reason: "transfer target refused"})
+			}
+		case <-timer.C:
+			return fmt.Errorf("transfer: no final NOTIFY after %s", c.srv.opts.ReferTimeout)
+		case <-c.ctx.Done():
+			return fmt.Errorf("transfer: %w", context.Cause(c.ctx))
+		case <-ctx.Done():
+			return fmt.Errorf("transfer: %w", context.Cause(ctx))
+		}
+	}
+}
+
+func angle(uri string) string {
+	if strings.HasPrefix(uri, "<") {
+		return uri
+	}
+	return "<" + uri + ">"
+}
+
+// onNotify takes the refer subscription's NOTIFYs (RFC 3515 section 2.4.5).
+func (c *InboundCall) onNotify(req *sip.Request, tx sip.ServerTransaction) {
+	ev := req.GetHeader("Event")
+	if ev == nil || !strings.EqualFold(strings.TrimSpace(strings.Split(ev.Value(), ";")[0]), "refer") {
+		c.srv.respond(req, tx, 489, "Bad Event", nil)
+		return
+	}
+	c.srv.respond(req, tx, 200, "OK", nil)
+	code, ok := parseSipfrag(req.Body())
+	if !ok {
+		return
+	}
+	c.mu.Lock()
+	ch := c.refer
+	c.mu.Unlock()
+	if ch == nil {
+		return
+	}
+	select {
+	case ch <- code:
+	default:
+	}
+}
+
+// parseSipfrag reads the status code of a message/sipfrag status line
+// ("SIP/2.0 200 OK").
+func parseSipfrag(body []byte) (int, bool) {
+	line, _, _ := bytes.Cut(body, []byte("\n"))
+	f := strings.Fields(string(line))
+	if len(f) < 2 || !strings.HasPrefix(f[0], "SIP/") {
+		return 0, false
+	}
+	code, err := strconv.Atoi(f[1])
+	if err != nil || code < 100 || code > 699 {
+		return 0, false
+	}
+	return code, true
+}

@@ -1,0 +1,411 @@
+package sip
+
+import (
+	"bytes"
+	"fmt"
+	"net/netip"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/pion/sdp/v3"
+)
+
+// Codec is an RTP payload format.
+type Codec struct {
+	// PayloadType is the RTP payload type number used on the wire (the
+	// caller's, for dynamic types).
+	PayloadType uint8
+	// Name is the encoding name as in rtpmap, e.g. "PCMU" or "PCMA".
+	Name string
+	// ClockRate is the RTP clock rate in Hz.
+	ClockRate uint32
+}
+
+// Well-known G.711 codecs (RFC 3551 static payload types).
+var (
+	PCMU = Codec{PayloadType: 0, Name: "PCMU", ClockRate: 8000}
+	PCMA = Codec{PayloadType: 8, Name: "PCMA", ClockRate: 8000}
+)
+
+// Direction is an SDP media direction attribute (RFC 3264 section 6.1).
+type Direction string
+
+// SDP directions.
+const (
+	SendRecv Direction = "sendrecv"
+	SendOnly Direction = "sendonly"
+	RecvOnly Direction = "recvonly"
+	Inactive Direction = "inactive"
+)
+
+// Reverse is the direction to answer an offer with: sendonly gets
+// recvonly, recvonly gets sendonly, the others are mirrored unchanged.
+func (d Direction) Reverse() Direction {
+	switch d {
+	case SendOnly:
+		return RecvOnly
+	case RecvOnly:
+		return SendOnly
+	case Inactive:
+		return Inactive
+	default:
+		return SendRecv
+	}
+}
+
+// MediaParams is the negotiated media of a call as seen from Switchboard.
+type MediaParams struct {
+	// RemoteAddr is where to send RTP.
+	RemoteAddr netip.AddrPort
+	// Codec is the audio codec to send and expect.
+	Codec Codec
+	// DTMFPayloadType is the peer's telephone-event payload type, 0 if
+	// it offered none.
+	DTMFPayloadType uint8
+	// Ptime is the packetisation interval, 10-60 ms (default 20 ms).
+	Ptime time.Duration
+	// Direction is the peer's direction (from its SDP). A peer putting us
+	// on hold sends sendonly or inactive.
+	Direction Direction
+}
+
+// CanSend reports whether we may send RTP to the peer (false on hold).
+func (m MediaParams) CanSend() bool {
+	return (m.Direction == SendRecv || m.Direction == RecvOnly) && m.RemoteAddr.Addr().IsValid() && !m.RemoteAddr.Addr().IsUnspecified()
+}
+
+// String gives a short log form.
+func (m MediaParams) String() string {
+	return fmt.Sprintf("%s %s/%d pt=%d dtmf=%d ptime=%s %s", m.RemoteAddr, m.Codec.Name, m.Codec.ClockRate, m.Codec.PayloadType, m.DTMFPayloadType, m.Ptime, m.Direction)
+}
+
+const (
+	defaultPtime = 20 * time.Millisecond
+	minPtime     = 10 * time.Millisecond
+	maxPtime     = 60 * time.Millisecond
+)
+
+// offerMedia is one parsed m= line.
+type offerMedia struct {
+	media   string
+	port    int
+	proto   string
+	formats []string
+}
+
+// parsedSDP is what negotiation needs from a remote description.
+type parsedSDP struct {
+	media []offerMedia
+	// audio is the index of the first usable audio stream, -1 if none.
+	audio  int
+	params MediaParams
+	// codecs is the audio stream's codec list in the peer's order.
+	codecs []Codec
+}
+
+// parseSDP reads a remote description with pion/sdp and extracts the
+// first active RTP/AVP audio stream.
+func parseSDP(body []byte) (*parsedSDP, error) {
+	var sd sdp.SessionDescription
+	if err := sd.Unmarshal(body); err != nil {
+		return nil, fmt.Errorf("%w: %v", errBadSDP, err)
+	}
+	p := &parsedSDP{audio: -1}
+	sessDir := directionOf(sd.Attributes, "")
+	for i, md := range sd.MediaDescriptions {
+		om := offerMedia{media: md.MediaName.Media, port: md.MediaName.Port.Value, proto: strings.Join(md.MediaName.Protos, "/"), formats: md.MediaName.Formats}
+		p.media = append(p.media, om)
+		if p.audio >= 0 || om.media != "audio" || om.port == 0 || (om.proto != "RTP/AVP" && om.proto != "RTP/AVPF") {
+			continue
+		}
+		ci := md.ConnectionInformation
+		if ci == nil {
+			ci = sd.ConnectionInformation
+		}
+		if ci == nil || ci.Address == nil {
+			return nil, fmt.Errorf("%w: audio stream without connection address", errBadSDP)
+		}
+		host := ci.Address.Address
+		if j := strings.IndexByte(host, '/'); j >= 0 {
+			host = host[:j]
+		}
+		addr, err := netip.ParseAddr(host)
+		if err != nil || om.port < 1 || om.port > 65535 {
+			return nil, fmt.Errorf("%w: connection address %q port %d", errBadSDP, ci.Address.Address, om.port)
+		}
+		p.audio = i
+		p.params.RemoteAddr = netip.AddrPortFrom(addr.Unmap(), uint16(om.port))
+		p.params.Direction = directionOf(md.Attributes, sessDir)
+		if addr.IsUnspecified() {
+			// RFC 2543 hold: c=0.0.0.0.
+			p.params.Direction = Inactive
+		}
+		p.params.Ptime = defaultPtime
+		if v, ok := md.Attribute("ptime"); ok {
+			p.params.Ptime = clampPtime(v)
+		}
+		p.codecs = codecsOf(md)
+	}
+	return p, nil
+}
+
+func directionOf(attrs []sdp.Attribute, def Direction) Direction {
+	for _, a := range attrs {
+		switch Direction(a.Key) {
+		case SendRecv, SendOnly, RecvOnly, Inactive:
+			return Direction(a.Key)
+		}
+	}
+	if def == "" {
+		return SendRecv
+	}
+	return def
+}
+
+// clampPtime reads an a=ptime value and keeps it within 10-60 ms in whole
+// 10 ms steps (what a 20 ms pacer can honour).
+func clampPtime(v string) time.Duration {
+	f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+	if err != nil || f <= 0 {
+		return defaultPtime
+	}
+	d := time.Duration(f * float64(time.Millisecond)).Round(10 * time.Millisecond)
+	return min(max(d, minPtime), maxPtime)
+}
+
+// codecsOf lists the formats of an m= line, resolving rtpmap entries and
+// the static payload types 0 and 8.
+func codecsOf(md *sdp.MediaDescription) []Codec {
+	rtpmap := map[string]Codec{}
+	for _, a := range md.Attributes {
+		if a.Key != "rtpmap" {
+			continue
+		}
+		pt, enc, ok := strings.Cut(strings.TrimSpace(a.Value), " ")
+		if !ok {
+			continue
+		}
+		parts := strings.Split(strings.TrimSpace(enc), "/")
+		c := Codec{Name: parts[0]}
+		if len(parts) > 1 {
+			r, err := strconv.ParseUint(parts[1], 10, 32)
+			if err == nil {
+				c.ClockRate = uint32(r)
+			}
+		}
+		rtpmap[pt] = c
+	}
+	var out []Codec
+	for _, f := range md.MediaName.Formats {
+		n, err := strconv.ParseUint(f, 10, 8)
+		if err != nil || n > 127 {
+			continue
+		}
+		c, ok := rtpmap[f]
+		switch {
+		case ok:
+		case n == 0:
+			c = PCMU
+		case n == 8:
+			c = PCMA
+		default:
+			continue
+		}
+		c.PayloadType = uint8(n)
+		out = append(out, c)
+	}
+	return out
+}
+
+func isG711(c Codec) (Codec, bool) {
+	if c.ClockRate != 8000 && c.ClockRate != 0 {
+		return c, false
+	}
+	switch strings.ToUpper(c.Name) {
+	case "PCMU":
+		return Codec{PayloadType: c.PayloadType, Name: "PCMU", ClockRate: 8000}, true
+	case "PCMA":
+		return Codec{PayloadType: c.PayloadType, Name: "PCMA", ClockRate: 8000}, true
+	}
+	return c, false
+}
+
+func isTelephoneEvent(c Codec) bool {
+	return strings.EqualFold(c.Name, "telephone-event") && c.ClockRate == 8000
+}
+
+// negotiate picks, in the offerer's order of preference, the first G.711
+// codec at 8 kHz and the offerer's telephone-event/8000 payload type.
+func (p *parsedSDP) negotiate() (MediaParams, error) {
+	if p.audio < 0 {
+		return MediaParams{}, errNoAudio
+	}
+	params := p.params
+	found := false
+	for _, c := range p.codecs {
+		if g, ok := isG711(c); ok && !found {
+			params.Codec, found = g, true
+		}
+		if isTelephoneEvent(c) && params.DTMFPayloadType == 0 {
+			params.DTMFPayloadType = c.PayloadType
+		}
+	}
+	if !found {
+		return MediaParams{}, errNoCommonCodec
+	}
+	return params, nil
+}
+
+// localSDP is our side of a session: a fixed session id and a version
+// that increases each time the description changes (RFC 3264 section 8).
+type localSDP struct {
+	sessionID uint64
+	version   uint64
+	last      []byte // body without the o= line, to detect changes
+	body      []byte
+}
+
+func newLocalSDP(id uint64) *localSDP {
+	return &localSDP{sessionID: id, version: id}
+}
+
+// answer builds our answer to remote p, with our media at local (its
+// address replaced by publicIP when valid), the negotiated params and our
+// direction. It returns the same bytes (same version) when nothing changed.
+func (l *localSDP) answer(p *parsedSDP, params MediaParams, local netip.AddrPort, publicIP netip.Addr, dir Direction) ([]byte, error) {
+	ip := local.Addr()
+	if publicIP.IsValid() {
+		ip = publicIP
+	}
+	ip = ip.Unmap()
+	addrType := "IP4"
+	if ip.Is6() {
+		addrType = "IP6"
+	}
+	conn := &sdp.ConnectionInformation{NetworkType: "IN", AddressType: addrType, Address: &sdp.Address{Address: ip.String()}}
+	sd := &sdp.SessionDescription{
+		Origin:                sdp.Origin{Username: "-", SessionID: l.sessionID, NetworkType: "IN", AddressType: addrType, UnicastAddress: ip.String()},
+		SessionName:           "switchboard",
+		ConnectionInformation: conn,
+		TimeDescriptions:      []sdp.TimeDescription{{}},
+	}
+	for i, om := range p.media {
+		if i != p.audio {
+			// RFC 3264 section 6: reject streams we do not take with port 0.
+			protos := strings.Split(om.proto, "/")
+			formats := om.formats
+			if len(formats) > 1 {
+				formats = formats[:1]
+			}
+			sd.MediaDescriptions = append(sd.MediaDescriptions, &sdp.MediaDescription{MediaName: sdp.MediaName{Media: om.media, Port: sdp.RangedPort{Value: 0}, Protos: protos, Formats: formats}})
+			continue
+		}
+		md := &sdp.MediaDescription{MediaName: sdp.MediaName{Media: "audio", Port: sdp.RangedPort{Value: int(local.Port())}, Protos: strings.Split(om.proto, "/")}}
+		appendCodec(md, params.Codec)
+		if params.DTMFPayloadType != 0 {
+			appendDTMF(md, params.DTMFPayloadType)
+		}
+		md.WithValueAttribute("ptime", strconv.Itoa(int(params.Ptime/time.Millisecond)))
+		md.WithPropertyAttribute(string(dir))
+		sd.MediaDescriptions = append(sd.MediaDescriptions, md)
+	}
+	return l.finish(sd)
+}
+
+// offer builds an offer (used by the Dialer and offerless re-INVITEs).
+func (l *localSDP) offer(local netip.AddrPort, codecs []Codec, dtmfPT uint8, ptime time.Duration, dir Direction) ([]byte, error) {
+	ip := local.Addr().Unmap()
+	addrType := "IP4"
+	if ip.Is6() {
+		addrType = "IP6"
+	}
+	sd := &sdp.SessionDescription{
+		Origin:                sdp.Origin{Username: "-", SessionID: l.sessionID, NetworkType: "IN", AddressType: addrType, UnicastAddress: ip.String()},
+		SessionName:           "switchboard",
+		ConnectionInformation: &sdp.ConnectionInformation{NetworkType: "IN", AddressType: addrType, Address: &sdp.Address{Address: ip.String()}},
+		TimeDescriptions:      []sdp.TimeDescription{{}},
+	}
+	md := &sdp.MediaDescription{MediaName: sdp.MediaName{Media: "audio", Port: sdp.RangedPort{Value: int(local.Port())}, Protos: []string{"RTP", "AVP"}}}
+	for _, c := range codecs {
+		appendCodec(md, c)
+	}
+	if dtmfPT != 0 {
+		appendDTMF(md, dtmfPT)
+	}
+	if ptime > 0 {
+		md.WithValueAttribute("ptime", strconv.Itoa(int(ptime/time.Millisecond)))
+	}
+	md.WithPropertyAttribute(string(dir))
+	sd.MediaDescriptions = append(sd.MediaDescriptions, md)
+	return l.finish(sd)
+}
+
+func appendCodec(md *sdp.MediaDescription, c Codec) {
+	md.MediaName.Formats = append(md.MediaName.Formats, strconv.Itoa(int(c.PayloadType)))
+	md.WithValueAttribute("rtpmap", fmt.Sprintf("%d %s/%d", c.PayloadType, c.Name, c.ClockRate))
+}
+
+func appendDTMF(md *sdp.MediaDescription, pt uint8) {
+	md.MediaName.Formats = append(md.MediaName.Formats, strconv.Itoa(int(pt)))
+	md.WithValueAttribute("rtpmap", fmt.Sprintf("%d telephone-event/8000", pt))
+	md.WithValueAttribute("fmtp", fmt.Sprintf("%d 0-16", pt))
+}
+
+func (l *localSDP) finish(sd *sdp.SessionDescription) ([]byte, error) {
+	sd.Origin.SessionVersion = 0
+	probe, err := sd.Marshal()
+	if err != nil {
+		return nil, fmt.Errorf("marshal sdp: %w", err)
+	}
+	if l.body != nil && bytes.Equal(probe, l.last) {
+		return l.body, nil
+	}
+	if l.body != nil {
+		l.version++
+	}
+	sd.Origin.SessionVersion = l.version
+	body, err := sd.Marshal()
+	if err != nil {
+		return nil, fmt.Errorf("marshal sdp: %w", err)
+	}
+	l.last, l.body = probe, body
+	return body, nil
+}
+
+// answerMatch reads the peer's answer to our offer and picks the codec it
+// chose (its first format that we offered).
+func answerMatch(body []byte, offered []Codec) (MediaParams, error) {
+	p, err := parseSDP(body)
+	if err != nil {
+		return MediaParams{}, err
+	}
+	if p.audio < 0 {
+		return MediaParams{}, errNoAudio
+	}
+	params := p.params
+	found := false
+	for _, c := range p.codecs {
+		if isTelephoneEvent(c) && params.DTMFPayloadType == 0 {
+			params.DTMFPayloadType = c.PayloadType
+			continue
+		}
+		if found {
+			continue
+		}
+		g, ok := isG711(c)
+		if !ok {
+			continue
+		}
+		for _, o := range offered {
+			if strings.EqualFold(o.Name, g.Name) {
+				params.Codec, found = g, true
+				break
+			}
+		}
+	}
+	if !found {
+		return MediaParams{}, errNoCommonCodec
+	}
+	return params, nil
+}

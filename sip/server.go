@@ -1,0 +1,487 @@
+package sip
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/emiago/sipgo"
+	"github.com/emiago/sipgo/sip"
+	"github.com/rs/zerolog"
+)
+
+// allowMethods is what the server answers; REFER is only sent by us.
+const allowMethods = "INVITE, ACK, BYE, CANCEL, OPTIONS, UPDATE, INFO, NOTIFY"
+
+// Server is the inbound SIP endpoint.
+type Server struct {
+	opts    Options
+	numbers Numbers
+	handler Handler
+	log     zerolog.Logger
+	metrics Metrics
+	now     func() time.Time
+
+	ua     *sipgo.UserAgent
+	srv    *sipgo.Server
+	client *sipgo.Client
+
+	udp     net.PacketConn
+	tcp     net.Listener
+	tls     net.Listener
+	pubHost string
+	pubPort int
+
+	auth    *digestAuth
+	limiter *failLimiter
+
+	draining atomic.Bool
+	closed   atomic.Bool
+
+	mu     sync.Mutex
+	calls  map[string]*InboundCall
+	active int
+	idle   chan struct{} // closed and replaced when active drops to 0
+
+	wg        sync.WaitGroup // request handlers in flight
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// ServerOption customises a Server.
+type ServerOption func(*Server)
+
+// WithMetrics sets the metrics sink.
+func WithMetrics(m Metrics) ServerOption { return func(s *Server) { s.metrics = m } }
+
+// WithClock sets the clock used for nonces and rate limiting (tests).
+func WithClock(now func() time.Time) ServerOption { return func(s *Server) { s.now = now } }
+
+// NewServer binds the listeners (UDP and TCP at opts.Addr, TLS at
+// opts.TLSAddr when a certificate is configured) and prepares the server;
+// Serve starts answering.
+func NewServer(opts Options, numbers Numbers, handler Handler, log zerolog.Logger, options ...ServerOption) (*Server, error) {
+	opts = opts.WithDefaults()
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
+	s := &Server{opts: opts, numbers: numbers, handler: handler, log: log, metrics: noMetrics{}, now: time.Now, calls: map[string]*InboundCall{}, idle: make(chan struct{})}
+	for _, o := range options {
+		o(s)
+	}
+	if err := s.listen(); err != nil {
+		s.closeListeners()
+		return nil, err
+	}
+	if err := s.setPublic(); err != nil {
+		s.closeListeners()
+		return nil, err
+	}
+	s.auth = newDigestAuth(opts.Realm, opts.DigestAlgorithms, opts.NonceTTL, s.now)
+	s.limiter = newFailLimiter(opts.AuthFailLimit, opts.AuthFailWindow, s.now)
+
+	slogger := newSlogLogger(log)
+	ua, err := sipgo.NewUA(
+		sipgo.WithUserAgent(opts.UserAgent),
+		sipgo.WithUserAgentHostname(s.pubHost),
+		sipgo.WithUserAgentTransactionLayerOptions(sip.WithTransactionLayerLogger(slogger)),
+		sipgo.WithUserAgentTransportLayerOptions(sip.WithTransportLayerLogger(slogger)),
+	)
+	if err != nil {
+		s.closeListeners()
+		return nil, fmt.Errorf("sip user agent: %w", err)
+	}
+	s.ua = ua
+	if s.srv, err = sipgo.NewServer(ua, sipgo.WithServerLogger(slogger)); err != nil {
+		s.closeListeners()
+		return nil, errors.Join(fmt.Errorf("sip server: %w", err), ua.Close())
+	}
+	if s.client, err = sipgo.NewClient(ua, sipgo.WithClientLogger(slogger), sipgo.WithClientHostname(s.pubHost)); err != nil {
+		s.closeListeners()
+		return nil, errors.Join(fmt.Errorf("sip client: %w", err), ua.Close())
+	}
+	s.srv.OnInvite(s.guard(s.onInvite))
+	s.srv.OnAck(s.guard(s.onAck))
+	s.srv.OnBye(s.guard(s.onBye))
+	s.srv.OnCancel(s.guard(s.onCancel))
+	s.srv.OnOptions(s.guard(s.onOptions))
+	s.srv.OnUpdate(s.guard(s.onUpdate))
+	s.srv.OnInfo(s.guard(s.onInfo))
+	s.srv.OnNotify(s.guard(s.onNotify))
+	s.srv.OnNoRoute(s.guard(s.onNoRoute))
+	return s, nil
+}
+
+func (s *Server) listen() error {
+	var err error
+	if s.udp, err = net.ListenPacket("udp", s.opts.Addr); err != nil {
+		return fmt.Errorf("listen udp %s: %w", s.opts.Addr, err)
+	}
+	tcpAddr := s.opts.Addr
+	host, port, _ := net.SplitHostPort(s.opts.Addr)
+	if port == "0" {
+		// Try the UDP port first so both transports share one port.
+		_, p, _ := net.SplitHostPort(s.udp.LocalAddr().String())
+		if s.tcp, err = net.Listen("tcp", net.JoinHostPort(host, p)); err == nil {
+			return s.listenTLS()
+		}
+	}
+	if s.tcp, err = net.Listen("tcp", tcpAddr); err != nil {
+		return fmt.Errorf("listen tcp %s: %w", tcpAddr, err)
+	}
+	return s.listenTLS()
+}
+
+func (s *Server) listenTLS() error {
+	if s.opts.TLSCert == "" {
+		return nil
+	}
+	cert, err := tls.LoadX509KeyPair(s.opts.TLSCert, s.opts.TLSKey)
+	if err != nil {
+		return fmt.Errorf("sip tls certificate: %w", err)
+	}
+	conf := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	if s.tls, err = tls.Listen("tcp", s.opts.TLSAddr, conf); err != nil {
+		return fmt.Errorf("listen tls %s: %w", s.opts.TLSAddr, err)
+	}
+	return nil
+}
+
+func (s *Server) setPublic() error {
+	udp := s.udp.LocalAddr().(*net.UDPAddr)
+	s.pubHost, s.pubPort = udp.IP.String(), udp.Port
+	if s.opts.PublicAddr == "" {
+		return nil
+	}
+	host, port, err := net.SplitHostPort(s.opts.PublicAddr)
+	if err != nil {
+		s.pubHost = s.opts.PublicAddr
+		return nil
+	}
+	p, err := strconv.Atoi(port)
+	if err != nil {
+		return fmt.Errorf("sip public addr %q: %w", s.opts.PublicAddr, err)
+	}
+	s.pubHost, s.pubPort = host, p
+	return nil
+}
+
+func (s *Server) closeListeners() {
+	if s.udp != nil {
+		_ = s.udp.Close()
+	}
+	if s.tcp != nil {
+		_ = s.tcp.Close()
+	}
+	if s.tls != nil {
+		_ = s.tls.Close()
+	}
+}
+
+// UDPAddr is the bound UDP address.
+func (s *Server) UDPAddr() netip.AddrPort { return addrPort(s.udp.LocalAddr()) }
+
+// TCPAddr is the bound TCP address.
+func (s *Server) TCPAddr() netip.AddrPort { return addrPort(s.tcp.Addr()) }
+
+// TLSAddr is the bound TLS address, or the zero value without TLS.
+func (s *Server) TLSAddr() netip.AddrPort {
+	if s.tls == nil {
+		return netip.AddrPort{}
+	}
+	return addrPort(s.tls.Addr())
+}
+
+func addrPort(a net.Addr) netip.AddrPort {
+	ap, _ := netip.ParseAddrPort(a.String())
+	return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
+}
+
+// Serve answers SIP requests until ctx is done, then hangs up the calls
+// still up (BYE with a Reason), closes the listeners and waits for its
+// goroutines. It returns nil after a normal stop.
+func (s *Server) Serve(ctx context.Context) error {
+	errc := make(chan error, 3)
+	n := 0
+	serve := func(f func() error) {
+		n++
+		go func() { errc <- f() }()
+	}
+	serve(func() error { return s.srv.ServeUDP(s.udp) })
+	serve(func() error { return s.srv.ServeTCP(s.tcp) })
+	if s.tls != nil {
+		serve(func() error { return s.srv.ServeTLS(s.tls) })
+	}
+	ev := s.log.Info().Str("udp", s.UDPAddr().String()).Str("tcp", s.TCPAddr().String())
+	if s.tls != nil {
+		ev = ev.Str("tls", s.TLSAddr().String())
+	}
+	ev.Msg("sip server listening")
+	var serveErr error
+	select {
+	case <-ctx.Done():
+	case err := <-errc:
+		n--
+		if !errors.Is(err, net.ErrClosed) {
+			serveErr = fmt.Errorf("sip serve: %w", err)
+		}
+	}
+	s.hangupAll(ErrShutdown, "shutting down")
+	err := s.Close()
+	for ; n > 0; n-- {
+		<-errc
+	}
+	return errors.Join(serveErr, err)
+}
+
+// Close stops the server without hanging up calls gracefully: listeners
+// and connections are closed and in-flight handlers are waited for. It is
+// idempotent; Serve calls it on return.
+func (s *Server) Close() error {
+	s.closeOnce.Do(func() {
+		s.closed.Store(true)
+		s.mu.Lock()
+		calls := make([]*InboundCall, 0, len(s.calls))
+		for _, c := range s.calls {
+			calls = append(calls, c)
+		}
+		s.mu.Unlock()
+		for _, c := range calls {
+			c.end(ErrShutdown)
+		}
+		s.closeListeners()
+		s.wg.Wait()
+		s.closeErr = s.ua.Close()
+	})
+	return s.closeErr
+}
+
+// Drain makes the server refuse new INVITEs with 503 and Retry-After, and
+// answer OPTIONS probes with 503 so that load balancers stop sending.
+func (s *Server) Drain() {
+	if !s.draining.Swap(true) {
+		s.log.Info().Int("active_calls", s.ActiveCalls()).Msg("sip draining: refusing new calls")
+	}
+}
+
+// Shutdown drains, waits until the calls in progress have ended or
+// Options.DrainTimeout (or ctx) expires, then hangs up what is left with
+// BYE. Serve still has to be stopped by its context.
+func (s *Server) Shutdown(ctx context.Context) {
+	s.Drain()
+	ctx, cancel := context.WithTimeout(ctx, s.opts.DrainTimeout)
+	defer cancel()
+	for {
+		s.mu.Lock()
+		n, idle := s.active, s.idle
+		s.mu.Unlock()
+		if n == 0 {
+			return
+		}
+		select {
+		case <-idle:
+		case <-ctx.Done():
+			s.log.Info().Int("active_calls", n).Msg("sip drain time over: hanging up")
+			s.hangupAll(ErrShutdown, "shutting down")
+			return
+		}
+	}
+}
+
+// ActiveCalls is the number of admitted calls not yet ended.
+func (s *Server) ActiveCalls() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.active
+}
+
+func (s *Server) hangupAll(cause error, text string) {
+	s.mu.Lock()
+	calls := make([]*InboundCall, 0, len(s.calls))
+	for _, c := range s.calls {
+		calls = append(calls, c)
+	}
+	s.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, c := range calls {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			_ = c.hangup(ctx, cause, text)
+		}()
+	}
+	wg.Wait()
+}
+
+func (s *Server) reserve() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.active >= s.opts.MaxCalls {
+		return false
+	}
+	s.active++
+	return true
+}
+
+func (s *Server) release() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.active--
+	if s.active == 0 {
+		close(s.idle)
+		s.idle = make(chan struct{})
+	}
+}
+
+func (s *Server) register(c *InboundCall) {
+	s.mu.Lock()
+	s.calls[c.key] = c
+	s.mu.Unlock()
+}
+
+func (s *Server) unregister(c *InboundCall) {
+	s.mu.Lock()
+	delete(s.calls, c.key)
+	s.mu.Unlock()
+}
+
+// lookup finds the dialog a request belongs to (our tag is in To).
+func (s *Server) lookup(req *sip.Request) *InboundCall {
+	to, cid := req.To(), req.CallID()
+	if to == nil || cid == nil {
+		return nil
+	}
+	tag, _ := to.Params.Get("tag")
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.calls[dialogKey(cid.Value(), tag)]
+}
+
+// guard tracks handlers so Close can wait for them, and refuses work
+// once closed.
+func (s *Server) guard(h sipgo.RequestHandler) sipgo.RequestHandler {
+	return func(req *sip.Request, tx sip.ServerTransaction) {
+		s.wg.Add(1)
+		defer s.wg.Done()
+		if s.closed.Load() {
+			if !req.IsAck() {
+				s.respond(req, tx, 503, "Service Unavailable", nil, s.retryAfter())
+			}
+			return
+		}
+		h(req, tx)
+	}
+}
+
+func (s *Server) retryAfter() sip.Header {
+	return sip.NewHeader("Retry-After", strconv.Itoa(int(s.opts.RetryAfter/time.Second)))
+}
+
+// respond sends a response outside any call (no dialog tag handling).
+func (s *Server) respond(req *sip.Request, tx sip.ServerTransaction, status int, reason string, body []byte, headers ...sip.Header) {
+	res := sip.NewResponseFromRequest(req, status, reason, body)
+	res.AppendHeader(sip.NewHeader("Server", s.opts.UserAgent))
+	for _, h := range headers {
+		res.AppendHeader(h)
+	}
+	if err := tx.Respond(res); err != nil {
+		s.log.Debug().Err(err).Int("status", status).Str("method", string(req.Method)).Msg("sip respond failed")
+	}
+}
+
+func (s *Server) allowHeaders() []sip.Header {
+	return []sip.Header{
+		sip.NewHeader("Allow", allowMethods),
+		sip.NewHeader("Accept", "application/sdp"),
+		sip.NewHeader("Supported", ""),
+	}
+}
+
+func (s *Server) onOptions(req *sip.Request, tx sip.ServerTransaction) {
+	if s.draining.Load() && s.lookup(req) == nil {
+		s.respond(req, tx, 503, "Service Unavailable", nil, append(s.allowHeaders(), s.retryAfter())...)
+		return
+	}
+	s.respond(req, tx, 200, "OK", nil, s.allowHeaders()...)
+}
+
+func (s *Server) onNoRoute(req *sip.Request, tx sip.ServerTransaction) {
+	s.respond(req, tx, 405, "Method Not Allowed", nil, sip.NewHeader("Allow", allowMethods))
+}
+
+func (s *Server) onCancel(req *sip.Request, tx sip.ServerTransaction) {
+	// CANCELs matching a pending INVITE are answered by the transaction
+	// layer (200, then 487 to the INVITE); this one matched nothing.
+	s.respond(req, tx, 481, "Call/Transaction Does Not Exist", nil)
+}
+
+func (s *Server) onAck(req *sip.Request, tx sip.ServerTransaction) {
+	if c := s.lookup(req); c != nil {
+		c.ackReceived(req)
+	}
+}
+
+func (s *Server) onBye(req *sip.Request, tx sip.ServerTransaction) {
+	c := s.lookup(req)
+	if c == nil {
+		s.respond(req, tx, 481, "Call/Transaction Does Not Exist", nil)
+		return
+	}
+	c.onBye(req, tx)
+}
+
+func (s *Server) onUpdate(req *sip.Request, tx sip.ServerTransaction) {
+	c := s.lookup(req)
+	if c == nil {
+		s.respond(req, tx, 481, "Call/Transaction Does Not Exist", nil)
+		return
+	}
+	c.onOffer(req, tx)
+}
+
+func (s *Server) onInfo(req *sip.Request, tx sip.ServerTransaction) {
+	c := s.lookup(req)
+	if c == nil {
+		s.respond(req, tx, 481, "Call/Transaction Does Not Exist", nil)
+		return
+	}
+	c.onInfo(req, tx)
+}
+
+func (s *Server) onNotify(req *sip.Request, tx sip.ServerTransaction) {
+	c := s.lookup(req)
+	if c == nil {
+		s.respond(req, tx, 481, "Subscription Does Not Exist", nil)
+		return
+	}
+	c.onNotify(req, tx)
+}
+
+// contactFor is our Contact for a transport.
+func (s *Server) contactFor(transport string) sip.ContactHeader {
+	port := s.pubPort
+	uri := sip.Uri{Scheme: "sip", Host: s.pubHost, Port: port}
+	switch strings.ToLower(transport) {
+	case "tcp":
+		if s.opts.PublicAddr == "" {
+			uri.Port = int(s.TCPAddr().Port())
+		}
+		uri.UriParams = sip.NewParams()
+		uri.UriParams.Add("transport", "tcp")
+	case "tls":
+		uri.Port = int(s.TLSAddr().Port())
+		uri.UriParams = sip.NewParams()
+		uri.UriParams.Add("transport", "tls")
+	}
+	return sip.ContactHeader{Address: uri}
+}
