@@ -3,12 +3,8 @@ package numbers_test
 import (
 	"bytes"
 	"context"
-	"crypto/aes"
-	"crypto/cipher"
 	"crypto/rand"
-	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -20,39 +16,19 @@ import (
 	"switchboard/agent"
 	"switchboard/api"
 	"switchboard/api/httpx"
+	"switchboard/auth"
 	"switchboard/numbers"
 	"switchboard/store"
 )
 
-// gcmSealer is a real AES-256-GCM box: base64(nonce || ciphertext).
-type gcmSealer struct{ aead cipher.AEAD }
-
-func newSealer(t *testing.T) *gcmSealer {
+func newSealer(t *testing.T) *auth.Box {
 	t.Helper()
 	key := make([]byte, 32)
 	_, err := rand.Read(key)
 	require.NoError(t, err)
-	block, err := aes.NewCipher(key)
+	box, err := auth.NewBox(key)
 	require.NoError(t, err)
-	aead, err := cipher.NewGCM(block)
-	require.NoError(t, err)
-	return &gcmSealer{aead}
-}
-
-func (s *gcmSealer) Seal(plain []byte, aad string) (string, error) {
-	nonce := make([]byte, s.aead.NonceSize())
-	if _, err := rand.Read(nonce); err != nil {
-		return "", err
-	}
-	return base64.StdEncoding.EncodeToString(s.aead.Seal(nonce, nonce, plain, []byte(aad))), nil
-}
-
-func (s *gcmSealer) Open(sealed, aad string) ([]byte, error) {
-	b, err := base64.StdEncoding.DecodeString(sealed)
-	if err != nil || len(b) < s.aead.NonceSize() {
-		return nil, errors.New("bad sealed value")
-	}
-	return s.aead.Open(nil, b[:s.aead.NonceSize()], b[s.aead.NonceSize():], []byte(aad))
+	return box
 }
 
 // testAuthz knows three keys: two teams with every ACL, and one of team A
@@ -80,7 +56,7 @@ type env struct {
 	dir    string
 	st     *store.SQLite
 	svc    *numbers.Service
-	sealer *gcmSealer
+	sealer *auth.Box
 }
 
 // newEnv serves the numbers and agents modules on a loopback listener over
@@ -103,7 +79,7 @@ func newEnvWith(t *testing.T, wrap func(store.Store) store.Store, adjust func(*n
 		ns = wrap(st)
 	}
 	e := &env{t: t, dir: dir, st: st, sealer: newSealer(t)}
-	opts := numbers.Options{SIPHost: "sip.example.test", Pool: testPool, Sealer: e.sealer}
+	opts := numbers.Options{SIPHost: "sip.example.test", Pool: testPool, Sealer: e.sealer, NewWebhookSecret: auth.NewWebhookSecret}
 	if adjust != nil {
 		adjust(&opts)
 	}

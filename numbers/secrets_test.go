@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"switchboard/auth"
 	"switchboard/numbers"
 	"switchboard/store"
 )
@@ -34,6 +35,7 @@ func TestSecretsShownOnceAndSealed(t *testing.T) {
 	raw, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(secret, "whsec_"))
 	require.NoError(t, err)
 	require.GreaterOrEqual(t, len(raw), 24)
+	require.NoError(t, auth.ValidateWebhookSecret(secret))
 	require.True(t, strings.HasPrefix(wh["webhook_id"].(string), "wh_"))
 	require.Equal(t, wh["webhook_id"], n["webhook_id"])
 	require.Equal(t, map[string]any{"webhook_id": wh["webhook_id"], "name": "Support", "url": "https://app.example.com/calls",
