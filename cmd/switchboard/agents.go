@@ -61,7 +61,7 @@ func agentBody(env *cliEnv, args []string, name string, wantID bool) (id string,
 	}
 	instrFile := fs.String("instructions-file", "", "read the instructions from this file")
 	if wantID {
-		if id, err = oneID(fs, args, "agent id"); err != nil {
+		if id, err = idAndFlags(fs, args, "agent id"); err != nil {
 			return "", nil, false, err
 		}
 	} else {
@@ -187,7 +187,7 @@ func agentsList(env *cliEnv, args []string) error {
 
 func agentsGet(env *cliEnv, args []string) error {
 	fs, asJSON := newFlags(env, "agents get")
-	id, err := oneID(fs, args, "agent id")
+	id, err := idAndFlags(fs, args, "agent id")
 	if err != nil {
 		return err
 	}
@@ -204,7 +204,7 @@ func agentsGet(env *cliEnv, args []string) error {
 
 func agentsDelete(env *cliEnv, args []string) error {
 	fs, asJSON := newFlags(env, "agents delete")
-	id, err := oneID(fs, args, "agent id")
+	id, err := idAndFlags(fs, args, "agent id")
 	if err != nil {
 		return err
 	}

@@ -231,7 +231,7 @@ func numbersUpdate(env *cliEnv, args []string) error {
 	noWebhook := fs.Bool("no-webhook", false, "remove the webhook (and its secret)")
 	noDigest := fs.Bool("no-digest", false, "remove the SIP digest credentials")
 	noAllow := fs.Bool("no-allow", false, "remove every allowed source address")
-	id, err := oneID(fs, args, "phone number id")
+	id, err := idAndFlags(fs, args, "phone number id")
 	if err != nil {
 		return err
 	}
@@ -343,7 +343,7 @@ func numbersList(env *cliEnv, args []string) error {
 
 func numbersGet(env *cliEnv, args []string) error {
 	fs, asJSON := newFlags(env, "numbers get")
-	id, err := oneID(fs, args, "phone number id")
+	id, err := idAndFlags(fs, args, "phone number id")
 	if err != nil {
 		return err
 	}
@@ -367,7 +367,7 @@ func numbersGet(env *cliEnv, args []string) error {
 
 func numbersDelete(env *cliEnv, args []string) error {
 	fs, asJSON := newFlags(env, "numbers delete")
-	id, err := oneID(fs, args, "phone number id")
+	id, err := idAndFlags(fs, args, "phone number id")
 	if err != nil {
 		return err
 	}
@@ -384,4 +384,25 @@ func numbersDelete(env *cliEnv, args []string) error {
 	}
 	fmt.Fprintf(env.stdout, "deleted phone number %s\n", id)
 	return nil
+}
+
+// idAndFlags parses flags that may come before and after the one
+// positional id ("numbers update pn_1 --name x", "numbers update --name x
+// pn_1 --json").
+func idAndFlags(fs *flag.FlagSet, args []string, what string) (string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return "", err
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		pos = append(pos, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	if len(pos) != 1 {
+		return "", fmt.Errorf("exactly one %s is required", what)
+	}
+	return pos[0], nil
 }
