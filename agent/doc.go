@@ -4,6 +4,14 @@
 // the settings as the store record's JSON document, so later settings need
 // no migration. Load gives the per-call runtime an agent's typed Config.
 //
+// API choices: POST and PATCH answer 200 with the agent, DELETE answers {}
+// and is refused with 409 (param agent_id) while a number routes to the
+// agent. On PATCH an absent or null field is left as it is and an empty
+// instructions, language or greeting clears it. voice is case-insensitive
+// and stored lower-case; naming a model needs the key's model ACL (403).
+// language is a 2-3 letter language with optional script and region, in
+// canonical case (en-us → en-US), or "auto".
+//
 // The per-call runtime (session config, greeting, tools, barge-in) comes in
 // a later issue and builds on Config.
 package agent

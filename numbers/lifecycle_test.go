@@ -2,9 +2,11 @@ package numbers_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -150,4 +152,52 @@ func TestPagination(t *testing.T) {
 	}
 	e.fails("GET", "/v2/phone-numbers?page_token=%21%21", nil, http.StatusBadRequest, "page_token")
 	require.Len(t, e.ok("GET", "/v2/phone-numbers?page_size=1000", nil)["phone_numbers"], 7)
+}
+
+func TestConcurrentAllocation(t *testing.T) {
+	e := newEnv(t, nil)
+	const n = 6 // the pool holds 3 DIDs
+	type result struct {
+		status int
+		number string
+		code   string
+	}
+	results := make(chan result, n)
+	for i := 0; i < n; i++ {
+		go func() {
+			req, _ := http.NewRequest("POST", e.url+"/v2/phone-numbers", strings.NewReader(`{"origin":"svc_provisioned","name":"race"}`))
+			req.Header.Set("Authorization", "Bearer team-a")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				results <- result{status: -1, code: err.Error()}
+				return
+			}
+			defer resp.Body.Close()
+			var body struct {
+				PhoneNumber struct {
+					E164 string `json:"phone_number"`
+				} `json:"phone_number"`
+				Error struct{ Code string } `json:"error"`
+			}
+			_ = json.NewDecoder(resp.Body).Decode(&body)
+			results <- result{resp.StatusCode, body.PhoneNumber.E164, body.Error.Code}
+		}()
+	}
+	got := map[string]bool{}
+	exhausted := 0
+	for i := 0; i < n; i++ {
+		r := <-results
+		switch r.status {
+		case http.StatusOK:
+			require.False(t, got[r.number], "%s handed out twice", r.number)
+			got[r.number] = true
+		case http.StatusConflict:
+			require.Equal(t, "pool_exhausted", r.code)
+			exhausted++
+		default:
+			t.Fatalf("unexpected answer %+v", r)
+		}
+	}
+	require.Len(t, got, 3)
+	require.Equal(t, n-3, exhausted)
 }
