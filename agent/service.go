@@ -1,0 +1,90 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"switchboard/api/httpx"
+	"switchboard/store"
+)
+
+// Options configure a Service.
+type Options struct {
+	// Now is the clock; default time.Now.
+	Now func() time.Time
+}
+
+// Service is the agents module of the API and the runtime's way to read an
+// agent.
+type Service struct {
+	st  store.Store
+	now func() time.Time
+}
+
+// NewService returns the agents module over st.
+func NewService(st store.Store, opts Options) *Service {
+	s := &Service{st: st, now: opts.Now}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	return s
+}
+
+// Endpoint is the ACL endpoint name of the agents routes.
+const Endpoint = "agents"
+
+// Routes are the /v1/agents routes.
+func (s *Service) Routes() []httpx.Route {
+	return []httpx.Route{
+		{Method: http.MethodPost, Pattern: "/v1/agents", Endpoint: Endpoint, Access: httpx.APIKey, Handler: s.create},
+		{Method: http.MethodGet, Pattern: "/v1/agents", Endpoint: Endpoint, Access: httpx.APIKey, Handler: s.list},
+		{Method: http.MethodGet, Pattern: "/v1/agents/{agent_id}", Endpoint: Endpoint, Access: httpx.APIKey, Handler: s.get},
+		{Method: http.MethodPatch, Pattern: "/v1/agents/{agent_id}", Endpoint: Endpoint, Access: httpx.APIKey, Handler: s.update},
+		{Method: http.MethodDelete, Pattern: "/v1/agents/{agent_id}", Endpoint: Endpoint, Access: httpx.APIKey, Handler: s.delete},
+	}
+}
+
+// teamOf is the team of the request's caller.
+func teamOf(ctx context.Context) string {
+	if p := httpx.PrincipalFrom(ctx); p != nil && p.TeamID != "" {
+		return p.TeamID
+	}
+	return "default"
+}
+
+// getOwned reads agent id of the caller's team: another team's agent is
+// as unknown as a missing one.
+func getOwned(ctx context.Context, st store.Store, id string) (*Config, error) {
+	a, err := st.Agents().Get(ctx, id)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && a.TeamID != teamOf(ctx)) {
+		return nil, httpx.NotFound("no agent %s", id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return fromRecord(a)
+}
+
+// pageOf reads page_size (1-1000, default 100) and page_token.
+func pageOf(r *http.Request) (store.Page, error) {
+	p := store.Page{Size: store.DefaultPageSize, Token: r.URL.Query().Get("page_token")}
+	if v := r.URL.Query().Get("page_size"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > store.MaxPageSize {
+			return p, httpx.BadRequest("page_size", "page_size must be an integer from 1 to %d", store.MaxPageSize)
+		}
+		p.Size = n
+	}
+	return p, nil
+}
+
+func pageErr(err error) error {
+	if errors.Is(err, store.ErrBadPageToken) {
+		return httpx.BadRequest("page_token", "page_token was not issued by this server")
+	}
+	return fmt.Errorf("list agents: %w", err)
+}
