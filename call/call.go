@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/netip"
 	"sync"
 	"sync/atomic"
@@ -185,7 +186,7 @@ func (c *Call) run(ctx context.Context) {
 		return
 	}
 	c.conv.Store(&convHolder{conv})
-	if err := c.in.Answer(ctx, netip.AddrPortFrom(opts.BindIP, uint16(sess.LocalPort()))); err != nil {
+	if err := c.in.Answer(ctx, netip.AddrPortFrom(answerIP(opts.BindIP, offer.RemoteAddr), uint16(sess.LocalPort()))); err != nil {
 		c.setEnd(EndedByCaller, "not answered: "+err.Error())
 		return
 	}
@@ -204,6 +205,27 @@ func (c *Call) run(ctx context.Context) {
 	default:
 		c.hangup("conversation ended")
 	}
+}
+
+// answerIP is the address to put in the SDP answer: the bind address, or,
+// when RTP listens on every address, the local address of the route
+// towards the caller's media (found by connecting a UDP socket, which sends
+// nothing). The SIP server replaces it with rtp.public_ip when set.
+func answerIP(bind netip.Addr, remote netip.AddrPort) netip.Addr {
+	if !bind.IsUnspecified() || !remote.IsValid() {
+		return bind
+	}
+	conn, err := net.DialUDP("udp", nil, net.UDPAddrFromAddrPort(remote))
+	if err != nil {
+		return bind
+	}
+	defer conn.Close()
+	if la, ok := conn.LocalAddr().(*net.UDPAddr); ok {
+		if ip, ok := netip.AddrFromSlice(la.IP); ok {
+			return ip.Unmap()
+		}
+	}
+	return bind
 }
 
 func causeText(err error) string {
