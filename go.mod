@@ -26,6 +26,7 @@ require (
 	github.com/stretchr/testify v1.12.1 // indirect
 	github.com/zaf/g711 v1.4.0 // indirect
 	go.uber.org/goleak v1.3.0 // indirect
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/text v0.42.0 // indirect
