@@ -345,7 +345,7 @@ func (s *session) onAudio(b []byte) {
 	}
 	if !s.vad.inSpeech && s.turnID == "" {
 		// Keep only what a future turn's prefix padding may need.
-		keep := s.vad.msToSamples(s.vad.cfg.prefixMs+s.vad.cfg.minSpeechMs+30)
+		keep := s.vad.msToSamples(s.vad.cfg.prefixMs + s.vad.cfg.minSpeechMs + 30)
 		if drop := s.pos - keep - s.bufStart; drop > 0 {
 			s.buf = s.buf[drop*int64(bps):]
 			s.bufStart += drop
