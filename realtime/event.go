@@ -1,6 +1,7 @@
 package realtime
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -68,6 +69,11 @@ var (
 // JSON types.
 var ErrMalformed = errMalformed
 
+var (
+	prefixAudioDelta = []byte(`{"type":"` + TypeResponseOutputAudioDelta + `"`)
+	prefixAppend     = []byte(`{"type":"` + TypeInputAudioBufferAppend + `"`)
+)
+
 // registry maps a type value to a constructor of its typed event.
 var registry = map[string]func() Event{}
 
@@ -90,6 +96,17 @@ func Known(typ string) bool {
 // or when a known type's members have the wrong JSON types (then
 // DecodeLenient still passes it on as *Unknown).
 func Decode(b []byte) (Event, error) {
+	// Providers put the type first: the per-frame events skip the type scan.
+	switch {
+	case bytes.HasPrefix(b, prefixAudioDelta):
+		if e, ok := decodeAudioDeltaFast(b); ok {
+			return e, nil
+		}
+	case bytes.HasPrefix(b, prefixAppend):
+		if e, ok := decodeAppendFast(b); ok {
+			return e, nil
+		}
+	}
 	typ, err := peekType(b)
 	if err != nil {
 		return nil, err

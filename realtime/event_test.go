@@ -276,3 +276,9 @@ func BenchmarkDecodeAudioDelta100msReflect(b *testing.B) {
 		}
 	}
 }
+
+func TestFastPathHonoursDuplicateType(t *testing.T) {
+	e, err := Decode([]byte(`{"type":"response.output_audio.delta","delta":"AAEC","type":"x.y"}`))
+	require.NoError(t, err)
+	require.Equal(t, "x.y", e.EventType(), "the last type member wins, as in encoding/json")
+}

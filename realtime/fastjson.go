@@ -46,14 +46,13 @@ func scanString(b []byte, i int) (end int, plain bool, ok bool) {
 // scanValue returns the index after the JSON value starting at b[i]. Nested
 // objects and arrays are skipped by depth counting; their validity is left to
 // encoding/json (the fast paths never accept them).
-func scanValue(b []byte, i int) (int, bool) {
+func scanValue(b []byte, i int) (end int, plain bool, ok bool) {
 	if i >= len(b) {
-		return 0, false
+		return 0, false, false
 	}
 	switch b[i] {
 	case '"':
-		end, _, ok := scanString(b, i)
-		return end, ok
+		return scanString(b, i)
 	case '{', '[':
 		depth := 0
 		for j := i; j < len(b); j++ {
@@ -61,7 +60,7 @@ func scanValue(b []byte, i int) (int, bool) {
 			case '"':
 				end, _, ok := scanString(b, j)
 				if !ok {
-					return 0, false
+					return 0, false, false
 				}
 				j = end - 1
 			case '{', '[':
@@ -69,23 +68,24 @@ func scanValue(b []byte, i int) (int, bool) {
 			case '}', ']':
 				depth--
 				if depth == 0 {
-					return j + 1, true
+					return j + 1, false, true
 				}
 			}
 		}
-		return 0, false
+		return 0, false, false
 	default:
 		j := i
 		for j < len(b) && b[j] != ',' && b[j] != '}' && b[j] != ']' && !isSpace(b[j]) {
 			j++
 		}
-		return j, j > i
+		return j, false, j > i
 	}
 }
 
 // eachField calls fn with the raw key (between its quotes) and raw value of
-// every top-level member of the object in b, until fn returns false.
-func eachField(b []byte, fn func(key []byte, keyPlain bool, val []byte) bool) error {
+// every top-level member of the object in b, until fn returns false. valPlain
+// is true for string values without escapes or non-ASCII bytes.
+func eachField(b []byte, fn func(key []byte, keyPlain bool, val []byte, valPlain bool) bool) error {
 	i := skipSpace(b, 0)
 	if i >= len(b) || b[i] != '{' {
 		return errNotObject
@@ -111,11 +111,11 @@ func eachField(b []byte, fn func(key []byte, keyPlain bool, val []byte) bool) er
 			return fmt.Errorf("%w: expected ':'", errMalformed)
 		}
 		i = skipSpace(b, i+1)
-		vend, ok := scanValue(b, i)
+		vend, vplain, ok := scanValue(b, i)
 		if !ok {
 			return fmt.Errorf("%w: bad value", errMalformed)
 		}
-		if !fn(key, kplain, b[i:vend]) {
+		if !fn(key, kplain, b[i:vend], vplain) {
 			return nil
 		}
 		i = skipSpace(b, vend)
@@ -139,7 +139,7 @@ func eachField(b []byte, fn func(key []byte, keyPlain bool, val []byte) bool) er
 func peekType(b []byte) (string, error) {
 	var typ string
 	found, bad := false, false
-	err := eachField(b, func(key []byte, plain bool, val []byte) bool {
+	err := eachField(b, func(key []byte, plain bool, val []byte, _ bool) bool {
 		if !plain || string(key) != "type" {
 			return true
 		}
@@ -194,16 +194,13 @@ func plainInt(val []byte) (int, bool) {
 	return n, err == nil
 }
 
-func base64Value(val []byte) ([]byte, bool) {
-	if len(val) < 2 || val[0] != '"' || val[len(val)-1] != '"' {
+// base64Value decodes a plain JSON string value (scanned by scanString:
+// no escapes, no control or non-ASCII bytes) as standard base64.
+func base64Value(val []byte, plain bool) ([]byte, bool) {
+	if !plain || len(val) < 2 || val[0] != '"' {
 		return nil, false
 	}
 	s := val[1 : len(val)-1]
-	for _, c := range s {
-		if c == '\\' || c == '"' || c < 0x20 || c >= utf8.RuneSelf {
-			return nil, false
-		}
-	}
 	out := make([]byte, base64.StdEncoding.DecodedLen(len(s)))
 	n, err := base64.StdEncoding.Decode(out, s)
 	if err != nil {
@@ -215,17 +212,18 @@ func base64Value(val []byte) ([]byte, bool) {
 func decodeAppendFast(b []byte) (Event, bool) {
 	e := &InputAudioBufferAppend{}
 	ok := true
-	err := eachField(b, func(key []byte, plain bool, val []byte) bool {
+	err := eachField(b, func(key []byte, plain bool, val []byte, vplain bool) bool {
 		if !plain {
 			ok = false
 			return false
 		}
 		switch string(key) {
 		case "type":
+			ok = string(val) == `"`+TypeInputAudioBufferAppend+`"`
 		case "event_id":
 			e.EventID, ok = plainString(val)
 		case "audio":
-			e.Audio, ok = base64Value(val)
+			e.Audio, ok = base64Value(val, vplain)
 		default:
 			ok = false
 		}
@@ -237,13 +235,14 @@ func decodeAppendFast(b []byte) (Event, bool) {
 func decodeAudioDeltaFast(b []byte) (Event, bool) {
 	e := &ResponseOutputAudioDelta{}
 	ok := true
-	err := eachField(b, func(key []byte, plain bool, val []byte) bool {
+	err := eachField(b, func(key []byte, plain bool, val []byte, vplain bool) bool {
 		if !plain {
 			ok = false
 			return false
 		}
 		switch string(key) {
 		case "type":
+			ok = string(val) == `"`+TypeResponseOutputAudioDelta+`"`
 		case "event_id":
 			e.EventID, ok = plainString(val)
 		case "response_id":
@@ -255,7 +254,7 @@ func decodeAudioDeltaFast(b []byte) (Event, bool) {
 		case "content_index":
 			e.ContentIndex, ok = plainInt(val)
 		case "delta":
-			e.Delta, ok = base64Value(val)
+			e.Delta, ok = base64Value(val, vplain)
 		default:
 			ok = false
 		}

@@ -44,7 +44,7 @@ func newWSSession(conn *websocket.Conn, opts Options) *wsSession {
 	s := &wsSession{
 		conn:   conn,
 		opts:   opts,
-		log:    opts.Logger.With().Str("realtime_url", conn.RemoteAddr().String()).Logger(),
+		log:    opts.Logger.With().Str("realtime_raddr", conn.RemoteAddr().String()).Logger(),
 		q:      sendq.New[[]byte](opts.AudioQueue, opts.ControlQueue),
 		events: make(chan Event, opts.EventBuffer),
 		ctx:    ctx,

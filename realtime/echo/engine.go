@@ -29,7 +29,7 @@ type Options struct {
 	// Chunk is the audio per response.output_audio.delta (default 100 ms).
 	Chunk time.Duration
 	// Lead is how far ahead of real time response audio is sent (default
-	// 200 ms).
+	// 200 ms; negative means none: strictly real time).
 	Lead time.Duration
 	// Unpaced sends response audio as fast as possible (tests).
 	Unpaced bool
