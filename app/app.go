@@ -6,15 +6,21 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/rs/zerolog"
 
+	"switchboard/agent"
 	"switchboard/api"
 	"switchboard/auth"
+	"switchboard/call"
 	"switchboard/config"
+	"switchboard/media"
+	"switchboard/numbers"
+	"switchboard/sip"
 	"switchboard/store"
 )
 
@@ -27,8 +33,14 @@ type App struct {
 	keys    *auth.KeyService
 	reg     *prometheus.Registry
 	api     *api.Server
+	numbers *numbers.Service
+	agents  *agent.Service
+	ports   *media.PortPool
+	calls   *call.Manager
+	sip     *sip.Server
 	httpLn  net.Listener
 	httpSrv *http.Server
+	draining atomic.Bool
 	// OwnerKeyFile is where a generated owner key was written on this start
 	// (empty when none was generated).
 	OwnerKeyFile string
@@ -67,10 +79,19 @@ func New(ctx context.Context, cfg *config.Config, log zerolog.Logger) (a *App, e
 		log.Warn().Str("path", a.OwnerKeyFile).Msg("first start: created the owner key (management + wildcard API key); keep this file safe")
 	}
 	a.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	modules := []api.Module{a.keys}
+	if err := a.buildCalls(cfg, log); err != nil {
+		return nil, err
+	}
+	modules := []api.Module{a.keys, a.numbers, a.agents}
 	a.api = api.New(log, a.keys, modules,
 		api.WithMetrics(a.reg),
 		api.WithReadyCheck(func(ctx context.Context) error { return a.st.Ping(ctx) }),
+		api.WithReadyCheck(func(context.Context) error {
+			if a.draining.Load() {
+				return errors.New("draining")
+			}
+			return nil
+		}),
 	)
 	a.httpSrv = &http.Server{
 		Handler:           a.api.Handler(),
@@ -89,9 +110,13 @@ func (a *App) Store() store.Store { return a.st }
 
 // Run serves until ctx is done, then stops gracefully.
 func (a *App) Run(ctx context.Context) error {
-	errc := make(chan error, 1)
+	errc := make(chan error, 2)
 	go func() { errc <- a.httpSrv.Serve(a.httpLn) }()
-	a.log.Info().Str("http_addr", a.HTTPAddr()).Str("data_dir", a.cfg.DataDir).Msg("switchboard is serving")
+	sipCtx, stopSIP := context.WithCancel(context.Background())
+	defer stopSIP()
+	sipDone := make(chan error, 1)
+	go func() { sipDone <- a.sip.Serve(sipCtx) }()
+	a.log.Info().Str("http_addr", a.HTTPAddr()).Str("sip_addr", a.SIPAddr().String()).Str("data_dir", a.cfg.DataDir).Msg("switchboard is serving")
 	var err error
 	select {
 	case <-ctx.Done():
@@ -99,7 +124,19 @@ func (a *App) Run(ctx context.Context) error {
 		if errors.Is(err, http.ErrServerClosed) {
 			err = nil
 		}
+	case err = <-sipDone:
+		sipDone <- err
 	}
+	// Drain: new INVITEs get 503, calls in progress may finish within the
+	// drain time, then they get BYE.
+	a.draining.Store(true)
+	a.log.Info().Int("active_calls", a.calls.Active()).Dur("drain_timeout", a.cfg.SIP.DrainTimeout).Msg("draining")
+	a.sip.Shutdown(context.Background())
+	stopSIP()
+	if serr := <-sipDone; serr != nil {
+		err = errors.Join(err, serr)
+	}
+	a.calls.Wait()
 	sctx, cancel := context.WithTimeout(context.Background(), a.cfg.ShutdownTimeout)
 	defer cancel()
 	if serr := a.httpSrv.Shutdown(sctx); serr != nil && !errors.Is(serr, http.ErrServerClosed) {
@@ -116,6 +153,12 @@ func (a *App) Close() error {
 		if err := a.httpLn.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
 			errs = append(errs, err)
 		}
+	}
+	if a.sip != nil {
+		errs = append(errs, a.sip.Close())
+	}
+	if a.ports != nil {
+		errs = append(errs, a.ports.Close())
 	}
 	if a.st != nil {
 		errs = append(errs, a.st.Close())

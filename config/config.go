@@ -24,6 +24,8 @@ type Config struct {
 	LogLevel  string `yaml:"log_level"`
 	LogFormat string `yaml:"log_format"`
 	TeamID    string `yaml:"team_id"`
+	// DemoNumber is seeded on first start, routed to a demo agent.
+	DemoNumber string `yaml:"demo_number"`
 
 	// MaxBodyBytes bounds every HTTP request body except uploads.
 	MaxBodyBytes int64 `yaml:"max_body_bytes"`

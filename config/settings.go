@@ -84,6 +84,7 @@ func settings(c *Config) []Setting {
 		{"log_level", "log-level", "SWITCHBOARD_LOG_LEVEL", "info", "debug, info, warn or error", str(&c.LogLevel)},
 		{"log_format", "log-format", "SWITCHBOARD_LOG_FORMAT", "auto", "json, console, or auto (console on a terminal, JSON otherwise)", str(&c.LogFormat)},
 		{"team_id", "", "SWITCHBOARD_TEAM_ID", "default", "the team that owns everything created without an explicit team", str(&c.TeamID)},
+		{"demo_number", "demo-number", "SWITCHBOARD_DEMO_NUMBER", "+18005550100", "on first start (no numbers yet), this number is created and routed to a demo agent; empty: none", str(&c.DemoNumber)},
 		{"max_body_bytes", "", "SWITCHBOARD_MAX_BODY_BYTES", "1048576", "largest accepted JSON request body (413 past it)", int64v(&c.MaxBodyBytes)},
 		{"shutdown_timeout", "", "SWITCHBOARD_SHUTDOWN_TIMEOUT", "10s", "how long the HTTP server waits for requests in flight on stop", duration(&c.ShutdownTimeout)},
 

@@ -1,0 +1,93 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/netip"
+
+	"github.com/rs/zerolog"
+
+	"switchboard/agent"
+	"switchboard/call"
+	"switchboard/config"
+	"switchboard/media"
+	"switchboard/numbers"
+	"switchboard/sip"
+)
+
+// buildCalls wires numbers, agents, the RTP port pool, the call manager
+// and the SIP server.
+func (a *App) buildCalls(cfg *config.Config, log zerolog.Logger) error {
+	sipHost := cfg.SIP.PublicAddr
+	if sipHost == "" {
+		sipHost = cfg.SIP.Addr
+	}
+	a.numbers = numbers.NewService(a.st, numbers.Options{SIPHost: sipHost, Pool: cfg.Numbers.Pool, Sealer: a.box, Log: log})
+	a.agents = agent.NewService(a.st, agent.Options{})
+
+	bindIP, err := rtpBindIP(cfg)
+	if err != nil {
+		return err
+	}
+	if a.ports, err = media.NewPortPool(bindIP, cfg.RTP.Ports.Min, cfg.RTP.Ports.Max); err != nil {
+		return fmt.Errorf("rtp ports: %w", err)
+	}
+	metrics := call.NewMetrics(a.reg)
+	a.calls, err = call.NewManager(call.Options{
+		BindIP: bindIP, Ports: a.ports, JitterDelay: cfg.RTP.JitterDelay, MediaTimeout: cfg.RTP.MediaTimeout,
+		Router: router{numbers: a.numbers}, Metrics: metrics,
+	}, log)
+	if err != nil {
+		return err
+	}
+	var publicIP netip.Addr
+	if cfg.RTP.PublicIP != "" {
+		publicIP = netip.MustParseAddr(cfg.RTP.PublicIP)
+	}
+	sip.SetLibraryLogger(log)
+	a.sip, err = sip.NewServer(sip.Options{
+		Addr: cfg.SIP.Addr, PublicAddr: cfg.SIP.PublicAddr, TLSAddr: cfg.SIP.TLSAddr, TLSCert: cfg.SIP.TLSCert, TLSKey: cfg.SIP.TLSKey,
+		RTPPublicIP: publicIP, ChallengeStatus: cfg.SIP.ChallengeStatus, NonceTTL: cfg.SIP.NonceTTL,
+		AuthFailLimit: cfg.SIP.AuthFailLimit, AuthFailWindow: cfg.SIP.AuthFailWindow, MaxCalls: cfg.SIP.MaxCalls,
+		DrainTimeout: cfg.SIP.DrainTimeout, TrunkPrefix: cfg.SIP.TrunkPrefix, DefaultCountry: cfg.SIP.DefaultCountry,
+	}, sipNumbers{a.numbers}, a.calls, log, sip.WithMetrics(metrics))
+	if err != nil {
+		return fmt.Errorf("sip: %w", err)
+	}
+	demo, err := a.seedDemo(context.Background(), cfg.DemoNumber, sipHost)
+	if err != nil {
+		return fmt.Errorf("seed demo number: %w", err)
+	}
+	if demo != "" {
+		log.Info().Str("phone_number", demo).Str("dial", "sip:"+demo+"@"+sipHost).Msg("created the demo number, routed to the demo agent")
+	}
+	return nil
+}
+
+// rtpBindIP is rtp.bind_ip, else the host of sip.addr (a wildcard host
+// binds every address).
+func rtpBindIP(cfg *config.Config) (netip.Addr, error) {
+	host := cfg.RTP.BindIP
+	if host == "" {
+		h, _, err := net.SplitHostPort(cfg.SIP.Addr)
+		if err != nil {
+			return netip.Addr{}, fmt.Errorf("sip.addr: %w", err)
+		}
+		host = h
+	}
+	if host == "" {
+		return netip.IPv4Unspecified(), nil
+	}
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		return netip.Addr{}, fmt.Errorf("rtp bind address %q: %w", host, err)
+	}
+	return ip, nil
+}
+
+// SIPAddr is the SIP server's UDP address.
+func (a *App) SIPAddr() netip.AddrPort { return a.sip.UDPAddr() }
+
+// Calls is the call manager (tests, the calls API).
+func (a *App) Calls() *call.Manager { return a.calls }

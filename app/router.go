@@ -1,0 +1,47 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"switchboard/call"
+	"switchboard/numbers"
+	"switchboard/sip"
+)
+
+// sipNumbers answers the SIP server's number lookups from the store.
+type sipNumbers struct{ n *numbers.Service }
+
+func (a sipNumbers) LookupNumber(ctx context.Context, e164 string) (*sip.Route, error) {
+	r, err := a.n.Resolve(ctx, e164)
+	if errors.Is(err, numbers.ErrUnknownNumber) {
+		return nil, fmt.Errorf("%w: %s", sip.ErrNumberNotFound, e164)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &sip.Route{NumberID: r.NumberID, PhoneNumber: r.E164, AllowedAddresses: r.AllowedPrefixes,
+		AuthUsername: r.AuthUsername, AuthPassword: r.AuthPassword}, nil
+}
+
+// router picks each call's conversation from its number's route.
+type router struct {
+	numbers *numbers.Service
+}
+
+func (r router) Conversation(ctx context.Context, c *call.Call) (call.Conversation, error) {
+	res, err := r.numbers.Resolve(ctx, c.SIP().Route().PhoneNumber)
+	if err != nil {
+		return nil, &call.RejectError{Status: 404, Reason: "Not Found", Err: err}
+	}
+	switch {
+	case res.AgentID != "":
+		// Until the agent runtime lands, an agent's number is answered by
+		// the line-test echo.
+		return call.NewEcho(0), nil
+	case res.WebhookID != "":
+		return nil, &call.RejectError{Status: 480, Reason: "Temporarily Unavailable", Err: errors.New("webhook routing is not available yet")}
+	}
+	return nil, &call.RejectError{Status: 480, Reason: "Temporarily Unavailable", Err: errors.New("the number routes nowhere")}
+}

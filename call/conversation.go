@@ -1,0 +1,67 @@
+package call
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Conversation is the other side of a phone call. Prepare runs while the
+// caller hears ringing; the call is answered once it returns nil. Audio is
+// the hot path: it receives the caller's audio at the conversation's rate
+// (PCM16 little-endian mono), on the media goroutine, and must neither
+// block nor keep the slice. Run drives the conversation after answer until
+// it ends or ctx (the call) is done.
+type Conversation interface {
+	Prepare(ctx context.Context) error
+	Audio(pcm []byte)
+	Run(ctx context.Context, phone Phone) error
+	Close() error
+}
+
+// Phone is what a conversation sees of its call. Play, Flush and Pending
+// are called from the conversation's own goroutine.
+type Phone interface {
+	// ID is the call id.
+	ID() string
+	// Rate is the sample rate of the audio given to Play and Audio.
+	Rate() int
+	// Play queues audio (PCM16LE at Rate) tagged with an item id; the
+	// pacer sends it one frame per ptime.
+	Play(itemID string, pcm []byte)
+	// Flush drops everything queued within one frame and reports which
+	// item was playing and how many ms of it the caller heard (barge-in).
+	Flush() (itemID string, playedMs int)
+	// Pending is how much queued audio has not been sent yet.
+	Pending() time.Duration
+	// Hangup ends the call with a BYE carrying reason.
+	Hangup(reason string)
+	// Transfer sends a SIP REFER to the caller's side and waits for the
+	// outcome.
+	Transfer(ctx context.Context, target string) error
+}
+
+// Router picks the conversation of a call from its route. It may reject
+// the call with an error carrying a SIP status (see RejectError).
+type Router interface {
+	Conversation(ctx context.Context, c *Call) (Conversation, error)
+}
+
+// RejectError tells the Manager which SIP status to refuse a call with.
+type RejectError struct {
+	Status int
+	Reason string
+	Err    error
+}
+
+func (e *RejectError) Error() string {
+	if e.Err != nil {
+		return e.Reason + ": " + e.Err.Error()
+	}
+	return e.Reason
+}
+
+func (e *RejectError) Unwrap() error { return e.Err }
+
+// ErrHangup is the cause of a call ended by its conversation.
+var ErrHangup = errors.New("call: conversation hung up")

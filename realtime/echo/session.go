@@ -1,0 +1,502 @@
+package echo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"switchboard/realtime"
+	"switchboard/realtime/internal/sendq"
+)
+
+// input is one entry of the session's inbound queue: audio or an event.
+type input struct {
+	audio []byte
+	ev    realtime.Event
+}
+
+// item is a conversation item as the echo session keeps it.
+type item struct {
+	it      realtime.Item
+	audio   []byte // user audio (input format) or assistant audio (output format)
+	audioFm format
+	spokeMs int // user audio: how long the caller spoke
+}
+
+// response is the response in progress.
+type response struct {
+	id, itemID string
+	prevItemID string
+	text       bool // output_modalities ["text"]
+	audio      []byte
+	sent       int
+	transcript string
+	started    time.Time
+	chunks     int
+}
+
+// session is an in-process realtime session. One goroutine (run) owns all
+// state below the mutex-free line; Send and AppendAudio only queue.
+type session struct {
+	e      *Engine
+	log    zerolog.Logger
+	tag    string
+	q      *sendq.Queue[input]
+	events chan realtime.Event
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	wg     sync.WaitGroup
+	once   sync.Once
+
+	audioIn, eventsIn, eventsOut atomic.Uint64
+
+	// Owned by run.
+	seq       int
+	cfg       realtime.SessionConfig
+	in, out   format
+	vad       *vad
+	vadOn     bool
+	vadEvs    []vadEvent
+	scratch   []int16
+	carry     []byte
+	buf       []byte
+	bufStart  int64 // sample position of buf[0]
+	pos       int64 // samples received
+	turnID    string
+	onset     int64 // first voiced sample of the current turn
+	turnStart int64 // onset minus prefix padding
+	items     []*item
+	resp      *response
+	timer     *time.Timer
+}
+
+func newSession(e *Engine, n uint64) *session {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	s := &session{
+		e:      e,
+		tag:    fmt.Sprint(n),
+		log:    e.opts.Logger.With().Str("realtime_engine", "echo").Logger(),
+		q:      sendq.New[input](e.opts.AudioQueue, 64),
+		events: make(chan realtime.Event, e.opts.EventBuffer),
+		ctx:    ctx,
+		cancel: cancel,
+		timer:  time.NewTimer(time.Hour),
+	}
+	s.timer.Stop()
+	s.cfg = e.defaultConfig(s.id("sess"))
+	s.applyFormats()
+	s.wg.Add(1)
+	go s.run()
+	return s
+}
+
+func (s *session) id(prefix string) string {
+	s.seq++
+	return fmt.Sprintf("%s_%s_%d", prefix, s.tag, s.seq)
+}
+
+// --- realtime.Session ---
+
+func (s *session) Send(ctx context.Context, e realtime.Event) error {
+	if s.ctx.Err() != nil {
+		return realtime.ErrClosed
+	}
+	if err := s.q.Push(ctx, input{ev: e}); err != nil {
+		if errors.Is(err, sendq.ErrClosed) {
+			return realtime.ErrClosed
+		}
+		return err
+	}
+	s.eventsIn.Add(1)
+	return nil
+}
+
+func (s *session) AppendAudio(audio []byte) error {
+	if s.ctx.Err() != nil {
+		s.q.PushAudio(input{})
+		return realtime.ErrClosed
+	}
+	s.q.PushAudio(input{audio: append([]byte(nil), audio...)})
+	s.audioIn.Add(1)
+	return nil
+}
+
+func (s *session) Events() <-chan realtime.Event { return s.events }
+func (s *session) Done() <-chan struct{}         { return s.ctx.Done() }
+func (s *session) Err() error                    { return context.Cause(s.ctx) }
+
+func (s *session) Stats() realtime.Stats {
+	return realtime.Stats{AudioSent: s.audioIn.Load(), AudioDropped: s.q.Dropped(), EventsSent: s.eventsIn.Load(), EventsReceived: s.eventsOut.Load()}
+}
+
+func (s *session) Close() error {
+	s.once.Do(func() {
+		s.cancel(realtime.ErrClosed)
+		s.q.Close()
+		s.wg.Wait()
+	})
+	return nil
+}
+
+// --- the run loop ---
+
+func (s *session) run() {
+	defer s.wg.Done()
+	defer close(s.events)
+	defer s.timer.Stop()
+	s.emit(&realtime.SessionCreated{Session: s.cfg.Clone()})
+	s.emit(&realtime.ConversationCreated{Conversation: realtime.Conversation{ID: s.id("conv"), Object: "realtime.conversation"}})
+	var batch []input
+	for {
+		select {
+		case <-s.ctx.Done():
+			return
+		case <-s.q.Ready():
+			batch = s.q.Drain(batch[:0])
+			for i, in := range batch {
+				if in.ev != nil {
+					s.handle(in.ev)
+				} else if in.audio != nil {
+					s.onAudio(in.audio)
+				}
+				batch[i] = input{}
+			}
+		case <-s.timer.C:
+			s.stream()
+		}
+	}
+}
+
+// emit fills the event_id and delivers e, waiting for the consumer.
+func (s *session) emit(e realtime.Event) {
+	realtime.SetEventID(e, s.id("event"))
+	select {
+	case s.events <- e:
+		s.eventsOut.Add(1)
+	case <-s.ctx.Done():
+	}
+}
+
+func (s *session) fail(ev realtime.Event, code, param, format string, args ...any) {
+	evID := ""
+	if ev != nil {
+		evID = realtime.EventID(ev)
+	}
+	s.emit(&realtime.ErrorEvent{Error: realtime.ErrorDetail{
+		Type: realtime.ErrorInvalidRequest, Code: code, Param: param, EventID: evID,
+		Message: fmt.Sprintf(format, args...),
+	}})
+}
+
+func (s *session) handle(ev realtime.Event) {
+	switch v := ev.(type) {
+	case *realtime.SessionUpdate:
+		s.sessionUpdate(v)
+	case *realtime.InputAudioBufferAppend:
+		s.onAudio(v.Audio)
+	case *realtime.InputAudioBufferCommit:
+		s.commitManual(v)
+	case *realtime.InputAudioBufferClear:
+		s.buf, s.bufStart, s.carry, s.turnID = nil, s.pos, nil, ""
+		s.vad.reset()
+		s.emit(&realtime.InputAudioBufferCleared{})
+	case *realtime.ConversationItemCreate:
+		s.itemCreate(v)
+	case *realtime.ConversationItemDelete:
+		if i := s.find(v.ItemID); i < 0 {
+			s.fail(v, "item_not_found", "item_id", "item %q does not exist", v.ItemID)
+		} else {
+			s.items = append(s.items[:i], s.items[i+1:]...)
+			s.emit(&realtime.ConversationItemDeleted{ItemID: v.ItemID})
+		}
+	case *realtime.ConversationItemRetrieve:
+		if i := s.find(v.ItemID); i < 0 {
+			s.fail(v, "item_not_found", "item_id", "item %q does not exist", v.ItemID)
+		} else {
+			s.emit(&realtime.ConversationItemRetrieved{Item: s.items[i].it})
+		}
+	case *realtime.ConversationItemTruncate:
+		s.truncate(v)
+	case *realtime.ResponseCreate:
+		s.responseCreate(v)
+	case *realtime.ResponseCancel:
+		if s.resp == nil || (v.ResponseID != "" && v.ResponseID != s.resp.id) {
+			s.fail(v, "response_cancel_not_active", "response_id", "there is no response in progress to cancel")
+			return
+		}
+		s.finish(realtime.StatusCancelled, realtime.ReasonClientCancelled)
+	default:
+		s.fail(ev, "unknown_event", "type", "the echo engine does not accept client events of type %q", ev.EventType())
+	}
+}
+
+// --- session configuration ---
+
+func (s *session) applyFormats() {
+	in, out := formatOf(s.cfg.InputFormat()), formatOf(s.cfg.OutputFormat())
+	if in != s.in {
+		s.buf, s.carry, s.bufStart, s.pos = nil, nil, 0, 0
+	}
+	s.in, s.out = in, out
+	td := s.cfg.TurnDetection()
+	s.vadOn = td != nil
+	cfg := vadConfig{thresholdDBFS: thresholdDBFS(s.e.opts.Threshold), silenceMs: 500, prefixMs: 300, minSpeechMs: int(s.e.opts.MinSpeech / time.Millisecond)}
+	if td != nil {
+		if td.Threshold != nil {
+			cfg.thresholdDBFS = thresholdDBFS(*td.Threshold)
+		}
+		if td.SilenceDurationMs != nil {
+			cfg.silenceMs = *td.SilenceDurationMs
+		}
+		if td.PrefixPaddingMs != nil {
+			cfg.prefixMs = *td.PrefixPaddingMs
+		}
+	}
+	if s.vad == nil || s.vad.rate != in.rate {
+		s.vad = newVAD(cfg, in.rate)
+		s.vad.pos, s.vad.floor = s.pos, s.pos
+	} else {
+		s.vad.cfg = cfg
+	}
+}
+
+func (s *session) sessionUpdate(v *realtime.SessionUpdate) {
+	u := v.Session
+	if u.Type != "" && u.Type != "realtime" {
+		s.fail(v, "invalid_value", "session.type", "session type %q is not supported (only realtime)", u.Type)
+		return
+	}
+	if a := u.Audio; a != nil {
+		if a.Input != nil {
+			if err := a.Input.Format.Validate(); err != nil {
+				s.fail(v, "invalid_value", "session.audio.input.format", "%v", err)
+				return
+			}
+			if td := a.Input.TurnDetection; td.Value != nil {
+				if td.Value.Type != realtime.TurnServerVAD && td.Value.Type != realtime.TurnSemanticVAD {
+					s.fail(v, "invalid_value", "session.audio.input.turn_detection.type", "turn detection %q is not supported", td.Value.Type)
+					return
+				}
+				if t := td.Value.Threshold; t != nil && (*t < 0 || *t > 1) {
+					s.fail(v, "invalid_value", "session.audio.input.turn_detection.threshold", "threshold must be between 0 and 1")
+					return
+				}
+			}
+		}
+		if a.Output != nil {
+			if err := a.Output.Format.Validate(); err != nil {
+				s.fail(v, "invalid_value", "session.audio.output.format", "%v", err)
+				return
+			}
+		}
+	}
+	s.cfg.Merge(u)
+	if td := s.cfg.Audio.Input.TurnDetection; td.Value != nil {
+		s.cfg.Audio.Input.TurnDetection = realtime.Some(s.e.fillVAD(*td.Value))
+	}
+	s.applyFormats()
+	s.emit(&realtime.SessionUpdated{Session: s.cfg.Clone()})
+}
+
+// --- input audio and VAD ---
+
+func (s *session) ms(samples int64) int { return int(samples * 1000 / int64(s.in.rate)) }
+
+func (s *session) onAudio(b []byte) {
+	bps := s.in.bytesPerSample()
+	if len(s.carry) > 0 {
+		b = append(s.carry, b...)
+		s.carry = nil
+	}
+	if r := len(b) % bps; r != 0 {
+		s.carry = append([]byte(nil), b[len(b)-r:]...)
+		b = b[:len(b)-r]
+	}
+	s.buf = append(s.buf, b...)
+	s.pos += int64(len(b) / bps)
+	if !s.vadOn {
+		return
+	}
+	s.scratch = s.in.decode(s.scratch[:0], b)
+	s.vadEvs = s.vad.push(s.vadEvs[:0], s.scratch)
+	for _, ev := range s.vadEvs {
+		switch ev.kind {
+		case vadStart:
+			s.turnID = s.id("item")
+			s.onset, s.turnStart = ev.onset, ev.at
+			s.emit(&realtime.InputAudioBufferSpeechStarted{AudioStartMs: s.ms(ev.at), ItemID: s.turnID})
+			if s.resp != nil && boolOr(s.cfg.TurnDetection().InterruptResponse, true) {
+				s.finish(realtime.StatusCancelled, realtime.ReasonTurnDetected)
+			}
+		case vadStop:
+			s.emit(&realtime.InputAudioBufferSpeechStopped{AudioEndMs: s.ms(ev.at), ItemID: s.turnID})
+			s.commit(s.turnID, s.turnStart, ev.at, ev.speechEnd)
+			s.turnID = ""
+			if boolOr(s.cfg.TurnDetection().CreateResponse, true) {
+				s.startResponse(nil, s.items[len(s.items)-1])
+			}
+		}
+	}
+	if !s.vad.inSpeech && s.turnID == "" {
+		// Keep only what a future turn's prefix padding may need.
+		keep := s.vad.msToSamples(s.vad.cfg.prefixMs + s.vad.cfg.minSpeechMs + 30)
+		if drop := s.pos - keep - s.bufStart; drop > 0 {
+			s.buf = s.buf[drop*int64(bps):]
+			s.bufStart += drop
+		}
+	}
+}
+
+func boolOr(b *bool, def bool) bool {
+	if b == nil {
+		return def
+	}
+	return *b
+}
+
+// commit turns input samples [from, to) into a user audio item.
+func (s *session) commit(itemID string, from, to, speechEnd int64) {
+	bps := int64(s.in.bytesPerSample())
+	from = max(from, s.bufStart)
+	audio := append([]byte(nil), s.buf[(from-s.bufStart)*bps:(to-s.bufStart)*bps]...)
+	s.buf = s.buf[(to-s.bufStart)*bps:]
+	s.bufStart = to
+	prev := s.lastID()
+	s.emit(&realtime.InputAudioBufferCommitted{PreviousItemID: prev, ItemID: itemID})
+	it := realtime.Item{ID: itemID, Object: "realtime.item", Type: realtime.ItemMessage, Status: realtime.StatusCompleted, Role: realtime.RoleUser,
+		Content: []realtime.ContentPart{{Type: realtime.ContentInputAudio}}}
+	s.items = append(s.items, &item{it: it, audio: audio, audioFm: s.in, spokeMs: s.ms(speechEnd - s.onsetOr(from))})
+	s.emit(&realtime.ConversationItemAdded{PreviousItemID: prev, Item: it})
+	s.emit(&realtime.ConversationItemDone{PreviousItemID: prev, Item: it})
+	if tr := s.cfg.Audio.Input.Transcription; tr.Value != nil {
+		spoke := float64(s.ms(speechEnd-from)) / 1000
+		s.emit(&realtime.InputAudioTranscriptionCompleted{ItemID: itemID, Transcript: fmt.Sprintf("(echo) %.1f seconds of speech", spoke)})
+	}
+}
+
+func (s *session) commitManual(v *realtime.InputAudioBufferCommit) {
+	if s.vadOn {
+		s.fail(v, "invalid_value", "type", "input_audio_buffer.commit is only accepted when turn_detection is null")
+		return
+	}
+	if s.ms(s.pos-s.bufStart) < 100 {
+		s.fail(v, "input_audio_buffer_commit_empty", "", "buffer too small: at least 100ms of audio is needed, got %dms", s.ms(s.pos-s.bufStart))
+		return
+	}
+	s.onset = s.bufStart
+	s.commit(s.id("item"), s.bufStart, s.pos, s.pos)
+}
+
+// onsetOr returns the VAD onset of the current turn (without prefix
+// padding) when it lies after from.
+func (s *session) onsetOr(from int64) int64 { return max(s.onset, from) }
+
+// --- conversation items ---
+
+func (s *session) find(id string) int {
+	for i, it := range s.items {
+		if it.it.ID == id {
+			return i
+		}
+	}
+	return -1
+}
+
+func (s *session) lastID() string {
+	if len(s.items) == 0 {
+		return ""
+	}
+	return s.items[len(s.items)-1].it.ID
+}
+
+func (s *session) itemCreate(v *realtime.ConversationItemCreate) {
+	it := v.Item
+	switch it.Type {
+	case realtime.ItemMessage:
+		if it.Role != realtime.RoleUser && it.Role != realtime.RoleAssistant && it.Role != realtime.RoleSystem {
+			s.fail(v, "invalid_value", "item.role", "message role %q is not user, assistant or system", it.Role)
+			return
+		}
+	case realtime.ItemFunctionCall, realtime.ItemFunctionCallOutput:
+		if it.CallID == "" && it.Type == realtime.ItemFunctionCallOutput {
+			s.fail(v, "missing_required_parameter", "item.call_id", "function_call_output needs a call_id")
+			return
+		}
+	default:
+		s.fail(v, "invalid_value", "item.type", "item type %q is not supported by the echo engine", it.Type)
+		return
+	}
+	if it.ID == "" {
+		it.ID = s.id("item")
+	} else if s.find(it.ID) >= 0 {
+		s.fail(v, "item_already_exists", "item.id", "item %q already exists", it.ID)
+		return
+	}
+	at := len(s.items)
+	prev := s.lastID()
+	switch v.PreviousItemID {
+	case "":
+	case "root":
+		at, prev = 0, ""
+	default:
+		i := s.find(v.PreviousItemID)
+		if i < 0 {
+			s.fail(v, "item_not_found", "previous_item_id", "previous item %q does not exist", v.PreviousItemID)
+			return
+		}
+		at, prev = i+1, v.PreviousItemID
+	}
+	it.Object, it.Status = "realtime.item", realtime.StatusCompleted
+	ni := &item{it: it}
+	for _, c := range it.Content {
+		if c.Type == realtime.ContentInputAudio && len(c.Audio) > 0 {
+			ni.audio, ni.audioFm = append(ni.audio, c.Audio...), s.in
+		}
+	}
+	s.items = append(s.items[:at], append([]*item{ni}, s.items[at:]...)...)
+	added := it
+	added.Content = nil
+	for _, c := range it.Content {
+		c.Audio = nil // the server never echoes audio bytes back
+		added.Content = append(added.Content, c)
+	}
+	s.emit(&realtime.ConversationItemAdded{PreviousItemID: prev, Item: added})
+	s.emit(&realtime.ConversationItemDone{PreviousItemID: prev, Item: added})
+}
+
+func (s *session) truncate(v *realtime.ConversationItemTruncate) {
+	i := s.find(v.ItemID)
+	if i < 0 {
+		s.fail(v, "item_not_found", "item_id", "item %q does not exist", v.ItemID)
+		return
+	}
+	it := s.items[i]
+	if it.it.Role != realtime.RoleAssistant || it.audio == nil {
+		s.fail(v, "invalid_value", "item_id", "only assistant message items with audio can be truncated")
+		return
+	}
+	if v.ContentIndex != 0 {
+		s.fail(v, "invalid_value", "content_index", "content_index must be 0")
+		return
+	}
+	have := it.audioFm.ms(len(it.audio))
+	if v.AudioEndMs < 0 || v.AudioEndMs > have {
+		s.fail(v, "invalid_value", "audio_end_ms", "audio_end_ms %d is beyond the item's audio (%d ms)", v.AudioEndMs, have)
+		return
+	}
+	it.audio = it.audio[:it.audioFm.bytes(v.AudioEndMs)]
+	// Copy on write: earlier events share the old content slice. The
+	// transcript may hold words that were never heard, so it goes.
+	content := slices.Clone(it.it.Content)
+	for j := range content {
+		content[j].Transcript = ""
+	}
+	it.it.Content = content
+	s.emit(&realtime.ConversationItemTruncated{ItemID: v.ItemID, ContentIndex: 0, AudioEndMs: v.AudioEndMs})
+}

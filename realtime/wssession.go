@@ -1,0 +1,186 @@
+package realtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gorilla/websocket"
+	"github.com/rs/zerolog"
+
+	"switchboard/realtime/internal/sendq"
+)
+
+// ErrPongTimeout is wrapped (with ErrDisconnected) by Err when the peer sent
+// nothing, not even a pong, within PingInterval+PongTimeout.
+var ErrPongTimeout = errors.New("no pong from peer")
+
+// wsSession is a Session over a client WebSocket: one reader goroutine, one
+// writer goroutine (which also sends pings).
+type wsSession struct {
+	conn   *websocket.Conn
+	opts   Options
+	log    zerolog.Logger
+	q      *sendq.Queue[[]byte]
+	events chan Event
+
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	wg     sync.WaitGroup
+	once   sync.Once
+
+	audioSent, eventsSent, eventsRecv atomic.Uint64
+}
+
+var _ Session = (*wsSession)(nil)
+
+func newWSSession(conn *websocket.Conn, opts Options) *wsSession {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	s := &wsSession{
+		conn:   conn,
+		opts:   opts,
+		log:    opts.Logger.With().Str("realtime_raddr", conn.RemoteAddr().String()).Logger(),
+		q:      sendq.New[[]byte](opts.AudioQueue, opts.ControlQueue),
+		events: make(chan Event, opts.EventBuffer),
+		ctx:    ctx,
+		cancel: cancel,
+	}
+	deadline := func() time.Time { return time.Now().Add(opts.PingInterval + opts.PongTimeout) }
+	_ = conn.SetReadDeadline(deadline())
+	conn.SetPongHandler(func(string) error { return conn.SetReadDeadline(deadline()) })
+	s.wg.Add(2)
+	go s.readLoop(deadline)
+	go s.writeLoop()
+	return s
+}
+
+// fail ends the session with cause (the first cause wins) and unblocks both
+// goroutines.
+func (s *wsSession) fail(cause error) {
+	s.cancel(cause)
+	s.q.Close()
+	_ = s.conn.Close()
+}
+
+func (s *wsSession) readLoop(deadline func() time.Time) {
+	defer s.wg.Done()
+	defer close(s.events)
+	for {
+		_, msg, err := s.conn.ReadMessage()
+		if err != nil {
+			s.fail(classifyReadError(err))
+			return
+		}
+		_ = s.conn.SetReadDeadline(deadline())
+		e, err := DecodeLenient(msg)
+		if err != nil {
+			s.log.Warn().Err(err).Int("bytes", len(msg)).Msg("realtime: undecodable server message dropped")
+			continue
+		}
+		select {
+		case s.events <- e:
+			s.eventsRecv.Add(1)
+		case <-s.ctx.Done():
+			return
+		}
+	}
+}
+
+func classifyReadError(err error) error {
+	var ce *websocket.CloseError
+	var ne net.Error
+	switch {
+	case errors.As(err, &ce):
+		return fmt.Errorf("%w: peer closed: %w", ErrDisconnected, err)
+	case errors.Is(err, os.ErrDeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()):
+		return fmt.Errorf("%w: %w", ErrDisconnected, ErrPongTimeout)
+	}
+	return fmt.Errorf("%w: %w", ErrDisconnected, err)
+}
+
+func (s *wsSession) writeLoop() {
+	defer s.wg.Done()
+	ping := time.NewTicker(s.opts.PingInterval)
+	defer ping.Stop()
+	var batch [][]byte
+	for {
+		select {
+		case <-s.ctx.Done():
+			return
+		case <-ping.C:
+			if err := s.conn.WriteControl(websocket.PingMessage, nil, time.Now().Add(s.opts.WriteTimeout)); err != nil {
+				s.fail(fmt.Errorf("%w: ping: %w", ErrDisconnected, err))
+				return
+			}
+		case <-s.q.Ready():
+			batch = s.q.Drain(batch[:0])
+			for i, b := range batch {
+				_ = s.conn.SetWriteDeadline(time.Now().Add(s.opts.WriteTimeout))
+				if err := s.conn.WriteMessage(websocket.TextMessage, b); err != nil {
+					s.fail(fmt.Errorf("%w: write: %w", ErrDisconnected, err))
+					return
+				}
+				batch[i] = nil
+			}
+		}
+	}
+}
+
+func (s *wsSession) Send(ctx context.Context, e Event) error {
+	if s.ctx.Err() != nil {
+		return ErrClosed
+	}
+	b, err := Encode(e)
+	if err != nil {
+		return err
+	}
+	if err := s.q.Push(ctx, b); err != nil {
+		if errors.Is(err, sendq.ErrClosed) {
+			return ErrClosed
+		}
+		return err
+	}
+	s.eventsSent.Add(1)
+	return nil
+}
+
+func (s *wsSession) AppendAudio(audio []byte) error {
+	if s.ctx.Err() != nil {
+		s.q.PushAudio(nil) // counted as dropped
+		return ErrClosed
+	}
+	s.q.PushAudio(AppendAudioEvent(make([]byte, 0, 64+len(audio)*4/3), "", audio))
+	s.audioSent.Add(1)
+	return nil
+}
+
+func (s *wsSession) Events() <-chan Event  { return s.events }
+func (s *wsSession) Done() <-chan struct{} { return s.ctx.Done() }
+func (s *wsSession) Err() error            { return context.Cause(s.ctx) }
+func (s *wsSession) Stats() Stats {
+	return Stats{
+		AudioSent:      s.audioSent.Load(),
+		AudioDropped:   s.q.Dropped(),
+		EventsSent:     s.eventsSent.Load(),
+		EventsReceived: s.eventsRecv.Load(),
+	}
+}
+
+// Close sends a normal close frame (best effort), closes the connection and
+// waits for the reader and writer.
+func (s *wsSession) Close() error {
+	s.once.Do(func() {
+		if s.ctx.Err() == nil {
+			_ = s.conn.WriteControl(websocket.CloseMessage,
+				websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""), time.Now().Add(time.Second))
+		}
+		s.fail(ErrClosed)
+		s.wg.Wait()
+	})
+	return nil
+}
