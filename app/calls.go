@@ -9,6 +9,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"switchboard/agent"
+	"switchboard/auth"
 	"switchboard/call"
 	"switchboard/config"
 	"switchboard/media"
@@ -23,7 +24,7 @@ func (a *App) buildCalls(cfg *config.Config, log zerolog.Logger) error {
 	if sipHost == "" {
 		sipHost = cfg.SIP.Addr
 	}
-	a.numbers = numbers.NewService(a.st, numbers.Options{SIPHost: sipHost, Pool: cfg.Numbers.Pool, Sealer: a.box, Log: log})
+	a.numbers = numbers.NewService(a.st, numbers.Options{SIPHost: sipHost, Pool: cfg.Numbers.Pool, Sealer: a.box, NewWebhookSecret: auth.NewWebhookSecret, Log: log})
 	a.agents = agent.NewService(a.st, agent.Options{})
 
 	bindIP, err := rtpBindIP(cfg)

@@ -39,6 +39,7 @@ func (r router) Conversation(ctx context.Context, c *call.Call) (call.Conversati
 	case res.AgentID != "":
 		// Until the agent runtime lands, an agent's number is answered by
 		// the line-test echo.
+		c.SetRoute("agent:" + res.AgentID)
 		return call.NewEcho(0), nil
 	case res.WebhookID != "":
 		return nil, &call.RejectError{Status: 480, Reason: "Temporarily Unavailable", Err: errors.New("webhook routing is not available yet")}

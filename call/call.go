@@ -56,6 +56,8 @@ type Call struct {
 	endedBy    string
 	endReason  string
 	finalStats media.StatsSnapshot
+	notes      []Note
+	route      string
 }
 
 type convHolder struct{ c Conversation }
@@ -86,14 +88,18 @@ type Snapshot struct {
 	Ended       time.Time
 	EndedBy     string
 	EndReason   string
-	Media       media.StatsSnapshot
+	// Route is "agent:<id>", "webhook:<id>" or "echo".
+	Route string
+	Media media.StatsSnapshot
+	Notes []Note
 }
 
 // Snapshot returns the call's current view.
 func (c *Call) Snapshot() Snapshot {
 	c.mu.Lock()
 	s := Snapshot{ID: c.id, From: c.in.From(), To: c.in.To(), SIPCallID: c.in.SIPCallID(), State: c.state,
-		Started: c.started, Answered: c.answered, Ended: c.ended, EndedBy: c.endedBy, EndReason: c.endReason, Media: c.finalStats}
+		Started: c.started, Answered: c.answered, Ended: c.ended, EndedBy: c.endedBy, EndReason: c.endReason, Media: c.finalStats,
+		Route: c.route, Notes: append([]Note(nil), c.notes...)}
 	sess := c.sess
 	c.mu.Unlock()
 	if r := c.in.Route(); r != nil {
@@ -103,6 +109,23 @@ func (c *Call) Snapshot() Snapshot {
 		s.Media = sess.Stats()
 	}
 	return s
+}
+
+// SetRoute names where the router sent the call, for the call record.
+func (c *Call) SetRoute(route string) {
+	c.mu.Lock()
+	c.route = route
+	c.mu.Unlock()
+}
+
+// Note adds an entry to the call record.
+func (c *Call) Note(n Note) {
+	if n.At.IsZero() {
+		n.At = time.Now()
+	}
+	c.mu.Lock()
+	c.notes = append(c.notes, n)
+	c.mu.Unlock()
 }
 
 func (c *Call) setEnd(by, reason string) {
@@ -360,6 +383,8 @@ func (p phone) Flush() (string, int) {
 func (p phone) Pending() time.Duration { return p.c.sess.Playout().Len() }
 
 func (p phone) Hangup(reason string) { go p.c.hangup(reason) }
+
+func (p phone) Note(n Note) { p.c.Note(n) }
 
 func (p phone) Transfer(ctx context.Context, target string) error {
 	return p.c.in.Transfer(ctx, target, "")

@@ -39,7 +39,32 @@ type Phone interface {
 	// Transfer sends a SIP REFER to the caller's side and waits for the
 	// outcome.
 	Transfer(ctx context.Context, target string) error
+	// Note adds an entry to the call record (transcripts, tool calls, …).
+	Note(n Note)
 }
+
+// Note is one entry of a call record: a transcript line of either side, a
+// tool call and its result, a DTMF key, a transfer, a webhook attempt.
+type Note struct {
+	At   time.Time `json:"at"`
+	Kind string    `json:"kind"`
+	// Role is "user" or "assistant" for transcripts.
+	Role string `json:"role,omitempty"`
+	Text string `json:"text,omitempty"`
+	// Data carries the kind's structured details (tool arguments, …).
+	Data any `json:"data,omitempty"`
+}
+
+// Note kinds.
+const (
+	NoteTranscript = "transcript"
+	NoteToolCall   = "tool_call"
+	NoteToolResult = "tool_result"
+	NoteDTMF       = "dtmf"
+	NoteTransfer   = "transfer"
+	NoteWebhook    = "webhook"
+	NoteEvent      = "event"
+)
 
 // Router picks the conversation of a call from its route. It may reject
 // the call with an error carrying a SIP status (see RejectError).
