@@ -197,7 +197,7 @@ func (s *tokenSource) fetch(ctx context.Context, authURL, clientID, secret strin
 func parseExpiresIn(raw json.RawMessage) time.Duration {
 	s := strings.Trim(strings.TrimSpace(string(raw)), `"`)
 	secs, err := strconv.ParseFloat(s, 64)
-	if err != nil || secs <= 0 || secs > 1e9 {
+	if err != nil || !(secs > 0 && secs <= 1e9) { // also rejects NaN
 		return defaultTokenLifetime
 	}
 	return time.Duration(secs * float64(time.Second))
