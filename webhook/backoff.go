@@ -36,8 +36,12 @@ func retryable(status int) bool {
 	return status >= 500 && status <= 599
 }
 
+// maxRetryAfterSecs caps a Retry-After (a day; any window is shorter).
+const maxRetryAfterSecs = 86400
+
 // retryAfter parses a Retry-After header (RFC 9110 §10.2.3): delay-seconds
-// or an HTTP-date, relative to now. It returns 0 when absent or invalid.
+// or an HTTP-date, relative to now, capped at a day. It returns 0 when
+// absent, invalid or in the past.
 func retryAfter(h http.Header, now time.Time) time.Duration {
 	v := strings.TrimSpace(h.Get("Retry-After"))
 	if v == "" {
@@ -47,11 +51,11 @@ func retryAfter(h http.Header, now time.Time) time.Duration {
 		if secs <= 0 {
 			return 0
 		}
-		return time.Duration(min(secs, 86400)) * time.Second
+		return time.Duration(min(secs, maxRetryAfterSecs)) * time.Second
 	}
 	if t, err := http.ParseTime(v); err == nil {
 		if d := t.Sub(now); d > 0 {
-			return d
+			return min(d, maxRetryAfterSecs*time.Second)
 		}
 	}
 	return 0
