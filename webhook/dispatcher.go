@@ -239,6 +239,10 @@ func (d *Dispatcher) attempt(ctx context.Context, t Target, p prepared, id strin
 	h["Content-Type"] = []string{"application/json"}
 	h["User-Agent"] = []string{d.opts.UserAgent}
 	h[standardwebhooks.HeaderWebhookID] = []string{id}
+	// Idempotency-Key marks the POST as safe to replay, which lets the
+	// transport resend it at once on a keep-alive connection the receiver
+	// closed before reading it, instead of costing an attempt and a backoff.
+	h["Idempotency-Key"] = []string{id}
 	h[standardwebhooks.HeaderWebhookTimestamp] = []string{strconv.FormatInt(at.Unix(), 10)}
 	h[standardwebhooks.HeaderWebhookSignature] = []string{sig}
 	if bearer != "" {

@@ -37,6 +37,7 @@ func TestDeliverSignedAndVerified(t *testing.T) {
 	got := reqs[0]
 	require.NoError(t, got.verifyErr, "the Standard Webhooks library must accept the signature")
 	require.Equal(t, ev.ID, got.header.Get("webhook-id"))
+	require.Equal(t, ev.ID, got.header.Get("Idempotency-Key"))
 	require.Equal(t, "application/json", got.header.Get("Content-Type"))
 	require.Equal(t, DefaultUserAgent, got.header.Get("User-Agent"))
 	require.Empty(t, got.header.Get("Authorization"))

@@ -31,7 +31,7 @@
 // afresh for each attempt so receivers' 5-minute tolerance holds) and
 // webhook-signature ("v1,<base64 HMAC-SHA256>" over id.timestamp.body),
 // made by the standard-webhooks Go library with the number's
-// dispatch_signing_secret.
+// dispatch_signing_secret. Idempotency-Key repeats the event id.
 //
 // # Credentials
 //

@@ -26,6 +26,7 @@ type tokenServer struct {
 	expiresIn any
 	delay     time.Duration
 	fail      func(n int) int // status to answer instead of a token; 0 = issue
+	arrived   chan int        // when set, gets each request's number on arrival
 
 	calls atomic.Int32
 	mu    sync.Mutex
@@ -53,7 +54,14 @@ func (ts *tokenServer) bad(format string, args ...any) {
 
 func (ts *tokenServer) serve(w http.ResponseWriter, r *http.Request) {
 	n := int(ts.calls.Add(1))
-	time.Sleep(ts.delay)
+	if ts.arrived != nil {
+		ts.arrived <- n
+	}
+	select {
+	case <-time.After(ts.delay):
+	case <-r.Context().Done():
+		return
+	}
 	if ts.fail != nil {
 		if st := ts.fail(n); st != 0 {
 			w.WriteHeader(st)
@@ -277,6 +285,32 @@ func TestOAuthConcurrentFetchOnce(t *testing.T) {
 	for _, b := range bearers.get() {
 		require.Equal(t, "tok-1", b)
 	}
+}
+
+func TestOAuthFetcherGivesUpWaiterFetches(t *testing.T) {
+	ts := newTokenServer(t, "id", "sec")
+	ts.delay = 300 * time.Millisecond
+	ts.arrived = make(chan int, 4)
+	rc, bearers := bearerReceiver(t, func(string) bool { return true })
+	d := newTestDispatcher(t, Options{})
+	tg := oauthTarget(rc, ts, "id:sec")
+
+	// A starts the token request with a short window and gives up.
+	short, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
+	defer cancel()
+	aDone := make(chan error, 1)
+	go func() {
+		_, err := d.Deliver(short, tg, incoming(time.Now()))
+		aDone <- err
+	}()
+	require.Equal(t, 1, <-ts.arrived)
+	// B joins A's token request, then fetches its own when A's is cancelled.
+	res, err := d.Deliver(t.Context(), tg, incoming(time.Now()))
+	require.NoError(t, err)
+	require.True(t, res.Delivered)
+	require.ErrorIs(t, <-aDone, context.DeadlineExceeded)
+	require.Equal(t, 2, <-ts.arrived)
+	require.Equal(t, []string{"tok-2"}, bearers.get())
 }
 
 func TestParseExpiresIn(t *testing.T) {

@@ -10,8 +10,9 @@ type Attempt struct {
 	// Status is the HTTP status of the response; 0 when none arrived.
 	Status int `json:"status"`
 	// Latency is the time from sending the request to the end of the
-	// response headers (or to the error).
-	Latency time.Duration `json:"latency"`
+	// response headers (or to the error), including obtaining an OAuth
+	// token when the cache had none. In JSON, nanoseconds.
+	Latency time.Duration `json:"latency_ns"`
 	// Err describes a failure ("" on success): a transport error, a
 	// non-2xx status, or "oauth token: …". It never holds a secret.
 	Err string `json:"error,omitempty"`
