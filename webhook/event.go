@@ -1,0 +1,163 @@
+package webhook
+
+import (
+	"crypto/rand"
+	"time"
+)
+
+// Event types the appliance delivers. The incoming-call type is the spec's;
+// the lifecycle types are the appliance's own choice (the spec does not name
+// them) and are sent only to webhooks that enable lifecycle events.
+const (
+	// TypeCallIncoming is POSTed when a call arrives on a webhook-routed
+	// number, while the caller hears ringing. Data is CallIncoming.
+	TypeCallIncoming = "realtime.call.incoming"
+	// TypeCallEnded is POSTed once when a call ends, however it ended.
+	// Data is CallEnded.
+	TypeCallEnded = "realtime.call.ended"
+	// TypeCallTransfer is POSTed when a transfer (SIP REFER) of the call
+	// reaches a result. Data is CallTransfer.
+	TypeCallTransfer = "realtime.call.transfer"
+)
+
+// eventIDPrefix starts every event id.
+const eventIDPrefix = "evt_"
+
+// Event is the JSON envelope of every delivery:
+//
+//	{"id":"evt_…","object":"event","type":"realtime.call.incoming","created_at":1700000000,"data":{…}}
+//
+// Its ID is also the Standard Webhooks webhook-id, so a receiver can
+// de-duplicate retried deliveries by either.
+type Event struct {
+	// ID is "evt_" followed by 26 random base32 characters (130 bits).
+	ID string `json:"id"`
+	// Object is always "event".
+	Object string `json:"object"`
+	// Type is one of the Type* constants.
+	Type string `json:"type"`
+	// CreatedAt is when the event happened, in Unix seconds.
+	CreatedAt int64 `json:"created_at"`
+	// Data is the type's payload (CallIncoming, CallEnded, CallTransfer)
+	// and must marshal to a JSON object.
+	Data any `json:"data"`
+}
+
+// NewEvent returns an event of the given type with a fresh random id,
+// created at now.
+func NewEvent(typ string, now time.Time, data any) Event {
+	return Event{
+		ID:        NewEventID(),
+		Object:    "event",
+		Type:      typ,
+		CreatedAt: now.Unix(),
+		Data:      data,
+	}
+}
+
+// NewEventID returns "evt_" followed by 26 random base32 characters.
+func NewEventID() string {
+	return eventIDPrefix + rand.Text()
+}
+
+// SIPHeader is one header of the INVITE, as received (one entry per value;
+// a header that appears twice, such as Diversion, gives two entries in
+// order).
+type SIPHeader struct {
+	// Name is the header name in its canonical long form (e.g. "From",
+	// "P-Asserted-Identity").
+	Name string `json:"name"`
+	// Value is the header value as it appeared on the wire.
+	Value string `json:"value"`
+}
+
+// CallIncoming is the data of a realtime.call.incoming event.
+type CallIncoming struct {
+	// CallID is the appliance's call id (a UUID), the one that opens the
+	// realtime session with /v1/realtime?call_id=.
+	CallID string `json:"call_id"`
+	// PhoneNumberID is the id of the number that matched the call.
+	PhoneNumberID string `json:"phone_number_id"`
+	// From is the caller (the From user part, E.164 when it parses as one).
+	From string `json:"from"`
+	// To is the called number.
+	To string `json:"to"`
+	// SIPHeaders are the identity headers of the INVITE; see
+	// IncomingHeaderNames. Never nil in the JSON (an empty list is []).
+	SIPHeaders []SIPHeader `json:"sip_headers"`
+}
+
+// NewCallIncoming returns a realtime.call.incoming event created at now.
+func NewCallIncoming(now time.Time, data CallIncoming) Event {
+	if data.SIPHeaders == nil {
+		data.SIPHeaders = []SIPHeader{}
+	}
+	return NewEvent(TypeCallIncoming, now, data)
+}
+
+// Values of CallEnded.EndedBy.
+const (
+	// EndedByCaller: the remote party sent BYE or CANCEL.
+	EndedByCaller = "caller"
+	// EndedByAgent: the model's end-call tool hung up.
+	EndedByAgent = "agent"
+	// EndedByController: a client called /v1/realtime/calls/{id}/hangup
+	// or closed the controlling session.
+	EndedByController = "controller"
+	// EndedBySystem: the appliance hung up (timeout, error, shutdown,
+	// transfer completed).
+	EndedBySystem = "system"
+)
+
+// CallEnded is the data of a realtime.call.ended event.
+type CallEnded struct {
+	// CallID is the appliance's call id.
+	CallID string `json:"call_id"`
+	// PhoneNumberID is the id of the number the call came in on.
+	PhoneNumberID string `json:"phone_number_id,omitempty"`
+	// Reason is a short snake_case reason (e.g. "hangup", "transferred",
+	// "no_answer", "error"), the same text as the BYE's Reason header when
+	// the appliance hung up.
+	Reason string `json:"reason"`
+	// EndedBy is one of the EndedBy* values.
+	EndedBy string `json:"ended_by"`
+	// DurationMS is the time from answer (200 OK) to the end, in
+	// milliseconds; 0 for a call that was never answered.
+	DurationMS int64 `json:"duration_ms"`
+}
+
+// NewCallEnded returns a realtime.call.ended event created at now.
+func NewCallEnded(now time.Time, data CallEnded) Event {
+	return NewEvent(TypeCallEnded, now, data)
+}
+
+// Values of CallTransfer.Status.
+const (
+	// TransferAccepted: the peer accepted the REFER (202) but the final
+	// result is not known yet.
+	TransferAccepted = "accepted"
+	// TransferCompleted: the transfer target answered (NOTIFY sipfrag 2xx).
+	TransferCompleted = "completed"
+	// TransferFailed: the REFER was refused or the target did not answer
+	// (SIPStatus says how).
+	TransferFailed = "failed"
+)
+
+// CallTransfer is the data of a realtime.call.transfer event.
+type CallTransfer struct {
+	// CallID is the appliance's call id.
+	CallID string `json:"call_id"`
+	// TargetURI is the Refer-To URI.
+	TargetURI string `json:"target_uri"`
+	// Status is one of the Transfer* values.
+	Status string `json:"status"`
+	// SIPStatus is the SIP status code behind Status: the REFER's final
+	// response, or the status line of the last NOTIFY sipfrag. 0 when no
+	// SIP response was received (timeout).
+	SIPStatus int `json:"sip_status"`
+}
+
+// NewCallTransfer returns a realtime.call.transfer event created at now.
+func NewCallTransfer(now time.Time, data CallTransfer) Event {
+	return NewEvent(TypeCallTransfer, now, data)
+}
