@@ -125,7 +125,8 @@ func TestCreateDefaultsAndRead(t *testing.T) {
 
 	cfg, err := e.svc.Load(context.Background(), b["agent_id"].(string))
 	require.NoError(t, err)
-	require.Equal(t, agent.Settings{Voice: "rex", Model: "svc-voice-fast-1.0", Language: "pt-BR", Greeting: "Olá!"}, cfg.Settings)
+	require.Equal(t, agent.Settings{Voice: "rex", Model: "svc-voice-fast-1.0", Language: "pt-BR", Greeting: "Olá!",
+		Engine: agent.EngineEcho, Fallback: agent.FallbackRefuse}, cfg.Settings)
 	require.Equal(t, "Sales", cfg.Name)
 	require.Equal(t, "team_a", cfg.TeamID)
 	_, err = e.svc.Load(context.Background(), "ag_nope")

@@ -28,7 +28,59 @@ type Settings struct {
 	Language string `json:"language,omitempty"`
 	// Greeting is spoken when the call is answered; empty: none.
 	Greeting string `json:"greeting,omitempty"`
+
+	// Engine is the realtime engine: "echo" (the embedded offline
+	// engine, the default), "upstream" (the configured provider), or
+	// "loopback" (the line test: no model, the caller hears themself after
+	// half a second).
+	Engine string `json:"engine,omitempty"`
+	// Tools are custom function tools the appliance calls over HTTPS.
+	Tools []Tool `json:"tools,omitempty"`
+	// TransferTargets are where the built-in transfer_call tool may send
+	// the caller.
+	TransferTargets []TransferTarget `json:"transfer_targets,omitempty"`
+	// Fallback is what happens when the engine cannot be reached:
+	// "refuse" (503 before answer, the default) or "apologize" (answer,
+	// say Apology, then transfer to FallbackURI or hang up).
+	Fallback    string `json:"fallback,omitempty"`
+	FallbackURI string `json:"fallback_uri,omitempty"`
+	// Apology is said by the fallback; empty: a stock sentence.
+	Apology string `json:"apology,omitempty"`
+	// IdleTimeoutMS, when set, makes the agent check in after the caller
+	// stayed silent that long once the assistant finished.
+	IdleTimeoutMS int `json:"idle_timeout_ms,omitempty"`
+	// MaxDurationS, when set, ends calls that last longer.
+	MaxDurationS int `json:"max_duration_s,omitempty"`
 }
+
+// Tool is a custom function tool: the appliance POSTs the model's
+// arguments to URL (signed like webhooks) and returns the response body to
+// the model as the function's output.
+type Tool struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters,omitempty"`
+	URL         string          `json:"url"`
+	// TimeoutMS bounds the call; past it the model gets an error object.
+	TimeoutMS int `json:"timeout_ms,omitempty"`
+}
+
+// TransferTarget is a destination of the transfer_call tool.
+type TransferTarget struct {
+	Name        string `json:"name"`
+	URI         string `json:"uri"`
+	Description string `json:"description,omitempty"`
+}
+
+// Engines and fallbacks.
+const (
+	EngineEcho         = "echo"
+	EngineUpstream     = "upstream"
+	EngineLoopback     = "loopback"
+	FallbackRefuse     = "refuse"
+	FallbackApologize  = "apologize"
+	DefaultToolTimeout = 5000
+)
 
 // Config is one agent with its identity and settings, as the per-call
 // runtime reads it.
@@ -54,6 +106,12 @@ func fromRecord(a *store.Agent) (*Config, error) {
 	}
 	if c.Settings.Model == "" {
 		c.Settings.Model = DefaultModel
+	}
+	if c.Settings.Engine == "" {
+		c.Settings.Engine = EngineEcho
+	}
+	if c.Settings.Fallback == "" {
+		c.Settings.Fallback = FallbackRefuse
 	}
 	return c, nil
 }

@@ -34,6 +34,15 @@ type request struct {
 	Model        *string `json:"model"`
 	Language     *string `json:"language"`
 	Greeting     *string `json:"greeting"`
+
+	Engine          *string           `json:"engine"`
+	Tools           *[]Tool           `json:"tools"`
+	TransferTargets *[]TransferTarget `json:"transfer_targets"`
+	Fallback        *string           `json:"fallback"`
+	FallbackURI     *string           `json:"fallback_uri"`
+	Apology         *string           `json:"apology"`
+	IdleTimeoutMS   *int              `json:"idle_timeout_ms"`
+	MaxDurationS    *int              `json:"max_duration_s"`
 }
 
 // apply validates the fields of req that are set and writes them into c.
@@ -75,7 +84,7 @@ func (req *request) apply(r *http.Request, c *Config) error {
 		}
 		c.Settings.Greeting = *req.Greeting
 	}
-	return nil
+	return req.applyRuntime(c)
 }
 
 func (s *Service) create(w http.ResponseWriter, r *http.Request) error {
@@ -88,7 +97,7 @@ func (s *Service) create(w http.ResponseWriter, r *http.Request) error {
 	}
 	now := s.now().UTC()
 	c := &Config{ID: httpx.NewID("ag"), TeamID: teamOf(r.Context()), CreateTime: now, UpdateTime: now,
-		Settings: Settings{Voice: DefaultVoice, Model: DefaultModel}}
+		Settings: Settings{Voice: DefaultVoice, Model: DefaultModel, Engine: EngineEcho, Fallback: FallbackRefuse}}
 	if err := req.apply(r, c); err != nil {
 		return err
 	}

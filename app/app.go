@@ -35,6 +35,7 @@ type App struct {
 	api     *api.Server
 	numbers *numbers.Service
 	agents  *agent.Service
+	runtime *agent.Runtime
 	ports   *media.PortPool
 	calls   *call.Manager
 	sip     *sip.Server

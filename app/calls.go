@@ -14,6 +14,8 @@ import (
 	"switchboard/config"
 	"switchboard/media"
 	"switchboard/numbers"
+	"switchboard/realtime"
+	"switchboard/realtime/echo"
 	"switchboard/sip"
 )
 
@@ -35,9 +37,14 @@ func (a *App) buildCalls(cfg *config.Config, log zerolog.Logger) error {
 		return fmt.Errorf("rtp ports: %w", err)
 	}
 	metrics := call.NewMetrics(a.reg)
+	engines, err := buildEngines(cfg, log)
+	if err != nil {
+		return err
+	}
+	a.runtime = agent.NewRuntime(a.agents, agent.RuntimeOptions{Engines: engines})
 	a.calls, err = call.NewManager(call.Options{
 		BindIP: bindIP, Ports: a.ports, JitterDelay: cfg.RTP.JitterDelay, MediaTimeout: cfg.RTP.MediaTimeout,
-		Router: router{numbers: a.numbers}, Metrics: metrics,
+		AnswerTimeout: cfg.AnswerTimeout, Router: router{numbers: a.numbers, agents: a.runtime}, Metrics: metrics,
 	}, log)
 	if err != nil {
 		return err
@@ -64,6 +71,26 @@ func (a *App) buildCalls(cfg *config.Config, log zerolog.Logger) error {
 		log.Info().Str("phone_number", demo).Str("dial", "sip:"+demo+"@"+sipHost).Msg("created the demo number, routed to the demo agent")
 	}
 	return nil
+}
+
+// buildEngines makes the realtime engines agents choose from: the
+// embedded echo engine always, the upstream provider when configured.
+func buildEngines(cfg *config.Config, log zerolog.Logger) (map[string]realtime.Engine, error) {
+	elog := log.With().Str("engine", agent.EngineEcho).Logger()
+	engines := map[string]realtime.Engine{
+		agent.EngineEcho: echo.New(echo.Options{Threshold: cfg.Echo.VADThreshold, SilenceDuration: cfg.Echo.SilenceDuration, Logger: &elog}),
+	}
+	if cfg.Upstream.URL != "" {
+		ulog := log.With().Str("engine", agent.EngineUpstream).Logger()
+		up, err := realtime.NewUpstream(realtime.Options{URL: cfg.Upstream.URL, Model: cfg.Upstream.Model,
+			APIKeyEnv: cfg.Upstream.APIKeyEnv, ConnectTimeout: cfg.Upstream.ConnectTimeout,
+			Logger: &ulog})
+		if err != nil {
+			return nil, fmt.Errorf("upstream: %w", err)
+		}
+		engines[agent.EngineUpstream] = up
+	}
+	return engines, nil
 }
 
 // rtpBindIP is rtp.bind_ip, else the host of sip.addr (a wildcard host

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"switchboard/agent"
 	"switchboard/call"
 	"switchboard/numbers"
 	"switchboard/sip"
@@ -28,6 +29,7 @@ func (a sipNumbers) LookupNumber(ctx context.Context, e164 string) (*sip.Route, 
 // router picks each call's conversation from its number's route.
 type router struct {
 	numbers *numbers.Service
+	agents  *agent.Runtime
 }
 
 func (r router) Conversation(ctx context.Context, c *call.Call) (call.Conversation, error) {
@@ -37,10 +39,8 @@ func (r router) Conversation(ctx context.Context, c *call.Call) (call.Conversati
 	}
 	switch {
 	case res.AgentID != "":
-		// Until the agent runtime lands, an agent's number is answered by
-		// the line-test echo.
 		c.SetRoute("agent:" + res.AgentID)
-		return call.NewEcho(0), nil
+		return r.agents.Conversation(ctx, res.AgentID, c.Logger())
 	case res.WebhookID != "":
 		return nil, &call.RejectError{Status: 480, Reason: "Temporarily Unavailable", Err: errors.New("webhook routing is not available yet")}
 	}

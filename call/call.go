@@ -219,10 +219,13 @@ func (c *Call) run(ctx context.Context) {
 
 	go c.watchMedia(ctx)
 	err = conv.Run(ctx, phone{c})
+	var he *HangupError
 	switch {
 	case ctx.Err() != nil:
 		c.setEnd(EndedByCaller, causeText(context.Cause(ctx)))
-	case err != nil && !errors.Is(err, ErrHangup):
+	case errors.As(err, &he):
+		c.hangup(he.Reason)
+	case err != nil:
 		c.log.Warn().Err(err).Msg("conversation failed")
 		c.hangup("conversation failed")
 	default:

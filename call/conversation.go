@@ -90,3 +90,15 @@ func (e *RejectError) Unwrap() error { return e.Err }
 
 // ErrHangup is the cause of a call ended by its conversation.
 var ErrHangup = errors.New("call: conversation hung up")
+
+// HangupError is returned by Conversation.Run when the conversation ends
+// the call on purpose; Reason goes into the BYE's Reason header.
+type HangupError struct{ Reason string }
+
+func (e *HangupError) Error() string { return "hang up: " + e.Reason }
+
+// Is makes errors.Is(err, ErrHangup) true.
+func (e *HangupError) Is(target error) bool { return target == ErrHangup }
+
+// Hangup returns the error a conversation ends the call with.
+func Hangup(reason string) error { return &HangupError{Reason: reason} }

@@ -32,7 +32,12 @@ type Config struct {
 	// ShutdownTimeout bounds the HTTP server's graceful stop.
 	ShutdownTimeout time.Duration `yaml:"shutdown_timeout"`
 
-	SIP     SIP     `yaml:"sip"`
+	SIP      SIP      `yaml:"sip"`
+	Upstream Upstream `yaml:"upstream"`
+	Echo     Echo     `yaml:"echo"`
+	// AnswerTimeout bounds how long a caller hears ringing while the
+	// conversation gets ready.
+	AnswerTimeout time.Duration `yaml:"answer_timeout"`
 	RTP     RTP     `yaml:"rtp"`
 	Numbers Numbers `yaml:"numbers"`
 	Keys    Keys    `yaml:"keys"`
@@ -57,6 +62,20 @@ type SIP struct {
 	// TrunkPrefix is stripped from called numbers that arrive without "+".
 	TrunkPrefix    string `yaml:"trunk_prefix"`
 	DefaultCountry string `yaml:"default_country"`
+}
+
+// Upstream is the realtime model provider.
+type Upstream struct {
+	URL            string        `yaml:"url"`
+	Model          string        `yaml:"model"`
+	APIKeyEnv      string        `yaml:"api_key_env"`
+	ConnectTimeout time.Duration `yaml:"connect_timeout"`
+}
+
+// Echo configures the embedded offline engine.
+type Echo struct {
+	VADThreshold    float64       `yaml:"vad_threshold"`
+	SilenceDuration time.Duration `yaml:"silence_duration"`
 }
 
 // RTP holds the settings of the media endpoint.
@@ -221,6 +240,15 @@ func (c *Config) Validate() error {
 	case "auto", "json", "console":
 	default:
 		errs = append(errs, errors.New("log_format: must be auto, json or console"))
+	}
+	if c.Upstream.URL != "" && !strings.HasPrefix(c.Upstream.URL, "ws://") && !strings.HasPrefix(c.Upstream.URL, "wss://") {
+		errs = append(errs, errors.New("upstream.url: must be a ws:// or wss:// URL"))
+	}
+	if c.Echo.VADThreshold < 0 || c.Echo.VADThreshold > 1 {
+		errs = append(errs, errors.New("echo.vad_threshold: must be within 0..1"))
+	}
+	if c.AnswerTimeout <= 0 {
+		errs = append(errs, errors.New("answer_timeout: must be positive"))
 	}
 	if c.Keys.RotationGrace <= 0 || c.Keys.RotationGrace > 7*24*time.Hour {
 		errs = append(errs, errors.New("keys.rotation_grace: must be in (0, 168h]"))

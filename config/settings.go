@@ -53,6 +53,17 @@ func duration(p *time.Duration) func(string) error {
 	}
 }
 
+func float(p *float64) func(string) error {
+	return func(v string) error {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			return fmt.Errorf("%q is not a number", v)
+		}
+		*p = f
+		return nil
+	}
+}
+
 func list(p *[]string) func(string) error {
 	return func(v string) error {
 		*p = nil
@@ -108,6 +119,13 @@ func settings(c *Config) []Setting {
 		{"rtp.media_timeout", "", "SWITCHBOARD_MEDIA_TIMEOUT", "30s", "no RTP for this long ends the call with BYE", duration(&c.RTP.MediaTimeout)},
 		{"rtp.jitter_delay", "", "SWITCHBOARD_JITTER_DELAY", "40ms", "target delay of the jitter buffer", duration(&c.RTP.JitterDelay)},
 
+		{"answer_timeout", "", "SWITCHBOARD_ANSWER_TIMEOUT", "5s", "longest ringing while an agent's model session gets ready; then the agent's fallback applies", duration(&c.AnswerTimeout)},
+		{"upstream.url", "upstream-url", "SWITCHBOARD_UPSTREAM_URL", "", "realtime provider WebSocket URL (wss://…/v1/realtime) for agents with engine upstream; empty: none", str(&c.Upstream.URL)},
+		{"upstream.model", "", "SWITCHBOARD_UPSTREAM_MODEL", "", "model query parameter sent upstream; empty: the agent's model", str(&c.Upstream.Model)},
+		{"upstream.api_key_env", "", "SWITCHBOARD_UPSTREAM_API_KEY_ENV", "SWITCHBOARD_UPSTREAM_API_KEY", "name of the environment variable holding the provider's bearer key", str(&c.Upstream.APIKeyEnv)},
+		{"upstream.connect_timeout", "", "SWITCHBOARD_UPSTREAM_CONNECT_TIMEOUT", "5s", "WebSocket connect timeout to the provider", duration(&c.Upstream.ConnectTimeout)},
+		{"echo.vad_threshold", "", "SWITCHBOARD_ECHO_VAD_THRESHOLD", "0.5", "echo engine's VAD threshold, 0..1 (0.5 is about -40 dBFS)", float(&c.Echo.VADThreshold)},
+		{"echo.silence_duration", "", "SWITCHBOARD_ECHO_SILENCE", "500ms", "silence that ends a caller's turn in the echo engine", duration(&c.Echo.SilenceDuration)},
 		{"numbers.pool", "", "SWITCHBOARD_NUMBER_POOL", "+14155550100,+14155550101,+12125550100", "comma-separated E.164 DIDs that svc_provisioned numbers are allocated from", list(&c.Numbers.Pool)},
 
 		{"", "", "SWITCHBOARD_SECRET_KEY", "", "AES-256 master key (64 hex or 44 base64 characters) for secrets at rest; default: a 0600 key file in data_dir", str(&c.Keys.SecretKey)},

@@ -1,0 +1,586 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"switchboard/call"
+	"switchboard/realtime"
+)
+
+// DefaultApology is said by the fallback when the agent sets none.
+const DefaultApology = "Sorry, our assistant is not available right now. Please try again later."
+
+// bridge is the conversation of one call with an agent: it joins the
+// phone (call.Phone) and the model session (realtime.Session). Prepare
+// opens and configures the session while the caller hears ringing; Run
+// owns everything after answer in one goroutine.
+type bridge struct {
+	rt      *Runtime
+	cfg     *Config
+	log     zerolog.Logger
+	sessCfg realtime.SessionConfig
+
+	sess     atomic.Pointer[sessionBox]
+	failure  error // the engine failed before answer and the fallback apologizes
+	observer atomic.Pointer[observerBox]
+
+	// Run goroutine state.
+	phone       call.Phone
+	respActive  bool
+	assistant   map[string]bool // items that came from responses: truncatable
+	history     []realtime.Item // re-seeds a new session after a reconnect
+	cancelAt    time.Time       // send response.cancel then, if still active
+	idleAt      time.Time       // check in then, if the caller stays silent
+	endReason   string          // end once the current answer has played
+	transferTo  *pendingTransfer
+	toolsBusy   int
+	toolStart   time.Time
+	toolDone    chan toolResult
+	comfort     []byte
+	transferErr chan error
+	wg          sync.WaitGroup
+}
+
+type sessionBox struct{ s realtime.Session }
+
+type observerBox struct{ o Observer }
+
+// Observer sees every server event of a call's session (a controller); see
+// (*bridge).Observe.
+type Observer interface {
+	ServerEvent(ev realtime.Event)
+}
+
+type pendingTransfer struct {
+	callID, target, uri string
+	started             bool
+}
+
+type toolResult struct {
+	callID, name, output string
+}
+
+func newBridge(rt *Runtime, cfg *Config, log zerolog.Logger) *bridge {
+	return &bridge{rt: rt, cfg: cfg, log: log, sessCfg: cfg.SessionConfig(), assistant: map[string]bool{},
+		toolDone: make(chan toolResult, 8), transferErr: make(chan error, 1)}
+}
+
+func (b *bridge) session() realtime.Session {
+	if v := b.sess.Load(); v != nil {
+		return v.s
+	}
+	return nil
+}
+
+// Prepare opens the agent's session and waits until the engine confirmed
+// its configuration (session.updated). When the engine cannot be reached,
+// the agent's fallback decides: refuse the call (503) or answer and
+// apologize.
+func (b *bridge) Prepare(ctx context.Context) error {
+	s, err := b.open(ctx)
+	if err != nil {
+		b.log.Warn().Err(err).Str("engine", b.cfg.Settings.Engine).Msg("realtime engine unavailable")
+		if b.cfg.Settings.Fallback == FallbackApologize {
+			b.failure = err
+			return nil
+		}
+		return &call.RejectError{Status: 503, Reason: "Service Unavailable", Err: err}
+	}
+	b.sess.Store(&sessionBox{s})
+	return nil
+}
+
+// open opens a session and waits for session.updated.
+func (b *bridge) open(ctx context.Context) (realtime.Session, error) {
+	eng, ok := b.rt.opts.Engines[b.cfg.Settings.Engine]
+	if !ok || eng == nil {
+		return nil, fmt.Errorf("engine %q is not configured", b.cfg.Settings.Engine)
+	}
+	s, err := eng.Open(ctx, b.sessCfg)
+	if err != nil {
+		return nil, fmt.Errorf("open %s session: %w", b.cfg.Settings.Engine, err)
+	}
+	for {
+		select {
+		case ev, ok := <-s.Events():
+			if !ok {
+				err := s.Err()
+				s.Close()
+				return nil, fmt.Errorf("session ended before it was configured: %w", err)
+			}
+			switch e := ev.(type) {
+			case *realtime.SessionUpdated:
+				return s, nil
+			case *realtime.ErrorEvent:
+				b.log.Warn().Str("code", e.Error.Code).Str("message", e.Error.Message).Msg("session configuration error")
+			}
+		case <-ctx.Done():
+			s.Close()
+			return nil, fmt.Errorf("session not ready: %w", context.Cause(ctx))
+		}
+	}
+}
+
+// Audio hands the caller's audio to the session; it never blocks.
+func (b *bridge) Audio(pcm []byte) {
+	if s := b.session(); s != nil {
+		_ = s.AppendAudio(pcm)
+	}
+}
+
+// Observe attaches o to the call's server events (nil detaches).
+func (b *bridge) Observe(o Observer) {
+	if o == nil {
+		b.observer.Store(nil)
+		return
+	}
+	b.observer.Store(&observerBox{o})
+}
+
+// Close ends the session and waits for the tool goroutines.
+func (b *bridge) Close() error {
+	var err error
+	if s := b.session(); s != nil {
+		err = s.Close()
+	}
+	b.wg.Wait()
+	return err
+}
+
+// tick is how often Run checks its deadlines (cancel grace, idle, drained
+// playout, comfort tone).
+const tick = 20 * time.Millisecond
+
+// Run drives the conversation after answer.
+func (b *bridge) Run(ctx context.Context, phone call.Phone) error {
+	b.phone = phone
+	if b.failure != nil {
+		return b.apologize(ctx, b.failure)
+	}
+	s := b.session()
+	b.greet(ctx, s)
+	var maxC <-chan time.Time
+	if d := b.cfg.Settings.MaxDurationS; d > 0 {
+		t := time.NewTimer(time.Duration(d) * time.Second)
+		defer t.Stop()
+		maxC = t.C
+	}
+	ticker := time.NewTicker(tick)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case ev, ok := <-s.Events():
+			if !ok {
+				ns, err := b.reconnect(ctx, s)
+				if err != nil {
+					return b.apologize(ctx, err)
+				}
+				s = ns
+				continue
+			}
+			if o := b.observer.Load(); o != nil {
+				o.o.ServerEvent(ev)
+			}
+			b.handle(ctx, s, ev)
+		case r := <-b.toolDone:
+			b.toolFinished(ctx, s, r)
+		case err := <-b.transferErr:
+			if err == nil {
+				return call.Hangup("transferred")
+			}
+			b.transferFailed(ctx, s, err)
+		case <-maxC:
+			b.log.Info().Int("max_duration_s", b.cfg.Settings.MaxDurationS).Msg("maximum call duration reached")
+			return call.Hangup("maximum call duration reached")
+		case now := <-ticker.C:
+			if err := b.onTick(ctx, s, now); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// handle reacts to one server event.
+func (b *bridge) handle(ctx context.Context, s realtime.Session, ev realtime.Event) {
+	switch e := ev.(type) {
+	case *realtime.ResponseOutputAudioDelta:
+		b.phone.Play(e.ItemID, e.Delta)
+	case *realtime.ResponseCreated:
+		b.respActive = true
+		b.idleAt = time.Time{}
+	case *realtime.ResponseOutputItemAdded:
+		if e.Item.Type == realtime.ItemMessage {
+			b.assistant[e.Item.ID] = true
+		}
+	case *realtime.InputAudioBufferSpeechStarted:
+		b.bargeIn(ctx, s)
+	case *realtime.InputAudioBufferSpeechStopped:
+		b.idleAt = time.Time{}
+	case *realtime.ResponseDone:
+		b.respActive = false
+		b.cancelAt = time.Time{}
+		b.armIdle()
+	case *realtime.ResponseOutputAudioTranscriptDone:
+		if e.Transcript != "" {
+			b.phone.Note(call.Note{Kind: call.NoteTranscript, Role: "assistant", Text: e.Transcript})
+			b.remember(realtime.Item{Type: realtime.ItemMessage, Role: realtime.RoleAssistant,
+				Content: []realtime.ContentPart{{Type: realtime.ContentOutputText, Text: e.Transcript}}})
+		}
+	case *realtime.InputAudioTranscriptionCompleted:
+		if e.Transcript != "" {
+			b.phone.Note(call.Note{Kind: call.NoteTranscript, Role: "user", Text: e.Transcript})
+			b.remember(realtime.UserText(e.Transcript))
+		}
+	case *realtime.ResponseFunctionCallArgumentsDone:
+		b.functionCall(ctx, s, e)
+	case *realtime.ErrorEvent:
+		b.log.Warn().Str("code", e.Error.Code).Str("type", e.Error.Type).Str("message", e.Error.Message).Msg("realtime error event")
+	}
+}
+
+// remember keeps an item for re-seeding, bounded to the last 200.
+func (b *bridge) remember(it realtime.Item) {
+	b.history = append(b.history, it)
+	if len(b.history) > 200 {
+		b.history = b.history[len(b.history)-200:]
+	}
+}
+
+// bargeIn stops the playout within one frame, tells the model how much of
+// its answer the caller heard, and cancels the response unless the
+// provider does it itself within the grace.
+func (b *bridge) bargeIn(ctx context.Context, s realtime.Session) {
+	b.idleAt = time.Time{}
+	item, ms := b.phone.Flush()
+	if item != "" && b.assistant[item] {
+		b.send(ctx, s, &realtime.ConversationItemTruncate{ItemID: item, ContentIndex: 0, AudioEndMs: ms})
+		b.log.Debug().Str("item_id", item).Int("audio_end_ms", ms).Msg("barge-in: truncated")
+	}
+	if b.respActive {
+		b.cancelAt = time.Now().Add(b.rt.opts.CancelGrace)
+	}
+}
+
+func (b *bridge) send(ctx context.Context, s realtime.Session, ev realtime.Event) {
+	if err := s.Send(ctx, ev); err != nil && !errors.Is(err, realtime.ErrClosed) {
+		b.log.Warn().Err(err).Str("type", ev.EventType()).Msg("send to session")
+	}
+}
+
+// armIdle starts the idle timer once the assistant has finished.
+func (b *bridge) armIdle() {
+	if d := b.cfg.Settings.IdleTimeoutMS; d > 0 && b.endReason == "" {
+		b.idleAt = time.Now().Add(time.Duration(d) * time.Millisecond)
+	}
+}
+
+// onTick checks the deadlines.
+func (b *bridge) onTick(ctx context.Context, s realtime.Session, now time.Time) error {
+	if !b.cancelAt.IsZero() && now.After(b.cancelAt) {
+		b.cancelAt = time.Time{}
+		if b.respActive {
+			b.send(ctx, s, &realtime.ResponseCancel{})
+		}
+	}
+	drained := !b.respActive && b.phone.Pending() == 0
+	if b.endReason != "" && drained {
+		return call.Hangup(b.endReason)
+	}
+	if t := b.transferTo; t != nil && !t.started && drained {
+		t.started = true
+		b.startTransfer(ctx, t)
+	}
+	if !b.idleAt.IsZero() && now.After(b.idleAt) {
+		b.idleAt = time.Time{}
+		if b.phone.Pending() == 0 {
+			b.checkIn(ctx, s)
+		}
+	}
+	if b.toolsBusy > 0 && now.Sub(b.toolStart) >= b.rt.opts.ComfortDelay && b.phone.Pending() < 2*tick {
+		b.phone.Play(comfortItem, b.comfortTone())
+	}
+	return nil
+}
+
+// checkIn is the appliance's idle_timeout_ms: the caller stayed silent
+// after the assistant finished, so a silent user turn goes in and the
+// model is asked to check in.
+func (b *bridge) checkIn(ctx context.Context, s realtime.Session) {
+	secs := float64(b.cfg.Settings.IdleTimeoutMS) / 1000
+	b.log.Info().Float64("idle_s", secs).Msg("caller silent: checking in")
+	ev := &realtime.InputAudioBufferTimeoutTriggered{}
+	if o := b.observer.Load(); o != nil {
+		o.o.ServerEvent(ev)
+	}
+	b.phone.Note(call.Note{Kind: call.NoteEvent, Text: realtime.TypeInputAudioBufferTimeoutTriggered})
+	b.send(ctx, s, &realtime.ConversationItemCreate{Item: realtime.UserText(
+		fmt.Sprintf("(The caller has said nothing for %.0f seconds. Check in briefly.)", secs))})
+	b.send(ctx, s, &realtime.ResponseCreate{})
+}
+
+// greet speaks the agent's greeting right after answer: rendered locally
+// when a Greeter is set (no wait for the model), else by the model.
+func (b *bridge) greet(ctx context.Context, s realtime.Session) {
+	text := b.cfg.Settings.Greeting
+	if text == "" {
+		return
+	}
+	if g := b.rt.opts.Greeter; g != nil {
+		pcm, err := g.Render(ctx, text, b.cfg.Settings.Voice, b.phone.Rate())
+		if err == nil {
+			b.phone.Play(greetingItem, pcm)
+			item := realtime.Item{Type: realtime.ItemMessage, Role: realtime.RoleAssistant,
+				Content: []realtime.ContentPart{{Type: realtime.ContentOutputText, Text: text}}}
+			b.send(ctx, s, &realtime.ConversationItemCreate{Item: item})
+			b.remember(item)
+			b.phone.Note(call.Note{Kind: call.NoteTranscript, Role: "assistant", Text: text})
+			return
+		}
+		b.log.Warn().Err(err).Msg("greeting not rendered locally; the model says it")
+	}
+	instr := text
+	if b.cfg.Settings.Engine != EngineEcho {
+		instr = "Greet the caller by saying exactly this, and nothing else: " + text
+	}
+	b.send(ctx, s, &realtime.ResponseCreate{Response: &realtime.ResponseParams{Instructions: instr}})
+}
+
+// Items the appliance plays itself (never truncated in the model).
+const (
+	greetingItem = "greeting"
+	comfortItem  = "comfort"
+	apologyItem  = "apology"
+)
+
+// reconnect opens a new session once after the old one failed, and seeds
+// it with the conversation so far.
+func (b *bridge) reconnect(ctx context.Context, old realtime.Session) (realtime.Session, error) {
+	cause := old.Err()
+	b.log.Warn().Err(cause).Msg("realtime session lost mid-call: reconnecting once")
+	b.phone.Note(call.Note{Kind: call.NoteEvent, Text: "session lost: " + errText(cause)})
+	old.Close()
+	b.phone.Flush()
+	b.respActive, b.cancelAt = false, time.Time{}
+	rctx, cancel := context.WithTimeout(ctx, b.rt.opts.ReconnectTimeout)
+	defer cancel()
+	s, err := b.open(rctx)
+	if err != nil {
+		b.sess.Store(nil)
+		return nil, fmt.Errorf("reconnect: %w (after %v)", err, cause)
+	}
+	for _, it := range b.history {
+		b.send(ctx, s, &realtime.ConversationItemCreate{Item: it})
+	}
+	b.sess.Store(&sessionBox{s})
+	b.phone.Note(call.Note{Kind: call.NoteEvent, Text: fmt.Sprintf("session reconnected, %d items re-seeded", len(b.history))})
+	return s, nil
+}
+
+func errText(err error) string {
+	if err == nil {
+		return "closed"
+	}
+	return err.Error()
+}
+
+// apologize is the fallback once the model is unreachable: say the apology
+// (or play a short tone without a Greeter), then transfer to the
+// fallback URI or hang up. The caller never sits in silence.
+func (b *bridge) apologize(ctx context.Context, cause error) error {
+	b.phone.Note(call.Note{Kind: call.NoteEvent, Text: "fallback: " + errText(cause)})
+	text := b.cfg.Settings.Apology
+	if text == "" {
+		text = DefaultApology
+	}
+	pcm, err := []byte(nil), errors.New("no greeter")
+	if g := b.rt.opts.Greeter; g != nil {
+		pcm, err = g.Render(ctx, text, b.cfg.Settings.Voice, b.phone.Rate())
+	}
+	if err != nil {
+		pcm = tone(b.phone.Rate(), 440, 0.6, 0.1)
+	}
+	b.phone.Play(apologyItem, pcm)
+	b.phone.Note(call.Note{Kind: call.NoteTranscript, Role: "assistant", Text: text})
+	deadline := time.Now().Add(30 * time.Second)
+	for b.phone.Pending() > 0 && time.Now().Before(deadline) {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(tick):
+		}
+	}
+	if uri := b.cfg.Settings.FallbackURI; uri != "" {
+		b.phone.Note(call.Note{Kind: call.NoteTransfer, Text: uri, Data: map[string]string{"reason": "fallback"}})
+		if err := b.phone.Transfer(ctx, uri); err != nil {
+			b.log.Warn().Err(err).Str("target_uri", uri).Msg("fallback transfer failed")
+			return call.Hangup("assistant unavailable; transfer failed")
+		}
+		return call.Hangup("assistant unavailable; transferred")
+	}
+	return call.Hangup("assistant unavailable")
+}
+
+// functionCall runs a tool the model called.
+func (b *bridge) functionCall(ctx context.Context, s realtime.Session, e *realtime.ResponseFunctionCallArgumentsDone) {
+	b.phone.Note(call.Note{Kind: call.NoteToolCall, Text: e.Name, Data: map[string]string{"call_id": e.CallID, "arguments": e.Arguments}})
+	switch e.Name {
+	case ToolEndCall:
+		var args struct {
+			Reason string `json:"reason"`
+		}
+		_ = json.Unmarshal([]byte(e.Arguments), &args)
+		reason := "agent ended the call"
+		if args.Reason != "" {
+			reason += ": " + args.Reason
+		}
+		b.endReason = reason
+		b.idleAt = time.Time{}
+		b.output(ctx, s, e.CallID, e.Name, `{"ok":true}`, false)
+	case ToolTransferCall:
+		var args struct {
+			Target string `json:"target"`
+		}
+		_ = json.Unmarshal([]byte(e.Arguments), &args)
+		for _, t := range b.cfg.Settings.TransferTargets {
+			if t.Name == args.Target {
+				b.transferTo = &pendingTransfer{callID: e.CallID, target: t.Name, uri: t.URI}
+				b.idleAt = time.Time{}
+				return
+			}
+		}
+		b.output(ctx, s, e.CallID, e.Name, errorJSON("unknown transfer target "+args.Target), true)
+	default:
+		for _, t := range b.cfg.Settings.Tools {
+			if t.Name == e.Name {
+				b.runTool(ctx, t, e.CallID, e.Arguments)
+				return
+			}
+		}
+		b.output(ctx, s, e.CallID, e.Name, errorJSON("unknown tool "+e.Name), true)
+	}
+}
+
+// runTool calls a custom tool in its own goroutine with its timeout; the
+// result comes back on toolDone.
+func (b *bridge) runTool(ctx context.Context, t Tool, callID, args string) {
+	if b.toolsBusy == 0 {
+		b.toolStart = time.Now()
+	}
+	b.toolsBusy++
+	timeout := time.Duration(t.TimeoutMS) * time.Millisecond
+	if timeout <= 0 {
+		timeout = DefaultToolTimeout * time.Millisecond
+	}
+	b.wg.Add(1)
+	go func() {
+		defer b.wg.Done()
+		tctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		var out string
+		var err error
+		if b.rt.opts.Tools == nil {
+			err = errors.New("custom tools are not configured on this appliance")
+		} else {
+			out, err = b.rt.opts.Tools.CallTool(tctx, t, callID, args)
+		}
+		if err != nil {
+			if errors.Is(err, context.DeadlineExceeded) {
+				err = fmt.Errorf("the tool did not answer within %s", timeout)
+			}
+			out = errorJSON(err.Error())
+		}
+		select {
+		case b.toolDone <- toolResult{callID: callID, name: t.Name, output: out}:
+		case <-ctx.Done():
+		}
+	}()
+}
+
+func (b *bridge) toolFinished(ctx context.Context, s realtime.Session, r toolResult) {
+	b.toolsBusy--
+	if b.toolsBusy == 0 && !b.respActive {
+		b.phone.Flush() // the comfort tone
+	}
+	b.output(ctx, s, r.callID, r.name, r.output, true)
+}
+
+// output returns a function's result to the model and, when respond is
+// set, asks for the answer that uses it.
+func (b *bridge) output(ctx context.Context, s realtime.Session, callID, name, out string, respond bool) {
+	b.phone.Note(call.Note{Kind: call.NoteToolResult, Text: name, Data: map[string]string{"call_id": callID, "output": out}})
+	b.send(ctx, s, &realtime.ConversationItemCreate{Item: realtime.FunctionCallOutput(callID, out)})
+	if respond {
+		b.send(ctx, s, &realtime.ResponseCreate{})
+	}
+}
+
+// startTransfer sends the REFER once the assistant finished its sentence.
+func (b *bridge) startTransfer(ctx context.Context, t *pendingTransfer) {
+	b.phone.Note(call.Note{Kind: call.NoteTransfer, Text: t.uri, Data: map[string]string{"target": t.target}})
+	b.log.Info().Str("target_uri", t.uri).Msg("transferring the call")
+	b.wg.Add(1)
+	go func() {
+		defer b.wg.Done()
+		err := b.phone.Transfer(ctx, t.uri)
+		select {
+		case b.transferErr <- err:
+		case <-ctx.Done():
+		}
+	}()
+}
+
+// transferFailed keeps the call and tells the model.
+func (b *bridge) transferFailed(ctx context.Context, s realtime.Session, err error) {
+	t := b.transferTo
+	b.transferTo = nil
+	b.log.Warn().Err(err).Msg("transfer failed")
+	b.phone.Note(call.Note{Kind: call.NoteTransfer, Text: "failed: " + err.Error()})
+	if t != nil {
+		b.output(ctx, s, t.callID, ToolTransferCall, errorJSON("the transfer failed: "+err.Error()), true)
+	}
+}
+
+func errorJSON(msg string) string {
+	b, _ := json.Marshal(map[string]any{"error": map[string]string{"message": msg}})
+	return string(b)
+}
+
+// comfortTone is 200 ms of a soft 440 Hz tone with a gentle fade, then
+// 800 ms of silence: what a caller hears while a tool runs.
+func (b *bridge) comfortTone() []byte {
+	if b.comfort == nil {
+		rate := b.phone.Rate()
+		b.comfort = append(tone(rate, 440, 0.2, 0.03), make([]byte, rate*2*8/10)...)
+	}
+	return b.comfort
+}
+
+// tone renders secs of a sine at freq and amplitude amp (0..1) as PCM16LE,
+// with 10 ms fades.
+func tone(rate int, freq, secs, amp float64) []byte {
+	n := int(float64(rate) * secs)
+	out := make([]byte, 2*n)
+	fade := rate / 100
+	for i := 0; i < n; i++ {
+		g := amp
+		if i < fade {
+			g *= float64(i) / float64(fade)
+		} else if n-i < fade {
+			g *= float64(n-i) / float64(fade)
+		}
+		v := int16(g * 32767 * math.Sin(2*math.Pi*freq*float64(i)/float64(rate)))
+		out[2*i], out[2*i+1] = byte(v), byte(uint16(v)>>8)
+	}
+	return out
+}

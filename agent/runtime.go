@@ -1,0 +1,146 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"switchboard/call"
+	"switchboard/realtime"
+)
+
+// Built-in tools.
+const (
+	ToolTransferCall = "transfer_call"
+	ToolEndCall      = "end_call"
+	ToolSendDTMF     = "send_dtmf"
+)
+
+// Greeter renders a sentence to PCM16LE at rate with the agent's voice, so
+// the greeting and the fallback apology play at once, without waiting for
+// the model.
+type Greeter interface {
+	Render(ctx context.Context, text, voice string, rate int) ([]byte, error)
+}
+
+// ToolCaller runs a custom tool: it POSTs the arguments to the tool's URL
+// and returns the response body (or an error).
+type ToolCaller interface {
+	CallTool(ctx context.Context, t Tool, callID, arguments string) (string, error)
+}
+
+// RuntimeOptions configure the agent runtime.
+type RuntimeOptions struct {
+	// Engines by name ("echo", "upstream"); an agent whose engine is
+	// missing falls back as if the engine could not be reached.
+	Engines map[string]realtime.Engine
+	// Greeter renders greetings and apologies locally (optional: without
+	// it the model speaks the greeting).
+	Greeter Greeter
+	// Tools runs custom tools (optional: without it they answer an error).
+	Tools ToolCaller
+	// ComfortDelay is how long a tool may run before the caller hears a
+	// soft comfort tone (default 1 s).
+	ComfortDelay time.Duration
+	// CancelGrace is how long after speech_started the runtime waits for
+	// the provider to cancel the response itself before it sends
+	// response.cancel (default 150 ms).
+	CancelGrace time.Duration
+	// ReconnectTimeout bounds the one reconnect after an upstream failure
+	// mid-call (default 5 s).
+	ReconnectTimeout time.Duration
+}
+
+// Runtime makes the per-call conversations of agents.
+type Runtime struct {
+	agents *Service
+	opts   RuntimeOptions
+}
+
+// NewRuntime returns the runtime over the agent records.
+func NewRuntime(agents *Service, opts RuntimeOptions) *Runtime {
+	if opts.ComfortDelay == 0 {
+		opts.ComfortDelay = time.Second
+	}
+	if opts.CancelGrace == 0 {
+		opts.CancelGrace = 150 * time.Millisecond
+	}
+	if opts.ReconnectTimeout == 0 {
+		opts.ReconnectTimeout = 5 * time.Second
+	}
+	return &Runtime{agents: agents, opts: opts}
+}
+
+// Conversation returns the conversation of one call to agent id.
+func (r *Runtime) Conversation(ctx context.Context, id string, log zerolog.Logger) (call.Conversation, error) {
+	cfg, err := r.agents.Load(ctx, id)
+	if err != nil {
+		if errors.Is(err, ErrUnknownAgent) {
+			return nil, &call.RejectError{Status: 404, Reason: "Not Found", Err: err}
+		}
+		return nil, err
+	}
+	if cfg.Settings.Engine == EngineLoopback {
+		return call.NewEcho(0), nil
+	}
+	return newBridge(r, cfg, log.With().Str("agent_id", cfg.ID).Logger()), nil
+}
+
+// SessionConfig is the realtime session an agent's calls open: its
+// instructions, voice, model, tools and server VAD, with 24 kHz PCM both
+// ways.
+func (c *Config) SessionConfig() realtime.SessionConfig {
+	s := c.Settings
+	instr := s.Instructions
+	if s.Language != "" && s.Language != "auto" {
+		instr += fmt.Sprintf("\n\nSpeak %s unless the caller uses another language.", s.Language)
+	}
+	create, interrupt := true, true
+	cfg := realtime.SessionConfig{
+		Type:             "realtime",
+		Model:            s.Model,
+		OutputModalities: []string{"audio"},
+		Instructions:     &instr,
+		Audio: &realtime.AudioConfig{
+			Input: &realtime.AudioInput{
+				Format: realtime.PCM24k(),
+				TurnDetection: realtime.Some(realtime.TurnDetection{Type: realtime.TurnServerVAD,
+					CreateResponse: &create, InterruptResponse: &interrupt}),
+			},
+			Output: &realtime.AudioOutput{Format: realtime.PCM24k(), Voice: realtime.Voice{Name: s.Voice}},
+		},
+	}
+	if len(s.TransferTargets) > 0 {
+		names := make([]string, 0, len(s.TransferTargets))
+		desc := "Transfer the caller to one of: "
+		for i, t := range s.TransferTargets {
+			names = append(names, t.Name)
+			if i > 0 {
+				desc += "; "
+			}
+			desc += t.Name
+			if t.Description != "" {
+				desc += " (" + t.Description + ")"
+			}
+		}
+		params, _ := json.Marshal(map[string]any{"type": "object", "required": []string{"target"},
+			"properties": map[string]any{"target": map[string]any{"type": "string", "enum": names}}})
+		cfg.Tools = append(cfg.Tools, realtime.Tool{Type: "function", Name: ToolTransferCall, Description: desc + ".", Parameters: params})
+	}
+	endParams, _ := json.Marshal(map[string]any{"type": "object", "properties": map[string]any{
+		"reason": map[string]any{"type": "string", "description": "why the call ends"}}})
+	cfg.Tools = append(cfg.Tools, realtime.Tool{Type: "function", Name: ToolEndCall,
+		Description: "End the phone call after your current sentence, when the conversation is over.", Parameters: endParams})
+	for _, t := range s.Tools {
+		params := t.Parameters
+		if len(params) == 0 {
+			params = []byte(`{"type":"object","properties":{}}`)
+		}
+		cfg.Tools = append(cfg.Tools, realtime.Tool{Type: "function", Name: t.Name, Description: t.Description, Parameters: params})
+	}
+	return cfg
+}
