@@ -1,7 +1,6 @@
 package speech
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -88,13 +87,9 @@ func rms(pcm []int16) float64 {
 	for _, v := range pcm {
 		s += float64(v) * float64(v)
 	}
-	return sqrt(s / float64(len(pcm)))
+	return math.Sqrt(s / float64(len(pcm)))
 }
 
 func bearer() http.Header {
 	return http.Header{"Authorization": {"Bearer test-key"}}
 }
-
-var _ = bytes.NewReader
-
-func sqrt(v float64) float64 { return math.Sqrt(v) }
