@@ -1,0 +1,39 @@
+// Package speech owns text to speech and speech to text: the engines behind
+// small interfaces (Synthesizer, Transcriber), the speech-tag parser, the
+// audio encoders and a resampler, and the endpoints POST /v1/tts, GET
+// /v1/tts (WebSocket), GET /v1/tts/voices, POST /v1/stt and GET /v1/stt
+// (WebSocket).
+//
+// Engines. TTS is "espeak" (the embedded default: the espeak-ng program,
+// SSML input, 22050 Hz output resampled to the requested rate; a missing
+// binary is a 503 naming the Debian package) or "upstream" (a provider's
+// /v1/tts over REST and WebSocket, asked for raw PCM so that encoding is
+// the same for both engines). STT is "none" (503 after validation: there is
+// no local recognizer) or "upstream" (the upload is streamed from disk to
+// the provider's /v1/stt; the WebSocket is bridged frame by frame).
+//
+// Speech tags become SSML for espeak-ng: inline tags are breaks (non-verbal
+// sounds such as [laugh] are short pauses, since espeak-ng cannot make
+// them), wrapping tags prosody (rate, pitch, volume, range) or emphasis.
+// Unknown "[...]" is ordinary text; unknown "<name>" is a 400, as are
+// unbalanced tags. For an upstream engine the text is sent as written.
+//
+// Timestamps. espeak-ng's command line reports no word timing, so a timed
+// request renders each clause separately and measures where its speech
+// starts and ends in the samples; letters share their clause's span in
+// proportion, inline tags span exactly the silence put in their place, and
+// wrapping tags are zero-length at their position. graph_chars has one
+// entry per input character (tags spelled out character by character);
+// graph_times entries are [start, end] arrays. With the upstream engine
+// the provider's times are used.
+//
+// Encoding: wav (44-byte header), pcm (s16le), mulaw and alaw (zaf/g711),
+// mp3 through the LAME program (Debian package lame) in CBR at the
+// requested rate; MPEG-2 rates (16-24 kHz) are capped at 160 kbps and 8 kHz
+// (MPEG-2.5) at 64 kbps by LAME. text_normalization is forwarded to an
+// upstream engine; espeak-ng always speaks numbers and symbols in spoken
+// form.
+//
+// The agent runtime uses Service.Synthesize (PCM at a chosen rate) and
+// Service.RenderG711 (8 kHz mu-law or A-law bytes for a greeting cache).
+package speech
