@@ -3,8 +3,8 @@
 
 GO       ?= go
 BIN      := bin/switchboard
-APT_PKGS := sip-tester baresip espeak-ng sox
-TOOLS    := sipp baresip espeak-ng sox
+APT_PKGS := sip-tester baresip espeak-ng sox lame
+TOOLS    := sipp baresip espeak-ng sox lame
 
 .PHONY: all build run test deps deps-go bench bench-calls vet fmt clean
 

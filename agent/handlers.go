@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"time"
@@ -114,6 +115,7 @@ func (s *Service) create(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return fmt.Errorf("create agent: %w", err)
 	}
+	s.saved(c)
 	httpx.WriteJSON(w, http.StatusOK, toJSON(c))
 	return nil
 }
@@ -178,6 +180,7 @@ func (s *Service) update(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return fmt.Errorf("update agent: %w", err)
 	}
+	s.saved(c)
 	httpx.WriteJSON(w, http.StatusOK, toJSON(c))
 	return nil
 }
@@ -206,4 +209,22 @@ func (s *Service) delete(w http.ResponseWriter, r *http.Request) error {
 	}
 	httpx.WriteJSON(w, http.StatusOK, struct{}{})
 	return nil
+}
+
+func (s *Service) saved(c *Config) {
+	if s.onSave != nil {
+		s.onSave(c)
+	}
+}
+
+// Each calls fn for every agent of every team (warming caches at start).
+func (s *Service) Each(ctx context.Context, fn func(*Config)) error {
+	return s.st.Agents().Each(ctx, func(a *store.Agent) error {
+		c, err := fromRecord(a)
+		if err != nil {
+			return err
+		}
+		fn(c)
+		return nil
+	})
 }

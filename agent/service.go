@@ -16,18 +16,22 @@ import (
 type Options struct {
 	// Now is the clock; default time.Now.
 	Now func() time.Time
+	// OnSave, when set, sees every agent after it was created or changed
+	// (the greeting cache renders its greeting then).
+	OnSave func(*Config)
 }
 
 // Service is the agents module of the API and the runtime's way to read an
 // agent.
 type Service struct {
-	st  store.Store
-	now func() time.Time
+	st     store.Store
+	now    func() time.Time
+	onSave func(*Config)
 }
 
 // NewService returns the agents module over st.
 func NewService(st store.Store, opts Options) *Service {
-	s := &Service{st: st, now: opts.Now}
+	s := &Service{st: st, now: opts.Now, onSave: opts.OnSave}
 	if s.now == nil {
 		s.now = time.Now
 	}

@@ -1,7 +1,9 @@
 package api
 
 import (
+	"bufio"
 	"errors"
+	"net"
 	"net/http"
 	"time"
 
@@ -29,9 +31,21 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 	return w.ResponseWriter.Write(b)
 }
 
-// Unwrap lets http.ResponseController reach the connection (WebSocket
-// upgrades, flushes).
+// Unwrap lets http.ResponseController reach the connection (flushes).
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// Hijack hands the connection to a WebSocket upgrader; the request is
+// logged with status 101.
+func (w *statusWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	h, ok := w.ResponseWriter.(http.Hijacker)
+	if !ok {
+		return nil, nil, errors.New("the connection cannot be hijacked")
+	}
+	if w.status == 0 {
+		w.status = http.StatusSwitchingProtocols
+	}
+	return h.Hijack()
+}
 
 // logRequests logs each request once, at the boundary, and turns a panic in
 // a handler into a 500 instead of a dead connection.

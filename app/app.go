@@ -21,6 +21,7 @@ import (
 	"switchboard/media"
 	"switchboard/numbers"
 	"switchboard/sip"
+	"switchboard/speech"
 	"switchboard/store"
 )
 
@@ -36,6 +37,8 @@ type App struct {
 	numbers *numbers.Service
 	agents  *agent.Service
 	runtime *agent.Runtime
+	speech  *speech.Service
+	greeter *greeter
 	ports   *media.PortPool
 	calls   *call.Manager
 	sip     *sip.Server
@@ -83,7 +86,7 @@ func New(ctx context.Context, cfg *config.Config, log zerolog.Logger) (a *App, e
 	if err := a.buildCalls(cfg, log); err != nil {
 		return nil, err
 	}
-	modules := []api.Module{a.keys, a.numbers, a.agents}
+	modules := []api.Module{a.keys, a.numbers, a.agents, a.speech}
 	a.api = api.New(log, a.keys, modules,
 		api.WithMetrics(a.reg),
 		api.WithReadyCheck(func(ctx context.Context) error { return a.st.Ping(ctx) }),
@@ -157,6 +160,9 @@ func (a *App) Close() error {
 	}
 	if a.sip != nil {
 		errs = append(errs, a.sip.Close())
+	}
+	if a.speech != nil {
+		errs = append(errs, a.speech.Close())
 	}
 	if a.ports != nil {
 		errs = append(errs, a.ports.Close())

@@ -27,7 +27,11 @@ func (a *App) buildCalls(cfg *config.Config, log zerolog.Logger) error {
 		sipHost = cfg.SIP.Addr
 	}
 	a.numbers = numbers.NewService(a.st, numbers.Options{SIPHost: sipHost, Pool: cfg.Numbers.Pool, Sealer: a.box, NewWebhookSecret: auth.NewWebhookSecret, Log: log})
-	a.agents = agent.NewService(a.st, agent.Options{})
+	a.agents = agent.NewService(a.st, agent.Options{OnSave: func(c *agent.Config) {
+		if a.greeter != nil {
+			a.greeter.Warm(c.Settings.Greeting, c.Settings.Voice, modelRate)
+		}
+	}})
 
 	bindIP, err := rtpBindIP(cfg)
 	if err != nil {
@@ -41,7 +45,11 @@ func (a *App) buildCalls(cfg *config.Config, log zerolog.Logger) error {
 	if err != nil {
 		return err
 	}
-	a.runtime = agent.NewRuntime(a.agents, agent.RuntimeOptions{Engines: engines})
+	if a.speech, err = buildSpeech(cfg, log); err != nil {
+		return err
+	}
+	a.greeter = newGreeter(a.speech, log)
+	a.runtime = agent.NewRuntime(a.agents, agent.RuntimeOptions{Engines: engines, Greeter: a.greeter})
 	a.calls, err = call.NewManager(call.Options{
 		BindIP: bindIP, Ports: a.ports, JitterDelay: cfg.RTP.JitterDelay, MediaTimeout: cfg.RTP.MediaTimeout,
 		AnswerTimeout: cfg.AnswerTimeout, Router: router{numbers: a.numbers, agents: a.runtime}, Metrics: metrics,
@@ -70,8 +78,11 @@ func (a *App) buildCalls(cfg *config.Config, log zerolog.Logger) error {
 	if demo != "" {
 		log.Info().Str("phone_number", demo).Str("dial", "sip:"+demo+"@"+sipHost).Msg("created the demo number, routed to the demo agent")
 	}
-	return nil
+	return a.agents.Each(context.Background(), func(c *agent.Config) { a.greeter.Warm(c.Settings.Greeting, c.Settings.Voice, modelRate) })
 }
+
+// modelRate is the audio rate between calls and realtime sessions.
+const modelRate = 24000
 
 // buildEngines makes the realtime engines agents choose from: the
 // embedded echo engine always, the upstream provider when configured.

@@ -35,6 +35,7 @@ type Config struct {
 	SIP      SIP      `yaml:"sip"`
 	Upstream Upstream `yaml:"upstream"`
 	Echo     Echo     `yaml:"echo"`
+	Speech   Speech   `yaml:"speech"`
 	// AnswerTimeout bounds how long a caller hears ringing while the
 	// conversation gets ready.
 	AnswerTimeout time.Duration `yaml:"answer_timeout"`
@@ -70,6 +71,13 @@ type Upstream struct {
 	Model          string        `yaml:"model"`
 	APIKeyEnv      string        `yaml:"api_key_env"`
 	ConnectTimeout time.Duration `yaml:"connect_timeout"`
+}
+
+// Speech configures the TTS and STT engines.
+type Speech struct {
+	TTSEngine   string `yaml:"tts_engine"`
+	STTEngine   string `yaml:"stt_engine"`
+	UpstreamURL string `yaml:"upstream_url"`
 }
 
 // Echo configures the embedded offline engine.

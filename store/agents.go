@@ -50,3 +50,27 @@ func (s sqlAgents) Delete(ctx context.Context, id string) error {
 	res, err := s.q.ExecContext(ctx, `DELETE FROM agents WHERE id = ?`, id)
 	return affected("delete agent", res, err)
 }
+
+func (s sqlAgents) Each(ctx context.Context, fn func(*Agent) error) error {
+	p := Page{Size: MaxPageSize}
+	for {
+		where, args, err := pageArgs(`1 = 1`, nil, p, "create_us")
+		if err != nil {
+			return err
+		}
+		page, next, err := listPage(ctx, s.q, "list agents", `SELECT `+agentCols+` FROM agents WHERE `+where+` ORDER BY create_us, id`,
+			args, p.limit(), scanAgent, func(a *Agent) cursor { return cursor{US: toUS(a.CreateTime), ID: a.ID} })
+		if err != nil {
+			return err
+		}
+		for _, a := range page {
+			if err := fn(a); err != nil {
+				return err
+			}
+		}
+		if next == "" {
+			return nil
+		}
+		p.Token = next
+	}
+}

@@ -21,6 +21,8 @@ type AgentStore interface {
 	List(ctx context.Context, teamID string, p Page) (agents []*Agent, next string, err error)
 	Update(ctx context.Context, a *Agent) error
 	Delete(ctx context.Context, id string) error
+	// Each calls fn for every agent, in creation order.
+	Each(ctx context.Context, fn func(*Agent) error) error
 }
 
 // NumberStore keeps phone numbers and their webhooks.

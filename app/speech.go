@@ -1,0 +1,97 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/rs/zerolog"
+
+	"switchboard/config"
+	"switchboard/speech"
+)
+
+// buildSpeech makes the TTS/STT service from the configuration.
+func buildSpeech(cfg *config.Config, log zerolog.Logger) (*speech.Service, error) {
+	s, err := speech.NewService(speech.Options{
+		TTSEngine: cfg.Speech.TTSEngine, STTEngine: cfg.Speech.STTEngine,
+		UpstreamURL: cfg.Speech.UpstreamURL, UpstreamKeyEnv: cfg.Upstream.APIKeyEnv,
+	}, log.With().Str("component", "speech").Logger())
+	if err != nil {
+		return nil, fmt.Errorf("speech: %w", err)
+	}
+	return s, nil
+}
+
+// greeter renders agents' greetings and apologies with the TTS engine and
+// keeps them: a greeting is rendered once per (text, voice, rate), so a
+// call plays it from its first RTP packet after answer.
+type greeter struct {
+	tts *speech.Service
+	log zerolog.Logger
+
+	mu    sync.Mutex
+	cache map[greetKey][]byte
+}
+
+type greetKey struct {
+	text, voice string
+	rate        int
+}
+
+// maxGreetings bounds the cache; past it the oldest entries go (a map has
+// no order, so an arbitrary half is dropped: re-rendering is cheap).
+const maxGreetings = 512
+
+func newGreeter(tts *speech.Service, log zerolog.Logger) *greeter {
+	return &greeter{tts: tts, log: log, cache: map[greetKey][]byte{}}
+}
+
+// Render returns PCM16LE of text at rate (agent.Greeter).
+func (g *greeter) Render(ctx context.Context, text, voice string, rate int) ([]byte, error) {
+	k := greetKey{text, voice, rate}
+	g.mu.Lock()
+	pcm, ok := g.cache[k]
+	g.mu.Unlock()
+	if ok {
+		return pcm, nil
+	}
+	v, ok := speech.LookupVoice(voice)
+	if !ok {
+		v, _ = speech.LookupVoice("")
+	}
+	a, err := g.tts.Synthesize(ctx, speech.Request{Text: text, Voice: v, SampleRate: rate})
+	if err != nil {
+		return nil, err
+	}
+	pcm = make([]byte, 2*len(a.PCM))
+	for i, s := range a.PCM {
+		pcm[2*i], pcm[2*i+1] = byte(s), byte(uint16(s)>>8)
+	}
+	g.mu.Lock()
+	if len(g.cache) >= maxGreetings {
+		n := 0
+		for key := range g.cache {
+			delete(g.cache, key)
+			if n++; n >= maxGreetings/2 {
+				break
+			}
+		}
+	}
+	g.cache[k] = pcm
+	g.mu.Unlock()
+	return pcm, nil
+}
+
+// Warm renders text ahead of the first call (agent saved, appliance
+// started); failures are logged, the call will retry.
+func (g *greeter) Warm(text, voice string, rate int) {
+	if text == "" {
+		return
+	}
+	go func() {
+		if _, err := g.Render(context.Background(), text, voice, rate); err != nil {
+			g.log.Warn().Err(err).Msg("greeting not pre-rendered")
+		}
+	}()
+}
