@@ -13,6 +13,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"switchboard/call"
+	"switchboard/dtmf"
 	"switchboard/realtime"
 )
 
@@ -47,6 +48,7 @@ type bridge struct {
 	toolDone    chan toolResult
 	comfort     []byte
 	transferErr chan error
+	dtmfText    chan string
 	wg          sync.WaitGroup
 }
 
@@ -71,7 +73,7 @@ type toolResult struct {
 
 func newBridge(rt *Runtime, cfg *Config, log zerolog.Logger) *bridge {
 	return &bridge{rt: rt, cfg: cfg, log: log, sessCfg: cfg.SessionConfig(), assistant: map[string]bool{},
-		toolDone: make(chan toolResult, 8), transferErr: make(chan error, 1)}
+		toolDone: make(chan toolResult, 8), transferErr: make(chan error, 1), dtmfText: make(chan string, 16)}
 }
 
 func (b *bridge) session() realtime.Session {
@@ -195,6 +197,8 @@ func (b *bridge) Run(ctx context.Context, phone call.Phone) error {
 			b.handle(ctx, s, ev)
 		case r := <-b.toolDone:
 			b.toolFinished(ctx, s, r)
+		case text := <-b.dtmfText:
+			b.digits(ctx, s, text)
 		case err := <-b.transferErr:
 			if err == nil {
 				return call.Hangup("transferred")
@@ -262,6 +266,7 @@ func (b *bridge) remember(it realtime.Item) {
 // provider does it itself within the grace.
 func (b *bridge) bargeIn(ctx context.Context, s realtime.Session) {
 	b.idleAt = time.Time{}
+	b.phone.SpeechStarted()
 	item, ms := b.phone.Flush()
 	if item != "" && b.assistant[item] {
 		b.send(ctx, s, &realtime.ConversationItemTruncate{ItemID: item, ContentIndex: 0, AudioEndMs: ms})
@@ -356,6 +361,46 @@ func (b *bridge) greet(ctx context.Context, s realtime.Session) {
 	b.send(ctx, s, &realtime.ResponseCreate{Response: &realtime.ResponseParams{Instructions: instr}})
 }
 
+// DTMFPolicy is the agent's keypad policy (call.DTMFHandler).
+func (b *bridge) DTMFPolicy() dtmf.Policy { return b.cfg.Settings.DTMF }
+
+// DTMFKey reports a key to the observer as
+// input_audio_buffer.dtmf_event_received (call.DTMFHandler).
+func (b *bridge) DTMFKey(ev dtmf.Event) {
+	if o := b.observer.Load(); o != nil {
+		n := ev.Notification()
+		o.o.ServerEvent(&realtime.InputAudioBufferDTMFEventReceived{Event: n.Event, ReceivedAt: n.ReceivedAt})
+	}
+}
+
+// DTMFText hands a flushed digit message to the Run goroutine
+// (call.DTMFHandler); it never blocks the media path.
+func (b *bridge) DTMFText(text string) {
+	select {
+	case b.dtmfText <- text:
+	default:
+		b.log.Warn().Msg("dtmf message dropped: the conversation is behind")
+	}
+}
+
+// digits sends a flushed digit message to the model as a user turn. A
+// response in progress is interrupted first, as the caller moved on.
+func (b *bridge) digits(ctx context.Context, s realtime.Session, text string) {
+	if b.respActive {
+		item, ms := b.phone.Flush()
+		if item != "" && b.assistant[item] {
+			b.send(ctx, s, &realtime.ConversationItemTruncate{ItemID: item, AudioEndMs: ms})
+		}
+		b.send(ctx, s, &realtime.ResponseCancel{})
+		b.respActive = false
+	}
+	b.idleAt = time.Time{}
+	it := realtime.UserText(text)
+	b.send(ctx, s, &realtime.ConversationItemCreate{Item: it})
+	b.remember(it)
+	b.send(ctx, s, &realtime.ResponseCreate{})
+}
+
 // Items the appliance plays itself (never truncated in the model).
 const (
 	greetingItem = "greeting"
@@ -447,6 +492,25 @@ func (b *bridge) functionCall(ctx context.Context, s realtime.Session, e *realti
 		b.endReason = reason
 		b.idleAt = time.Time{}
 		b.output(ctx, s, e.CallID, e.Name, `{"ok":true}`, false)
+	case ToolSendDTMF:
+		var args struct {
+			Digits string `json:"digits"`
+		}
+		_ = json.Unmarshal([]byte(e.Arguments), &args)
+		b.wg.Add(1)
+		go func() {
+			defer b.wg.Done()
+			out := `{"ok":true}`
+			if err := b.phone.SendDTMF(ctx, args.Digits); err != nil {
+				out = errorJSON(err.Error())
+			}
+			select {
+			case b.toolDone <- toolResult{callID: e.CallID, name: ToolSendDTMF, output: out}:
+			case <-ctx.Done():
+			}
+		}()
+		b.toolsBusy++
+		b.toolStart = time.Now()
 	case ToolTransferCall:
 		var args struct {
 			Target string `json:"target"`

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"switchboard/dtmf"
 	"switchboard/store"
 )
 
@@ -51,6 +52,10 @@ type Settings struct {
 	IdleTimeoutMS int `json:"idle_timeout_ms,omitempty"`
 	// MaxDurationS, when set, ends calls that last longer.
 	MaxDurationS int `json:"max_duration_s,omitempty"`
+	// DTMF is the keypad policy: model (digits buffered and sent as text),
+	// redact (the model only learns how many digits) or route (keys act
+	// without the model).
+	DTMF dtmf.Policy `json:"dtmf,omitzero"`
 }
 
 // Tool is a custom function tool: the appliance POSTs the model's

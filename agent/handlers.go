@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"switchboard/api/httpx"
+	"switchboard/dtmf"
 	"switchboard/store"
 )
 
@@ -44,6 +45,7 @@ type request struct {
 	Apology         *string           `json:"apology"`
 	IdleTimeoutMS   *int              `json:"idle_timeout_ms"`
 	MaxDurationS    *int              `json:"max_duration_s"`
+	DTMF            *dtmf.Policy      `json:"dtmf"`
 }
 
 // apply validates the fields of req that are set and writes them into c.

@@ -135,6 +135,10 @@ func (c *Config) SessionConfig() realtime.SessionConfig {
 		"reason": map[string]any{"type": "string", "description": "why the call ends"}}})
 	cfg.Tools = append(cfg.Tools, realtime.Tool{Type: "function", Name: ToolEndCall,
 		Description: "End the phone call after your current sentence, when the conversation is over.", Parameters: endParams})
+	dtmfParams, _ := json.Marshal(map[string]any{"type": "object", "required": []string{"digits"}, "properties": map[string]any{
+		"digits": map[string]any{"type": "string", "description": "keys to press: 0-9, *, #, A-D"}}})
+	cfg.Tools = append(cfg.Tools, realtime.Tool{Type: "function", Name: ToolSendDTMF,
+		Description: "Press keys on the phone keypad, e.g. to navigate another phone menu.", Parameters: dtmfParams})
 	for _, t := range s.Tools {
 		params := t.Parameters
 		if len(params) == 0 {

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"switchboard/api/httpx"
+	"switchboard/dtmf"
 )
 
 // Limits of the runtime settings.
@@ -79,6 +80,19 @@ func (req *request) applyRuntime(c *Config) error {
 			return httpx.BadRequest("idle_timeout_ms", "idle_timeout_ms must be 0 (off) or %d to %d", MinIdleTimeoutMS, MaxIdleTimeoutMS)
 		}
 		s.IdleTimeoutMS = *req.IdleTimeoutMS
+	}
+	if req.DTMF != nil {
+		if err := req.DTMF.Validate(); err != nil {
+			return httpx.BadRequest("dtmf", "%v", err)
+		}
+		for k, a := range req.DTMF.Routes {
+			if a.Kind == dtmf.ActionTransfer {
+				if err := CheckTransferURI(a.Target); err != nil {
+					return httpx.BadRequest("dtmf.routes."+k+".target", "%v", err)
+				}
+			}
+		}
+		s.DTMF = *req.DTMF
 	}
 	if req.MaxDurationS != nil {
 		if v := *req.MaxDurationS; v != 0 && (v < MinDurationS || v > MaxDurationLimitS) {

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/pion/rtp"
 	"github.com/rs/zerolog"
 
 	"switchboard/media"
@@ -46,6 +47,8 @@ type Call struct {
 	inBuf   []byte
 	outPipe *media.OutboundPipeline
 	conv    atomic.Pointer[convHolder]
+	keypad  atomic.Pointer[keypad]
+	sender  *dtmfSender
 
 	started time.Time
 
@@ -160,7 +163,7 @@ func (c *Call) run(ctx context.Context) {
 	sess, err := media.NewSession(pair, media.SessionOptions{
 		Codec: codec, Ptime: offer.Ptime, JitterDelay: opts.JitterDelay, EventPayloadType: offer.DTMFPayloadType,
 		Remote: offer.RemoteAddr, MediaTimeout: opts.MediaTimeout, Logger: c.log,
-		OnAudio: c.onAudio, OnTimeout: c.onMediaTimeout,
+		OnAudio: c.onAudio, OnTimeout: c.onMediaTimeout, OnEvent: c.onEvent,
 	})
 	if err != nil {
 		pair.Close()
@@ -192,6 +195,19 @@ func (c *Call) run(ctx context.Context) {
 		return
 	}
 	defer conv.Close()
+	kp, err := newKeypad(c, conv, offer, opts.DTMFIdle, opts.Inband)
+	if err != nil {
+		c.reject(500, "Server Internal Error", err.Error())
+		return
+	}
+	c.keypad.Store(kp)
+	defer kp.close()
+	if offer.DTMFPayloadType != 0 {
+		c.mu.Lock()
+		c.sender = &dtmfSender{pt: offer.DTMFPayloadType}
+		c.mu.Unlock()
+		sess.Pacer().SetEventSource(c.sender)
+	}
 	pctx, cancel := context.WithTimeout(ctx, opts.AnswerTimeout)
 	err = conv.Prepare(pctx)
 	cancel()
@@ -317,12 +333,22 @@ func (c *Call) teardown() {
 
 // onAudio runs on the media goroutine for every inbound frame.
 func (c *Call) onAudio(pcm []int16, _ media.FrameStatus) {
+	if k := c.keypad.Load(); k != nil {
+		k.audio(pcm)
+	}
 	h := c.conv.Load()
 	if h == nil {
 		return
 	}
 	c.inBuf = c.inPipe.Process(c.inBuf[:0], pcm)
 	h.c.Audio(c.inBuf)
+}
+
+// onEvent takes telephone-event packets (media reader goroutine).
+func (c *Call) onEvent(h *rtp.Header, payload []byte) {
+	if k := c.keypad.Load(); k != nil {
+		k.rtpEvent(h, payload)
+	}
 }
 
 func (c *Call) onMediaTimeout(err error) {
@@ -339,6 +365,10 @@ func (c *Call) watchMedia(ctx context.Context) {
 		case p := <-c.in.MediaUpdates():
 			c.log.Info().Str("media", p.String()).Msg("media updated")
 			c.applyMedia(p)
+		case in := <-c.in.Infos():
+			if k := c.keypad.Load(); k != nil {
+				k.info(in)
+			}
 		}
 	}
 }
@@ -388,6 +418,14 @@ func (p phone) Pending() time.Duration { return p.c.sess.Playout().Len() }
 func (p phone) Hangup(reason string) { go p.c.hangup(reason) }
 
 func (p phone) Note(n Note) { p.c.Note(n) }
+
+func (p phone) SpeechStarted() {
+	if k := p.c.keypad.Load(); k != nil {
+		k.speechStarted()
+	}
+}
+
+func (p phone) SendDTMF(ctx context.Context, digits string) error { return p.c.SendDTMF(ctx, digits) }
 
 func (p phone) Transfer(ctx context.Context, target string) error {
 	return p.c.in.Transfer(ctx, target, "")

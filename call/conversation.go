@@ -41,6 +41,12 @@ type Phone interface {
 	Transfer(ctx context.Context, target string) error
 	// Note adds an entry to the call record (transcripts, tool calls, …).
 	Note(n Note)
+	// SpeechStarted tells the call the caller started speaking (the
+	// DTMF buffer flushes then).
+	SpeechStarted()
+	// SendDTMF plays digits to the caller's side (to navigate an IVR)
+	// and returns once they are sent.
+	SendDTMF(ctx context.Context, digits string) error
 }
 
 // Note is one entry of a call record: a transcript line of either side, a

@@ -31,6 +31,12 @@ type Options struct {
 	AnswerTimeout time.Duration
 	// Rate is the conversations' audio rate (default 24000).
 	Rate int
+	// DTMFIdle flushes buffered digits after this long without a key
+	// (default 2.5 s, the spec's rule).
+	DTMFIdle time.Duration
+	// Inband says when the in-band DTMF detector runs (default auto: when
+	// no telephone-event was negotiated).
+	Inband Inband
 	// Router picks each call's conversation.
 	Router Router
 	// Metrics receive call counters (may be nil).
@@ -65,6 +71,12 @@ func NewManager(opts Options, log zerolog.Logger) (*Manager, error) {
 	}
 	if opts.Rate == 0 {
 		opts.Rate = 24000
+	}
+	if opts.DTMFIdle == 0 {
+		opts.DTMFIdle = 2500 * time.Millisecond
+	}
+	if opts.Inband == "" {
+		opts.Inband = InbandAuto
 	}
 	if opts.Metrics == nil {
 		opts.Metrics = NewMetrics(nil)
