@@ -27,23 +27,23 @@ import (
 
 // App is one running appliance.
 type App struct {
-	cfg     *config.Config
-	log     zerolog.Logger
-	st      *store.SQLite
-	box     *auth.Box
-	keys    *auth.KeyService
-	reg     *prometheus.Registry
-	api     *api.Server
-	numbers *numbers.Service
-	agents  *agent.Service
-	runtime *agent.Runtime
-	speech  *speech.Service
-	greeter *greeter
-	ports   *media.PortPool
-	calls   *call.Manager
-	sip     *sip.Server
-	httpLn  net.Listener
-	httpSrv *http.Server
+	cfg      *config.Config
+	log      zerolog.Logger
+	st       *store.SQLite
+	box      *auth.Box
+	keys     *auth.KeyService
+	reg      *prometheus.Registry
+	api      *api.Server
+	numbers  *numbers.Service
+	agents   *agent.Service
+	runtime  *agent.Runtime
+	speech   *speech.Service
+	greeter  *greeter
+	ports    *media.PortPool
+	calls    *call.Manager
+	sip      *sip.Server
+	httpLn   net.Listener
+	httpSrv  *http.Server
 	draining atomic.Bool
 	// OwnerKeyFile is where a generated owner key was written on this start
 	// (empty when none was generated).

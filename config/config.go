@@ -39,9 +39,9 @@ type Config struct {
 	// AnswerTimeout bounds how long a caller hears ringing while the
 	// conversation gets ready.
 	AnswerTimeout time.Duration `yaml:"answer_timeout"`
-	RTP     RTP     `yaml:"rtp"`
-	Numbers Numbers `yaml:"numbers"`
-	Keys    Keys    `yaml:"keys"`
+	RTP           RTP           `yaml:"rtp"`
+	Numbers       Numbers       `yaml:"numbers"`
+	Keys          Keys          `yaml:"keys"`
 }
 
 // SIP holds the settings of the SIP endpoint.
