@@ -17,6 +17,7 @@ import (
 	"switchboard/api"
 	"switchboard/auth"
 	"switchboard/call"
+	"switchboard/calls"
 	"switchboard/config"
 	"switchboard/media"
 	"switchboard/numbers"
@@ -37,6 +38,7 @@ type App struct {
 	agents  *agent.Service
 	ports   *media.PortPool
 	calls   *call.Manager
+	callLog *calls.Service
 	sip     *sip.Server
 	httpLn  net.Listener
 	httpSrv *http.Server
@@ -82,7 +84,7 @@ func New(ctx context.Context, cfg *config.Config, log zerolog.Logger) (a *App, e
 	if err := a.buildCalls(cfg, log); err != nil {
 		return nil, err
 	}
-	modules := []api.Module{a.keys, a.numbers, a.agents}
+	modules := []api.Module{a.keys, a.numbers, a.agents, a.callLog}
 	a.api = api.New(log, a.keys, modules,
 		api.WithMetrics(a.reg),
 		api.WithReadyCheck(func(ctx context.Context) error { return a.st.Ping(ctx) }),

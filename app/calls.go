@@ -11,6 +11,7 @@ import (
 	"switchboard/agent"
 	"switchboard/auth"
 	"switchboard/call"
+	"switchboard/calls"
 	"switchboard/config"
 	"switchboard/media"
 	"switchboard/numbers"
@@ -35,13 +36,15 @@ func (a *App) buildCalls(cfg *config.Config, log zerolog.Logger) error {
 		return fmt.Errorf("rtp ports: %w", err)
 	}
 	metrics := call.NewMetrics(a.reg)
+	records := calls.NewRecorder(a.st, calls.RecorderOptions{DefaultTeam: cfg.TeamID})
 	a.calls, err = call.NewManager(call.Options{
 		BindIP: bindIP, Ports: a.ports, JitterDelay: cfg.RTP.JitterDelay, MediaTimeout: cfg.RTP.MediaTimeout,
-		Router: router{numbers: a.numbers}, Metrics: metrics,
+		Router: router{numbers: a.numbers}, Metrics: metrics, OnEnd: records.OnEnd,
 	}, log)
 	if err != nil {
 		return err
 	}
+	a.callLog = calls.NewService(a.st, calls.Join(calls.FromManager(a.calls), records), calls.Options{DefaultTeam: cfg.TeamID})
 	var publicIP netip.Addr
 	if cfg.RTP.PublicIP != "" {
 		publicIP = netip.MustParseAddr(cfg.RTP.PublicIP)
