@@ -17,6 +17,7 @@ import (
 	"switchboard/api"
 	"switchboard/auth"
 	"switchboard/call"
+	"switchboard/calls"
 	"switchboard/config"
 	"switchboard/media"
 	"switchboard/numbers"
@@ -39,6 +40,7 @@ type App struct {
 	runtime  *agent.Runtime
 	speech   *speech.Service
 	greeter  *greeter
+	callLog  *calls.Service
 	ports    *media.PortPool
 	calls    *call.Manager
 	sip      *sip.Server
@@ -86,7 +88,7 @@ func New(ctx context.Context, cfg *config.Config, log zerolog.Logger) (a *App, e
 	if err := a.buildCalls(cfg, log); err != nil {
 		return nil, err
 	}
-	modules := []api.Module{a.keys, a.numbers, a.agents, a.speech}
+	modules := []api.Module{a.keys, a.numbers, a.agents, a.speech, a.callLog}
 	a.api = api.New(log, a.keys, modules,
 		api.WithMetrics(a.reg),
 		api.WithReadyCheck(func(ctx context.Context) error { return a.st.Ping(ctx) }),

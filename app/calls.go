@@ -11,6 +11,7 @@ import (
 	"switchboard/agent"
 	"switchboard/auth"
 	"switchboard/call"
+	"switchboard/calls"
 	"switchboard/config"
 	"switchboard/media"
 	"switchboard/numbers"
@@ -50,13 +51,16 @@ func (a *App) buildCalls(cfg *config.Config, log zerolog.Logger) error {
 	}
 	a.greeter = newGreeter(a.speech, log)
 	a.runtime = agent.NewRuntime(a.agents, agent.RuntimeOptions{Engines: engines, Greeter: a.greeter})
+	records := calls.NewRecorder(a.st, calls.RecorderOptions{DefaultTeam: cfg.TeamID})
 	a.calls, err = call.NewManager(call.Options{
 		BindIP: bindIP, Ports: a.ports, JitterDelay: cfg.RTP.JitterDelay, MediaTimeout: cfg.RTP.MediaTimeout,
 		AnswerTimeout: cfg.AnswerTimeout, Router: router{numbers: a.numbers, agents: a.runtime}, Metrics: metrics,
+		OnEnd: records.OnEnd,
 	}, log)
 	if err != nil {
 		return err
 	}
+	a.callLog = calls.NewService(a.st, calls.Join(calls.FromManager(a.calls), records), calls.Options{DefaultTeam: cfg.TeamID})
 	var publicIP netip.Addr
 	if cfg.RTP.PublicIP != "" {
 		publicIP = netip.MustParseAddr(cfg.RTP.PublicIP)

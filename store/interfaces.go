@@ -48,3 +48,13 @@ type AuditStore interface {
 	Append(ctx context.Context, e *AuditEvent) error
 	List(ctx context.Context, teamID string, q AuditQuery) (events []*AuditEvent, next string, err error)
 }
+
+// CallStore keeps the records of finished calls.
+type CallStore interface {
+	// Create stores the record of a finished call (ErrConflict when its id
+	// is stored already).
+	Create(ctx context.Context, c *Call) error
+	Get(ctx context.Context, id string) (*Call, error)
+	// List returns a team's calls newest first.
+	List(ctx context.Context, teamID string, q CallQuery) (calls []*Call, next string, err error)
+}

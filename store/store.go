@@ -27,6 +27,7 @@ type Store interface {
 	Agents() AgentStore
 	Numbers() NumberStore
 	Audit() AuditStore
+	Calls() CallStore
 	// Tx runs fn against a Store whose writes commit together, or not at
 	// all when fn returns an error.
 	Tx(ctx context.Context, fn func(Store) error) error

@@ -1,0 +1,125 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func testCall(i int, base time.Time) *Call {
+	c := &Call{
+		ID: fmt.Sprintf("call-%02d", i), TeamID: "default", PhoneNumberID: "pn_a", PhoneNumber: "+18005550100",
+		From: fmt.Sprintf("+1415555%04d", i%3), To: "+18005550100", SIPCallID: fmt.Sprintf("sip-%d", i), Route: "agent:ag_1",
+		State: "ended", InviteTime: base.Add(time.Duration(i) * time.Second), EndedBy: "caller", EndReason: "BYE",
+		Media: json.RawMessage(`{"packets_in":50}`), Notes: json.RawMessage(`[{"kind":"transcript","text":"hi"}]`),
+	}
+	if i%2 == 0 {
+		c.PhoneNumberID, c.PhoneNumber = "pn_b", "+18005550101"
+	}
+	if i%4 != 3 {
+		c.AnswerTime = c.InviteTime.Add(100 * time.Millisecond)
+	}
+	c.EndTime = c.InviteTime.Add(time.Second)
+	return c
+}
+
+func TestCallsCreateGetAndRestart(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := openTest(t, dir)
+	base := time.Unix(1_700_000_000, 123456000).UTC()
+	in := testCall(1, base)
+	require.NoError(t, s.Calls().Create(ctx, in))
+	require.ErrorIs(t, s.Calls().Create(ctx, in), ErrConflict)
+	never := testCall(3, base) // never answered
+	never.Media, never.Notes = nil, nil
+	require.NoError(t, s.Calls().Create(ctx, never))
+	_, err := s.Calls().Get(ctx, "nope")
+	require.ErrorIs(t, err, ErrNotFound)
+	require.NoError(t, s.Close())
+
+	s2 := openTest(t, dir)
+	v, err := s2.SchemaVersion(ctx)
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, v, 2)
+	got, err := s2.Calls().Get(ctx, in.ID)
+	require.NoError(t, err)
+	require.Equal(t, in, got, "a call record survives a restart unchanged")
+	got, err = s2.Calls().Get(ctx, never.ID)
+	require.NoError(t, err)
+	require.True(t, got.AnswerTime.IsZero())
+	require.JSONEq(t, `{}`, string(got.Media))
+	require.JSONEq(t, `[]`, string(got.Notes))
+}
+
+func TestCallsListNewestFirstPagesAndFilters(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t, t.TempDir())
+	base := time.Unix(1_700_000_000, 0).UTC()
+	for i := 0; i < 23; i++ {
+		require.NoError(t, s.Calls().Create(ctx, testCall(i, base)))
+	}
+	// Two calls with the same invite time are ordered by id.
+	tie := testCall(30, base)
+	tie.ID, tie.InviteTime = "call-22b", base.Add(22*time.Second)
+	require.NoError(t, s.Calls().Create(ctx, tie))
+	other := testCall(40, base)
+	other.TeamID = "other"
+	require.NoError(t, s.Calls().Create(ctx, other))
+
+	var ids []string
+	tok := ""
+	for pages := 0; ; pages++ {
+		require.Less(t, pages, 10)
+		cs, next, err := s.Calls().List(ctx, "default", CallQuery{Page: Page{Size: 5, Token: tok}})
+		require.NoError(t, err)
+		require.LessOrEqual(t, len(cs), 5)
+		for _, c := range cs {
+			ids = append(ids, c.ID)
+		}
+		if next == "" {
+			break
+		}
+		tok = next
+	}
+	require.Len(t, ids, 24)
+	require.Equal(t, []string{"call-22b", "call-22", "call-21"}, ids[:3])
+	require.Equal(t, "call-00", ids[23])
+
+	count := func(q CallQuery) int {
+		t.Helper()
+		cs, _, err := s.Calls().List(ctx, "default", q)
+		require.NoError(t, err)
+		return len(cs)
+	}
+	tests := []struct {
+		name string
+		q    CallQuery
+		want int
+	}{
+		{"all", CallQuery{}, 24},
+		{"number id", CallQuery{PhoneNumberID: "pn_a"}, 11},
+		{"number", CallQuery{PhoneNumber: "+18005550101"}, 13},
+		{"state ended", CallQuery{State: "ended"}, 24},
+		{"state active", CallQuery{State: "active"}, 0},
+		{"from", CallQuery{From: "+14155550001"}, 8},
+		{"to", CallQuery{To: "+18005550100"}, 24},
+		{"since", CallQuery{Since: base.Add(20 * time.Second)}, 4},
+		{"until", CallQuery{Until: base.Add(2 * time.Second)}, 2},
+		{"window", CallQuery{Since: base.Add(5 * time.Second), Until: base.Add(10 * time.Second)}, 5},
+		{"combined", CallQuery{PhoneNumberID: "pn_a", From: "+14155550001", Until: base.Add(10 * time.Second)}, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) { require.Equal(t, tt.want, count(tt.q)) })
+	}
+	cs, _, err := s.Calls().List(ctx, "other", CallQuery{})
+	require.NoError(t, err)
+	require.Len(t, cs, 1, "a team sees only its own calls")
+
+	_, _, err = s.Calls().List(ctx, "default", CallQuery{Page: Page{Token: "!!"}})
+	require.ErrorIs(t, err, ErrBadPageToken)
+}
