@@ -18,6 +18,7 @@ import (
 	"switchboard/realtime"
 	"switchboard/realtime/echo"
 	"switchboard/sip"
+	"switchboard/webhook"
 )
 
 // buildCalls wires numbers, agents, the RTP port pool, the call manager
@@ -50,7 +51,18 @@ func (a *App) buildCalls(cfg *config.Config, log zerolog.Logger) error {
 		return err
 	}
 	a.greeter = newGreeter(a.speech, log)
-	a.runtime = agent.NewRuntime(a.agents, agent.RuntimeOptions{Engines: engines, Greeter: a.greeter})
+	secret, created, err := loadToolSecret(cfg.DataDir, cfg.ToolsSecret)
+	if err != nil {
+		return err
+	}
+	if created {
+		log.Info().Str("path", cfg.DataDir+"/"+ToolSecretFile).Msg("created the secret that signs custom tool calls (Standard Webhooks)")
+	}
+	tools, err := webhook.NewToolClient(secret)
+	if err != nil {
+		return err
+	}
+	a.runtime = agent.NewRuntime(a.agents, agent.RuntimeOptions{Engines: engines, Greeter: a.greeter, Tools: toolCaller{tools}})
 	records := calls.NewRecorder(a.st, calls.RecorderOptions{DefaultTeam: cfg.TeamID})
 	a.calls, err = call.NewManager(call.Options{
 		BindIP: bindIP, Ports: a.ports, JitterDelay: cfg.RTP.JitterDelay, MediaTimeout: cfg.RTP.MediaTimeout,

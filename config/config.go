@@ -36,6 +36,8 @@ type Config struct {
 	Upstream Upstream `yaml:"upstream"`
 	Echo     Echo     `yaml:"echo"`
 	Speech   Speech   `yaml:"speech"`
+	// ToolsSecret signs custom tool calls; empty: a 0600 file in DataDir.
+	ToolsSecret string `yaml:"-"`
 	// AnswerTimeout bounds how long a caller hears ringing while the
 	// conversation gets ready.
 	AnswerTimeout time.Duration `yaml:"answer_timeout"`

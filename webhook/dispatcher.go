@@ -236,15 +236,11 @@ func (d *Dispatcher) attempt(ctx context.Context, t Target, p prepared, id strin
 		return a, o
 	}
 	h := req.Header
-	h["Content-Type"] = []string{"application/json"}
-	h["User-Agent"] = []string{d.opts.UserAgent}
-	h[standardwebhooks.HeaderWebhookID] = []string{id}
+	setSigned(h, d.opts.UserAgent, id, at, sig)
 	// Idempotency-Key marks the POST as safe to replay, which lets the
 	// transport resend it at once on a keep-alive connection the receiver
 	// closed before reading it, instead of costing an attempt and a backoff.
 	h["Idempotency-Key"] = []string{id}
-	h[standardwebhooks.HeaderWebhookTimestamp] = []string{strconv.FormatInt(at.Unix(), 10)}
-	h[standardwebhooks.HeaderWebhookSignature] = []string{sig}
 	if bearer != "" {
 		h["Authorization"] = []string{"Bearer " + bearer}
 	}
@@ -291,4 +287,13 @@ func (d *Dispatcher) logAttempt(ev Event, p prepared, n int, a Attempt) {
 		e.Str("error", a.Err)
 	}
 	e.Msg("webhook attempt")
+}
+
+// setSigned writes the Standard Webhooks headers of a signed POST.
+func setSigned(h http.Header, userAgent, id string, at time.Time, sig string) {
+	h["Content-Type"] = []string{"application/json"}
+	h["User-Agent"] = []string{userAgent}
+	h[standardwebhooks.HeaderWebhookID] = []string{id}
+	h[standardwebhooks.HeaderWebhookTimestamp] = []string{strconv.FormatInt(at.Unix(), 10)}
+	h[standardwebhooks.HeaderWebhookSignature] = []string{sig}
 }

@@ -1,0 +1,81 @@
+package webhook
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+)
+
+// ToolRequest is the body of a custom tool call: the model's function call.
+type ToolRequest struct {
+	CallID    string          `json:"call_id"`
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+	// PhoneCallID is the phone call the tool runs in.
+	PhoneCallID string `json:"phone_call_id,omitempty"`
+}
+
+// ToolClient calls custom function tools: one POST per call, signed like a
+// webhook (Standard Webhooks, with the appliance's tool signing secret),
+// never retried (a tool may not be idempotent). The response body, up to
+// MaxBytes, is the function's output.
+type ToolClient struct {
+	wh        *standardwebhooks.Webhook
+	client    *http.Client
+	maxBytes  int64
+	userAgent string
+}
+
+// NewToolClient returns a tool client signing with secret (whsec_…).
+func NewToolClient(secret string) (*ToolClient, error) {
+	wh, err := standardwebhooks.NewWebhook(secret)
+	if err != nil {
+		return nil, fmt.Errorf("tool signing secret: %w", err)
+	}
+	return &ToolClient{wh: wh, client: &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error {
+		return http.ErrUseLastResponse
+	}}, maxBytes: 64 << 10, userAgent: "switchboard-tools/1"}, nil
+}
+
+// Call POSTs req to url and returns the response body. ctx bounds it (the
+// tool's timeout). A non-2xx answer is an error naming the status.
+func (c *ToolClient) Call(ctx context.Context, url string, req ToolRequest) (string, error) {
+	if len(req.Arguments) == 0 || !json.Valid(req.Arguments) {
+		req.Arguments = json.RawMessage("{}")
+	}
+	payload, err := json.Marshal(req)
+	if err != nil {
+		return "", err
+	}
+	id := NewEventID()
+	at := time.Now()
+	sig, err := c.wh.Sign(id, at, payload)
+	if err != nil {
+		return "", err
+	}
+	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(payload))
+	if err != nil {
+		return "", err
+	}
+	setSigned(hr.Header, c.userAgent, id, at, sig)
+	resp, err := c.client.Do(hr)
+	if err != nil {
+		return "", fmt.Errorf("tool %s: %w", req.Name, scrubURLError(err))
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, c.maxBytes))
+	if err != nil {
+		return "", fmt.Errorf("tool %s: read answer: %w", req.Name, err)
+	}
+	if resp.StatusCode/100 != 2 {
+		return "", fmt.Errorf("tool %s answered %d %s", req.Name, resp.StatusCode, strings.TrimSpace(string(body)))
+	}
+	return string(body), nil
+}
