@@ -55,8 +55,8 @@ type App struct {
 // New opens the store and the secret box, bootstraps the owner key and
 // builds the HTTP API. It binds the HTTP listener, so HTTPAddr is known
 // before Run.
-func New(ctx context.Context, cfg *config.Config, log zerolog.Logger) (a *App, err error) {
-	a = &App{cfg: cfg, log: log, reg: prometheus.NewRegistry()}
+func New(ctx context.Context, cfg *config.Config, log zerolog.Logger) (_ *App, err error) {
+	a := &App{cfg: cfg, log: log, reg: prometheus.NewRegistry()}
 	defer func() {
 		if err != nil {
 			a.Close()

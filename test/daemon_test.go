@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -13,8 +14,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/require"
 
+	"switchboard/app"
 	"switchboard/app/apptest"
 )
 
@@ -149,4 +152,20 @@ func TestServeStopsOnSIGTERM(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("serve did not stop on SIGTERM")
 	}
+}
+
+// TestStartFailsCleanly: a port that is taken is a clear error, and what
+// was opened before is released (the store can be opened again).
+func TestStartFailsCleanly(t *testing.T) {
+	ln, err := net.ListenPacket("udp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	dir := t.TempDir()
+	cfg := apptest.Config(t, dir, nil)
+	cfg.SIP.Addr = ln.LocalAddr().String()
+	_, err = app.New(context.Background(), cfg, zerolog.Nop())
+	require.Error(t, err)
+	require.Contains(t, err.Error(), "sip")
+	d := apptest.Start(t, apptest.Config(t, dir, nil))
+	d.JSON(t, "GET", "/healthz", "", nil, 200)
 }
