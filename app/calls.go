@@ -9,6 +9,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"switchboard/agent"
+	"switchboard/api/httpx"
 	"switchboard/auth"
 	"switchboard/call"
 	"switchboard/calls"
@@ -146,3 +147,6 @@ func (a *App) SIPAddr() netip.AddrPort { return a.sip.UDPAddr() }
 
 // Calls is the call manager (tests, the calls API).
 func (a *App) Calls() *call.Manager { return a.calls }
+
+// Routes lists every HTTP route the appliance serves (tests, docs).
+func (a *App) Routes() []httpx.Route { return a.api.Routes() }
