@@ -133,3 +133,46 @@ func BenchmarkFrameOutboundPipeline(b *testing.B) {
 		frame, _ = q.Read(frame[:0], 160)
 	}
 }
+
+// BenchmarkFrameInbound24k is the "decode + resample up" figure:
+// one 20 ms G.711 frame (160 bytes) decoded and resampled to 24 kHz.
+func BenchmarkFrameInbound24k(b *testing.B) {
+	for _, c := range []Codec{PCMU, PCMA} {
+		b.Run(c.Name, func(b *testing.B) {
+			payload := c.EncodeFrame(nil, tone(440, 8000, 160, 8000))
+			up, err := NewResampler(8000, 24000)
+			if err != nil {
+				b.Fatal(err)
+			}
+			pcm8 := make([]int16, 0, 160)
+			pcm24 := make([]int16, 0, 480)
+			b.ReportAllocs()
+			for b.Loop() {
+				pcm8 = c.DecodeFrame(pcm8[:0], payload)
+				pcm24 = up.Process(pcm24[:0], pcm8)
+			}
+		})
+	}
+}
+
+// BenchmarkFrameOutbound24k is the "resample down + encode"
+// figure: 20 ms of 24 kHz model audio (480 samples) resampled to 8 kHz and
+// G.711-encoded.
+func BenchmarkFrameOutbound24k(b *testing.B) {
+	for _, c := range []Codec{PCMU, PCMA} {
+		b.Run(c.Name, func(b *testing.B) {
+			src := tone(440, 24000, 480, 8000)
+			down, err := NewResampler(24000, 8000)
+			if err != nil {
+				b.Fatal(err)
+			}
+			pcm8 := make([]int16, 0, 160)
+			enc := make([]byte, 0, 160)
+			b.ReportAllocs()
+			for b.Loop() {
+				pcm8 = down.Process(pcm8[:0], src)
+				enc = c.EncodeFrame(enc[:0], pcm8)
+			}
+		})
+	}
+}
