@@ -2,6 +2,7 @@ package media
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/zaf/g711"
 )
@@ -72,21 +73,54 @@ func (c Codec) SilenceByte() byte {
 
 // EncodeFrame appends the G.711 encoding of pcm (one byte per sample) to dst
 // and returns the extended slice. It does not allocate when dst has capacity.
+// Encoding is a table lookup; the tables are built from github.com/zaf/g711
+// on first use, so that library stays the definition of the code words.
 func (c Codec) EncodeFrame(dst []byte, pcm []int16) []byte {
 	n := len(dst)
 	dst = grow(dst, len(pcm))
 	out := dst[n : n+len(pcm)]
 	if c.ulaw {
+		t := ulawTable()
 		for i, s := range pcm {
-			out[i] = g711.EncodeUlawFrame(s)
+			out[i] = t[uint16(s)>>ulawShift]
 		}
 	} else {
+		t := alawTable()
 		for i, s := range pcm {
-			out[i] = g711.EncodeAlawFrame(s)
+			out[i] = t[uint16(s)>>alawShift]
 		}
 	}
 	return dst
 }
+
+// G.711 discards the low bits of a 16-bit sample before encoding: mu-law
+// works on 14 bits and A-law on 12 (ITU-T G.711; zaf/g711 shifts them out
+// first thing, after complementing negative samples, which commutes with an
+// arithmetic shift). So the encoders are tables indexed by the top bits of
+// the sample as unsigned: 16 KiB for mu-law and 4 KiB for A-law, small
+// enough to stay in L1 next to the resampler. TestEncodeTablesMatchG711
+// checks every one of the 65536 inputs against zaf/g711.
+const (
+	ulawShift = 2
+	alawShift = 4
+)
+
+var (
+	ulawTable = sync.OnceValue(func() *[1 << (16 - ulawShift)]byte {
+		var t [1 << (16 - ulawShift)]byte
+		for i := range t {
+			t[i] = g711.EncodeUlawFrame(int16(uint16(i << ulawShift)))
+		}
+		return &t
+	})
+	alawTable = sync.OnceValue(func() *[1 << (16 - alawShift)]byte {
+		var t [1 << (16 - alawShift)]byte
+		for i := range t {
+			t[i] = g711.EncodeAlawFrame(int16(uint16(i << alawShift)))
+		}
+		return &t
+	})
+)
 
 // DecodeFrame appends the linear PCM of a G.711 payload to dst and returns
 // the extended slice. It does not allocate when dst has capacity.

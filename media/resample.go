@@ -23,14 +23,51 @@ const (
 // windowed-sinc (Kaiser) filter. It keeps its state across calls, so a
 // stream processed frame by frame gives exactly the same samples as the
 // whole stream processed at once. A Resampler is not safe for concurrent use.
+//
+// The prototype is a Nyquist (L-th band) filter: odd length, centred on a
+// tap, cut off at the lower rate's Nyquist frequency, so every R-th tap
+// from the centre is zero, R being the rate ratio. Two consequences make
+// the phone paths cheap:
+//   - interpolating by L, one phase in L is the input itself (copied), and
+//     the other phases come in mirror-image pairs (phase p reversed is
+//     phase L-p), so one pass over the folded window x[j]+x[2K-1-j],
+//     x[j]-x[2K-1-j] yields both outputs of a pair with K multiplies each
+//     instead of 2K;
+//   - decimating by M, only the kept outputs are computed, the filter is
+//     folded about its centre (h[d] = h[-d]: one multiply per two samples)
+//     and the zero taps are skipped.
+//
+// Conversions where neither rate divides the other (16k<->24k) use the plain
+// polyphase form.
 type Resampler struct {
 	inRate, outRate int
-	l, m, k         int       // up factor, down factor, taps per phase
-	coef            []float32 // l phases of k taps, each stored reversed
-	ilv             []float32 // the same taps interleaved: tap j of phase p at j*l+p
-	buf             []float32 // k-1 history samples followed by the current input
-	t               int       // next output position, in units of 1/l input samples, relative to the current input
+	l, m            int // up factor, down factor
+	taps            int // nonzero taps per output sample
+	buf             []float32
+	rev             []float32 // buf reversed, so folded loops run forwards
 	delay           time.Duration
+
+	// interpolation by l (m == 1): window of 2*half input samples.
+	half  int
+	pairs []phasePair // phases p and l-p for 1 <= p < l/2
+	mid   []float32   // phase l/2 when l is even (symmetric), else nil
+
+	// decimation by m (l == 1): centre tap h0 and h[1..c] folded.
+	h0   float32
+	side []float32 // h[d] for d = 1..c, d%m == 0 taps included only in the generic loop
+	dsel []float32 // h[d] for d = 1..c with d%m != 0, in order (m = 2, 3 loops)
+
+	// general l/m.
+	k    int       // taps per phase
+	coef []float32 // l phases of k taps, each stored reversed
+	t    int       // next output position, in units of 1/l input samples, relative to the current input
+}
+
+// phasePair holds the folded coefficients of interpolation phases p and
+// l-p: with S = sum sum[j]*(x[j]+x[2K-1-j]) and D = sum diff[j]*(x[j]-x[2K-1-j])
+// over j < K, phase p is S+D and phase l-p is S-D.
+type phasePair struct {
+	sum, diff []float32
 }
 
 // NewResampler returns a resampler from inRate to outRate. Supported rates
@@ -46,57 +83,152 @@ func NewResampler(inRate, outRate int) (*Resampler, error) {
 	}
 	g := gcd(inRate, outRate)
 	r := &Resampler{inRate: inRate, outRate: outRate, l: outRate / g, m: inRate / g}
-	if r.l == 1 && r.m == 1 {
-		return r, nil
+	switch {
+	case r.l == 1 && r.m == 1:
+	case r.m == 1:
+		r.designUp()
+	case r.l == 1:
+		r.designDown()
+	default:
+		r.designGeneral()
 	}
-	r.design()
 	return r, nil
 }
 
-// design builds the Kaiser-windowed sinc prototype and splits it into phases.
-func (r *Resampler) design() {
+// kaiser returns the Kaiser window's beta and the prototype's half length c
+// (the filter has 2c+1 taps at the common rate inRate*l) from Kaiser's
+// formulas for the attenuation and transition width of this conversion.
+func (r *Resampler) kaiser() (beta, fc float64, c int) {
 	common := float64(r.inRate * r.l)
 	nyq := float64(min(r.inRate, r.outRate)) / 2
 	fp, fs := passFraction*nyq, stopFraction*nyq
 	dw := 2 * math.Pi * (fs - fp) / common
-	// Kaiser's formulas for the length and beta of a filter with the given
-	// attenuation and transition width.
-	beta := 0.1102 * (stopbandDB - 8.7)
+	beta = 0.1102 * (stopbandDB - 8.7)
 	n := int(math.Ceil((stopbandDB-7.95)/(2.285*dw))) + 1
-	k := (n + r.l - 1) / r.l
-	k = (k + 3) &^ 3 // multiple of 4 for the unrolled dot product
-	n = k * r.l
-	fc := (fp + fs) / 2 / common // cutoff in cycles per sample
-	h := make([]float64, n)
-	mid := float64(n-1) / 2
-	sum := 0.0
-	for i := range h {
-		x := float64(i) - mid
+	fc = (fp + fs) / 2 / common // = nyq/common: a Nyquist filter
+	return beta, fc, n / 2
+}
+
+// prototype returns h[d] for d = 0..c of the symmetric Kaiser-windowed
+// sinc of half length c (h[-d] = h[d]), unnormalised.
+func prototype(beta, fc float64, c int) []float64 {
+	h := make([]float64, c+1)
+	for d := range h {
 		s := 2 * fc
-		if x != 0 {
+		if d != 0 {
+			x := float64(d)
 			s = math.Sin(2*math.Pi*fc*x) / (math.Pi * x)
 		}
-		u := 2*float64(i)/float64(n-1) - 1
-		w := bessel0(beta*math.Sqrt(max(0, 1-u*u))) / bessel0(beta)
-		h[i] = s * w
-		sum += h[i]
+		u := float64(d) / float64(c)
+		h[d] = s * bessel0(beta*math.Sqrt(max(0, 1-u*u))) / bessel0(beta)
+	}
+	return h
+}
+
+// at returns tap d of a symmetric prototype given by its half h[0..c].
+func at(h []float64, d int) float64 {
+	if d < 0 {
+		d = -d
+	}
+	if d >= len(h) {
+		return 0
+	}
+	return h[d]
+}
+
+// designUp builds the folded interpolation phases. Output phase p of
+// input i is sum over r of x[i-r]*h[l*r+p]; with the window x[i+1-K..i+K]
+// (j = 0..2K-1, r = K-1-j) every phase fits, phase 0 is x[i] (h[l*r] = 0
+// for r != 0), and phase l-p is phase p reversed.
+func (r *Resampler) designUp() {
+	beta, fc, c := r.kaiser()
+	l := r.l
+	half := (c-1+l-1)/l + 1 // smallest K with l*(K-1)+1 >= c
+	c = l*(half-1) + 1      // use the whole window
+	h := prototype(beta, fc, c)
+	r.half = half
+	phase := func(p int) []float64 { // alpha[j] for j = 0..2K-1, unit DC gain
+		a := make([]float64, 2*half)
+		sum := 0.0
+		for j := range a {
+			a[j] = at(h, l*(half-1-j)+p)
+			sum += a[j]
+		}
+		for j := range a {
+			a[j] /= sum
+		}
+		return a
+	}
+	for p := 1; 2*p < l; p++ {
+		a := phase(p)
+		pp := phasePair{sum: make([]float32, half), diff: make([]float32, half)}
+		for j := 0; j < half; j++ {
+			pp.sum[j] = float32((a[j] + a[2*half-1-j]) / 2)
+			pp.diff[j] = float32((a[j] - a[2*half-1-j]) / 2)
+		}
+		r.pairs = append(r.pairs, pp)
+	}
+	if l%2 == 0 {
+		a := phase(l / 2)
+		r.mid = make([]float32, half)
+		for j := range r.mid {
+			r.mid[j] = float32(a[j]) // a is symmetric: a[j] == a[2K-1-j]
+		}
+	}
+	r.taps = 2 * half
+	r.buf = make([]float32, 2*half-1, 2*half-1+960)
+	r.rev = make([]float32, 0, cap(r.buf))
+	r.delay = time.Duration(half) * time.Second / time.Duration(r.inRate)
+}
+
+// designDown builds the folded decimation filter: output o is
+// h0*x[oM+c] + sum over d = 1..c of h[d]*(x[oM+c-d] + x[oM+c+d]).
+func (r *Resampler) designDown() {
+	beta, fc, c := r.kaiser()
+	m := r.m
+	c = (c+m-1)/m*m - 1 // the last tap before a zero one
+	h := prototype(beta, fc, c)
+	sum := h[0]
+	for _, v := range h[1:] {
+		sum += 2 * v
+	}
+	r.h0 = float32(h[0] / sum)
+	r.side = make([]float32, c)
+	for d := 1; d <= c; d++ {
+		r.side[d-1] = float32(h[d] / sum)
+		if d%m != 0 {
+			r.dsel = append(r.dsel, r.side[d-1])
+		}
+	}
+	r.half = c
+	r.taps = 1 + 2*len(r.dsel)
+	r.buf = make([]float32, 2*c, 2*c+960)
+	r.rev = make([]float32, 0, cap(r.buf))
+	r.delay = time.Duration(c) * time.Second / time.Duration(r.inRate)
+}
+
+// designGeneral builds the plain polyphase filter for l/m conversions.
+func (r *Resampler) designGeneral() {
+	beta, fc, c := r.kaiser()
+	h := prototype(beta, fc, c)
+	k := (2*c + 1 + r.l - 1) / r.l
+	k = (k + 3) &^ 3 // multiple of 4 for the unrolled dot product
+	// Tap i of the causal filter (length k*l) is h[i-c].
+	sum := 0.0
+	for i := 0; i < k*r.l; i++ {
+		sum += at(h, i-c)
 	}
 	gain := float64(r.l) / sum // unity gain at DC after zero-stuffing
 	r.k = k
 	r.coef = make([]float32, r.l*k)
 	for p := 0; p < r.l; p++ {
 		for j := 0; j < k; j++ {
-			r.coef[p*k+j] = float32(h[(k-1-j)*r.l+p] * gain)
+			r.coef[p*k+j] = float32(at(h, (k-1-j)*r.l+p-c) * gain)
 		}
 	}
-	r.ilv = make([]float32, r.l*k)
-	for p := 0; p < r.l; p++ {
-		for j := 0; j < k; j++ {
-			r.ilv[j*r.l+p] = r.coef[p*k+j]
-		}
-	}
+	r.taps = k
 	r.buf = make([]float32, k-1, k-1+960)
-	r.delay = time.Duration(float64(n-1) / 2 / common * float64(time.Second))
+	r.delay = time.Duration(float64(c) / float64(r.inRate*r.l) * float64(time.Second))
 }
 
 // String names the stage, e.g. "Resample(8k->24k)".
@@ -114,12 +246,22 @@ func (r *Resampler) OutRate() int { return r.outRate }
 // delay is the same at every frequency).
 func (r *Resampler) Delay() time.Duration { return r.delay }
 
-// Taps returns the number of filter taps evaluated per output sample.
-func (r *Resampler) Taps() int { return r.k }
+// Taps returns the number of nonzero filter taps that contribute to one
+// output sample (the longest phase).
+func (r *Resampler) Taps() int { return r.taps }
 
 // Reset clears the filter history, as at the start of a new stream.
 func (r *Resampler) Reset() {
-	r.buf = r.buf[:max(r.k-1, 0)]
+	switch {
+	case r.l == 1 && r.m == 1:
+		return
+	case r.m == 1:
+		r.buf = r.buf[:2*r.half-1]
+	case r.l == 1:
+		r.buf = r.buf[:2*r.half]
+	default:
+		r.buf = r.buf[:r.k-1]
+	}
 	clear(r.buf)
 	r.t = 0
 }
@@ -130,15 +272,203 @@ func (r *Resampler) Reset() {
 // the next call. It does not allocate once dst and the internal buffer have
 // capacity for a frame.
 func (r *Resampler) Process(dst, src []int16) []int16 {
-	if r.k == 0 {
+	switch {
+	case r.l == 1 && r.m == 1:
 		return append(dst, src...)
+	case r.m == 1:
+		return r.up(dst, src)
+	case r.l == 1:
+		return r.down(dst, src)
 	}
-	hist := r.k - 1
-	r.buf = grow(r.buf[:hist], len(src))
-	in := r.buf[hist:]
+	return r.general(dst, src)
+}
+
+// load appends src to the history as float32 and, if rev is wanted,
+// rebuilds r.rev as buf reversed.
+func (r *Resampler) load(src []int16, rev bool) {
+	base := len(r.buf)
+	r.buf = grow(r.buf, len(src))
+	in := r.buf[base:]
+	in = in[:len(src)]
 	for i, s := range src {
 		in[i] = float32(s)
 	}
+	if !rev {
+		return
+	}
+	r.rev = grow(r.rev[:0], len(r.buf))
+	rv := r.rev[:len(r.buf)]
+	n := len(rv) - 1
+	for i, v := range r.buf {
+		rv[n-i] = v
+	}
+}
+
+// up interpolates by l. Input i (of this call) has the window
+// buf[i:i+2K]: forwards it is lo, and its top half reversed is hi.
+func (r *Resampler) up(dst, src []int16) []int16 {
+	r.load(src, true)
+	l, half := r.l, r.half
+	base := len(dst)
+	dst = grow(dst, l*len(src))
+	out := dst[base:]
+	nb := len(r.buf)
+	if l == 3 && r.mid == nil && len(r.pairs) == 1 {
+		r.up3(out, len(src))
+	} else {
+		for i := 0; i < len(src); i++ {
+			lo := r.buf[i : i+half]
+			hi := r.rev[nb-2*half-i : nb-half-i]
+			o := out[l*i : l*i+l]
+			o[0] = int16(lo[half-1]) // exact: the input sample itself
+			for p, pp := range r.pairs {
+				s, d := foldPair(lo, hi, pp.sum, pp.diff)
+				o[1+p] = clamp16(s + d)
+				o[l-1-p] = clamp16(s - d)
+			}
+			if r.mid != nil {
+				o[l/2] = clamp16(fold(lo, hi, r.mid))
+			}
+		}
+	}
+	n := copy(r.buf, r.buf[len(src):])
+	r.buf = r.buf[:n]
+	return dst
+}
+
+// up3 is up for l = 3 with the one phase pair folded in line.
+func (r *Resampler) up3(out []int16, n int) {
+	half := r.half
+	nb := len(r.buf)
+	sum := r.pairs[0].sum[:half]
+	diff := r.pairs[0].diff[:half]
+	out = out[:3*n]
+	for i := 0; i < n; i++ {
+		lo := r.buf[i : i+half]
+		hi := r.rev[nb-2*half-i : nb-half-i]
+		hi = hi[:len(lo)]
+		sum := sum[:len(lo)]
+		diff := diff[:len(lo)]
+		var s0, s1, d0, d1 float32
+		j := 0
+		for ; j+1 < len(lo); j += 2 {
+			a0, b0 := lo[j], hi[j]
+			a1, b1 := lo[j+1], hi[j+1]
+			s0 += sum[j] * (a0 + b0)
+			d0 += diff[j] * (a0 - b0)
+			s1 += sum[j+1] * (a1 + b1)
+			d1 += diff[j+1] * (a1 - b1)
+		}
+		if j < len(lo) {
+			a, b := lo[j], hi[j]
+			s0 += sum[j] * (a + b)
+			d0 += diff[j] * (a - b)
+		}
+		s, d := s0+s1, d0+d1
+		o := out[3*i : 3*i+3 : 3*i+3]
+		o[0] = int16(lo[half-1])
+		o[1] = clamp16(s + d)
+		o[2] = clamp16(s - d)
+	}
+}
+
+// foldPair returns S and D of a phase pair over the window lo, hi.
+func foldPair(lo, hi, sum, diff []float32) (s, d float32) {
+	hi = hi[:len(lo)]
+	sum = sum[:len(lo)]
+	diff = diff[:len(lo)]
+	for j, a := range lo {
+		b := hi[j]
+		s += sum[j] * (a + b)
+		d += diff[j] * (a - b)
+	}
+	return s, d
+}
+
+// fold returns sum c[j]*(lo[j]+hi[j]): a symmetric filter, folded.
+func fold(lo, hi, c []float32) float32 {
+	hi = hi[:len(lo)]
+	c = c[:len(lo)]
+	var s0, s1 float32
+	j := 0
+	for ; j+1 < len(lo); j += 2 {
+		s0 += c[j] * (lo[j] + hi[j])
+		s1 += c[j+1] * (lo[j+1] + hi[j+1])
+	}
+	if j < len(lo) {
+		s0 += c[j] * (lo[j] + hi[j])
+	}
+	return s0 + s1
+}
+
+// down decimates by m, computing only the kept outputs. The window of
+// output o is buf[o*m : o*m+2c+1]; right is its part after the centre and
+// left its part before the centre, reversed (left[d-1] = x[centre-d]).
+func (r *Resampler) down(dst, src []int16) []int16 {
+	r.load(src, true)
+	m, c := r.m, r.half
+	nb := len(r.buf)
+	outN := 0
+	if nb > 2*c {
+		outN = (nb-2*c-1)/m + 1
+	}
+	base := len(dst)
+	dst = grow(dst, outN)
+	out := dst[base : base+outN]
+	for o := range out {
+		at := o * m
+		right := r.buf[at+c+1 : at+2*c+1]
+		left := r.rev[nb-at-c : nb-at]
+		var s float32
+		switch m {
+		case 2:
+			s = skip2(left, right, r.dsel)
+		case 3:
+			s = skip3(left, right, r.dsel)
+		default:
+			s = fold(left, right, r.side)
+		}
+		out[o] = clamp16(s + r.h0*r.buf[at+c])
+	}
+	n := copy(r.buf, r.buf[outN*m:])
+	r.buf = r.buf[:n]
+	return dst
+}
+
+// skip2 is the folded half-band sum: only odd d have nonzero taps, and
+// len(left) = c is odd.
+func skip2(left, right, g []float32) float32 {
+	right = right[:len(left)]
+	var s0, s1 float32
+	j, i := 0, 0
+	for ; i+2 < len(left) && j+1 < len(g); i, j = i+4, j+2 {
+		s0 += g[j] * (left[i] + right[i])
+		s1 += g[j+1] * (left[i+2] + right[i+2])
+	}
+	for ; i < len(left) && j < len(g); i, j = i+2, j+1 {
+		s0 += g[j] * (left[i] + right[i])
+	}
+	return s0 + s1
+}
+
+// skip3 is the folded third-band sum: taps d = 3j+1 and 3j+2 are nonzero
+// (left[3j], left[3j+1]), d = 3j+3 is zero; len(left) = c = 3J-1.
+func skip3(left, right, g []float32) float32 {
+	right = right[:len(left)]
+	var s0, s1 float32
+	j := 0
+	for i := 0; i+1 < len(left) && j+1 < len(g); i += 3 {
+		s0 += g[j] * (left[i] + right[i])
+		s1 += g[j+1] * (left[i+1] + right[i+1])
+		j += 2
+	}
+	return s0 + s1
+}
+
+// general is the plain polyphase path for l/m conversions.
+func (r *Resampler) general(dst, src []int16) []int16 {
+	hist := r.k - 1
+	r.load(src, false)
 	end := len(src) * r.l
 	outN := 0
 	if r.t < end {
@@ -147,20 +477,13 @@ func (r *Resampler) Process(dst, src []int16) []int16 {
 	base := len(dst)
 	dst = grow(dst, outN)
 	out := dst[base:]
-	switch {
-	case r.m == 1 && r.l == 2 && r.t == 0:
-		r.up2(out, len(src))
-	case r.m == 1 && r.l == 3 && r.t == 0:
-		r.up3(out, len(src))
-	default:
-		i, p := r.t/r.l, r.t%r.l
-		for o := range out {
-			out[o] = clamp16(dot(r.coef[p*r.k:(p+1)*r.k], r.buf[i:i+r.k]))
-			p += r.m
-			for p >= r.l {
-				p -= r.l
-				i++
-			}
+	i, p := r.t/r.l, r.t%r.l
+	for o := range out {
+		out[o] = clamp16(dot(r.coef[p*r.k:(p+1)*r.k], r.buf[i:i+r.k]))
+		p += r.m
+		for p >= r.l {
+			p -= r.l
+			i++
 		}
 	}
 	r.t += outN*r.m - end
@@ -169,71 +492,11 @@ func (r *Resampler) Process(dst, src []int16) []int16 {
 	return dst
 }
 
-// up2 upsamples by 2: both phases of one input window are computed together
-// so every history sample is loaded once.
-func (r *Resampler) up2(out []int16, n int) {
-	k := r.k
-	c := r.ilv[: 2*k : 2*k]
-	out = out[:2*n]
-	for i := 0; i < n; i++ {
-		x := r.buf[i : i+k : i+k]
-		var a0, a1, b0, b1 float32
-		for j := 0; j+2 <= k; j += 2 {
-			cc := c[2*j : 2*j+4 : 2*j+4]
-			xx := x[j : j+2 : j+2]
-			a0 += cc[0] * xx[0]
-			b0 += cc[1] * xx[0]
-			a1 += cc[2] * xx[1]
-			b1 += cc[3] * xx[1]
-		}
-		out[2*i] = clamp16(a0 + a1)
-		out[2*i+1] = clamp16(b0 + b1)
-	}
-}
-
-// up3 upsamples by 3 like up2.
-func (r *Resampler) up3(out []int16, n int) {
-	k := r.k
-	c := r.ilv[: 3*k : 3*k]
-	out = out[:3*n]
-	for i := 0; i < n; i++ {
-		x := r.buf[i : i+k : i+k]
-		var a0, a1, b0, b1, c0, c1 float32
-		for j := 0; j+2 <= k; j += 2 {
-			cc := c[3*j : 3*j+6 : 3*j+6]
-			xx := x[j : j+2 : j+2]
-			a0 += cc[0] * xx[0]
-			b0 += cc[1] * xx[0]
-			c0 += cc[2] * xx[0]
-			a1 += cc[3] * xx[1]
-			b1 += cc[4] * xx[1]
-			c1 += cc[5] * xx[1]
-		}
-		o := out[3*i : 3*i+3 : 3*i+3]
-		o[0] = clamp16(a0 + a1)
-		o[1] = clamp16(b0 + b1)
-		o[2] = clamp16(c0 + c1)
-	}
-}
-
 // dot is an unrolled float32 dot product; len(c) is a multiple of 4.
 func dot(c, x []float32) float32 {
 	x = x[:len(c)]
-	var s0, s1, s2, s3, s4, s5, s6, s7 float32
-	i := 0
-	for ; i+8 <= len(c); i += 8 {
-		cc := c[i : i+8 : i+8]
-		xx := x[i : i+8 : i+8]
-		s0 += cc[0] * xx[0]
-		s1 += cc[1] * xx[1]
-		s2 += cc[2] * xx[2]
-		s3 += cc[3] * xx[3]
-		s4 += cc[4] * xx[4]
-		s5 += cc[5] * xx[5]
-		s6 += cc[6] * xx[6]
-		s7 += cc[7] * xx[7]
-	}
-	if i < len(c) {
+	var s0, s1, s2, s3 float32
+	for i := 0; i+4 <= len(c); i += 4 {
 		cc := c[i : i+4 : i+4]
 		xx := x[i : i+4 : i+4]
 		s0 += cc[0] * xx[0]
@@ -241,21 +504,14 @@ func dot(c, x []float32) float32 {
 		s2 += cc[2] * xx[2]
 		s3 += cc[3] * xx[3]
 	}
-	return ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))
+	return (s0 + s1) + (s2 + s3)
 }
 
-// clamp16 rounds to the nearest int16, saturating.
+// clamp16 rounds to the nearest int16 (halves up), saturating, without
+// branches: the offset makes the value positive so truncation is floor.
 func clamp16(v float32) int16 {
-	if v >= 32767 {
-		return 32767
-	}
-	if v <= -32768 {
-		return -32768
-	}
-	if v < 0 {
-		return int16(v - 0.5)
-	}
-	return int16(v + 0.5)
+	i := int32(v + 32768.5)
+	return int16(min(max(i, 0), 65535) - 32768)
 }
 
 // bessel0 is the zeroth-order modified Bessel function of the first kind.
