@@ -52,10 +52,11 @@ type Resampler struct {
 	pairs []phasePair // phases p and l-p for 1 <= p < l/2
 	mid   []float32   // phase l/2 when l is even (symmetric), else nil
 
-	// decimation by m (l == 1): centre tap h0 and h[1..c] folded.
-	h0   float32
-	side []float32 // h[d] for d = 1..c, d%m == 0 taps included only in the generic loop
-	dsel []float32 // h[d] for d = 1..c with d%m != 0, in order (m = 2, 3 loops)
+	// decimation by m (l == 1): centre tap h0, and g[rho-1][j] = h[m*j+rho]
+	// for the nonzero taps d = m*j+rho, rho = 1..m-1 (h[m*j] = 0).
+	h0    float32
+	g     [][]float32
+	split []float32 // buf and rev split into m streams each (x[q], x[q+m], ...)
 
 	// general l/m.
 	k    int       // taps per phase
@@ -193,15 +194,16 @@ func (r *Resampler) designDown() {
 		sum += 2 * v
 	}
 	r.h0 = float32(h[0] / sum)
-	r.side = make([]float32, c)
-	for d := 1; d <= c; d++ {
-		r.side[d-1] = float32(h[d] / sum)
-		if d%m != 0 {
-			r.dsel = append(r.dsel, r.side[d-1])
+	r.taps = 1
+	for rho := 1; rho < m; rho++ {
+		var g []float32
+		for d := rho; d <= c; d += m {
+			g = append(g, float32(h[d]/sum))
 		}
+		r.g = append(r.g, g)
+		r.taps += 2 * len(g)
 	}
 	r.half = c
-	r.taps = 1 + 2*len(r.dsel)
 	r.buf = make([]float32, 2*c, 2*c+960)
 	r.rev = make([]float32, 0, cap(r.buf))
 	r.delay = time.Duration(c) * time.Second / time.Duration(r.inRate)
@@ -336,35 +338,43 @@ func (r *Resampler) up(dst, src []int16) []int16 {
 	return dst
 }
 
-// up3 is up for l = 3 with the one phase pair folded in line.
+// up3 is up for l = 3 with the one phase pair folded in line, two inputs
+// at a time: each coefficient is loaded once for both and the four sums
+// are independent.
 func (r *Resampler) up3(out []int16, n int) {
 	half := r.half
 	nb := len(r.buf)
 	sum := r.pairs[0].sum[:half]
 	diff := r.pairs[0].diff[:half]
 	out = out[:3*n]
-	for i := 0; i < n; i++ {
+	i := 0
+	for ; i+1 < n; i += 2 {
+		lo0 := r.buf[i : i+half]
+		lo1 := r.buf[i+1 : i+1+half]
+		hi0 := r.rev[nb-2*half-i : nb-half-i]
+		hi1 := r.rev[nb-2*half-i-1 : nb-half-i-1]
+		lo0, lo1, hi0, hi1 = lo0[:len(sum)], lo1[:len(sum)], hi0[:len(sum)], hi1[:len(sum)]
+		diff := diff[:len(sum)]
+		var s0, d0, s1, d1 float32
+		for j, c := range sum {
+			a0, b0, a1, b1 := lo0[j], hi0[j], lo1[j], hi1[j]
+			e := diff[j]
+			s0 += c * (a0 + b0)
+			d0 += e * (a0 - b0)
+			s1 += c * (a1 + b1)
+			d1 += e * (a1 - b1)
+		}
+		o := out[3*i : 3*i+6 : 3*i+6]
+		o[0] = int16(lo0[half-1])
+		o[1] = clamp16(s0 + d0)
+		o[2] = clamp16(s0 - d0)
+		o[3] = int16(lo1[half-1])
+		o[4] = clamp16(s1 + d1)
+		o[5] = clamp16(s1 - d1)
+	}
+	if i < n {
 		lo := r.buf[i : i+half]
-		hi := r.rev[nb-2*half-i : nb-half-i]
-		hi = hi[:len(lo)]
-		sum := sum[:len(lo)]
-		diff := diff[:len(lo)]
-		var s0, s1, d0, d1 float32
-		j := 0
-		for ; j+1 < len(lo); j += 2 {
-			a0, b0 := lo[j], hi[j]
-			a1, b1 := lo[j+1], hi[j+1]
-			s0 += sum[j] * (a0 + b0)
-			d0 += diff[j] * (a0 - b0)
-			s1 += sum[j+1] * (a1 + b1)
-			d1 += diff[j+1] * (a1 - b1)
-		}
-		if j < len(lo) {
-			a, b := lo[j], hi[j]
-			s0 += sum[j] * (a + b)
-			d0 += diff[j] * (a - b)
-		}
-		s, d := s0+s1, d0+d1
+		s, d := foldPair(lo, r.rev[nb-2*half-i:nb-half-i], sum, diff)
 		o := out[3*i : 3*i+3 : 3*i+3]
 		o[0] = int16(lo[half-1])
 		o[1] = clamp16(s + d)
@@ -401,11 +411,14 @@ func fold(lo, hi, c []float32) float32 {
 	return s0 + s1
 }
 
-// down decimates by m, computing only the kept outputs. The window of
-// output o is buf[o*m : o*m+2c+1]; right is its part after the centre and
-// left its part before the centre, reversed (left[d-1] = x[centre-d]).
+// down decimates by m, computing only the kept outputs. Output o is
+// h0*x[C] + sum over the nonzero taps d = m*j+rho of h[d]*(x[C-d]+x[C+d]),
+// C = o*m+c. For fixed rho, x[C+d] over j is every m-th sample of buf
+// going forwards and x[C-d] every m-th going backwards, so buf and its
+// reverse are split into m streams each and every term is a contiguous,
+// forward, bounds-check-free loop.
 func (r *Resampler) down(dst, src []int16) []int16 {
-	r.load(src, true)
+	r.load(src, false)
 	m, c := r.m, r.half
 	nb := len(r.buf)
 	outN := 0
@@ -415,54 +428,73 @@ func (r *Resampler) down(dst, src []int16) []int16 {
 	base := len(dst)
 	dst = grow(dst, outN)
 	out := dst[base : base+outN]
-	for o := range out {
-		at := o * m
-		right := r.buf[at+c+1 : at+2*c+1]
-		left := r.rev[nb-at-c : nb-at]
-		var s float32
-		switch m {
-		case 2:
-			s = skip2(left, right, r.dsel)
-		case 3:
-			s = skip3(left, right, r.dsel)
-		default:
-			s = fold(left, right, r.side)
+	// Stream q of buf is split[q*sl:], of rev split[(m+q)*sl:].
+	sl := (nb + m - 1) / m
+	r.split = grow(r.split[:0], 2*m*sl)
+	for q := 0; q < m; q++ {
+		// buf[i], i = q+m*t, is rev[nb-1-i]: reversed stream q2, position p-t.
+		q2, p := (nb-1-q)%m, (nb-1-q)/m
+		fw, bw := r.split[q*sl:(q+1)*sl], r.split[(m+q2)*sl:(m+q2+1)*sl]
+		bw = bw[:p+1]
+		for t, i := 0, q; i < nb; t, i = t+1, i+m {
+			v := r.buf[i]
+			fw[t] = v
+			bw[p-t] = v
 		}
-		out[o] = clamp16(s + r.h0*r.buf[at+c])
+	}
+	// stream returns the samples x[i], x[i+m], ... of buf (rev = false)
+	// or of rev (rev = true), as of output 0: output o reads the
+	// forward ones from o on and the reversed ones from -o on.
+	stream := func(i int, rev bool) (x []float32, at int) {
+		q := i % m
+		if rev {
+			q += m
+		}
+		return r.split[q*sl : (q+1)*sl], i / m
+	}
+	if m == 3 {
+		g1, g2 := r.g[0], r.g[1]
+		// j = 0 terms of output 0: x[C+rho] = buf[c+rho], x[C-rho] = rev[nb-1-c+rho].
+		r1, a1 := stream(c+1, false)
+		r2, a2 := stream(c+2, false)
+		l1, b1 := stream(nb-c, true)
+		l2, b2 := stream(nb+1-c, true)
+		for o := range out {
+			s := fold2(l1[b1-o:], r1[a1+o:], g1, l2[b2-o:], r2[a2+o:], g2)
+			out[o] = clamp16(r.h0*r.buf[o*m+c] + s)
+		}
+	} else {
+		for o := range out {
+			s := r.h0 * r.buf[o*m+c]
+			for rho, g := range r.g {
+				rx, a := stream(c+rho+1, false)
+				lx, b := stream(nb-c+rho, true)
+				s += fold(lx[b-o:][:len(g)], rx[a+o:], g)
+			}
+			out[o] = clamp16(s)
+		}
 	}
 	n := copy(r.buf, r.buf[outN*m:])
 	r.buf = r.buf[:n]
 	return dst
 }
 
-// skip2 is the folded half-band sum: only odd d have nonzero taps, and
-// len(left) = c is odd.
-func skip2(left, right, g []float32) float32 {
-	right = right[:len(left)]
-	var s0, s1 float32
-	j, i := 0, 0
-	for ; i+2 < len(left) && j+1 < len(g); i, j = i+4, j+2 {
-		s0 += g[j] * (left[i] + right[i])
-		s1 += g[j+1] * (left[i+2] + right[i+2])
+// fold2 is fold over two folded filters at once (more independent sums
+// in flight). It is not inlined: in its own frame the loop keeps every
+// slice and the index in registers (inlined into down, the index spilled
+// to the stack on every iteration).
+//
+//go:noinline
+func fold2(l1, r1, g1, l2, r2, g2 []float32) float32 {
+	l1, r1 = l1[:len(g1)], r1[:len(g1)]
+	g2 = g2[:len(g1)]
+	l2, r2 = l2[:len(g1)], r2[:len(g1)]
+	var s1, s2 float32
+	for j, c := range g1 {
+		s1 += c * (l1[j] + r1[j])
+		s2 += g2[j] * (l2[j] + r2[j])
 	}
-	for ; i < len(left) && j < len(g); i, j = i+2, j+1 {
-		s0 += g[j] * (left[i] + right[i])
-	}
-	return s0 + s1
-}
-
-// skip3 is the folded third-band sum: taps d = 3j+1 and 3j+2 are nonzero
-// (left[3j], left[3j+1]), d = 3j+3 is zero; len(left) = c = 3J-1.
-func skip3(left, right, g []float32) float32 {
-	right = right[:len(left)]
-	var s0, s1 float32
-	j := 0
-	for i := 0; i+1 < len(left) && j+1 < len(g); i += 3 {
-		s0 += g[j] * (left[i] + right[i])
-		s1 += g[j+1] * (left[i+1] + right[i+1])
-		j += 2
-	}
-	return s0 + s1
+	return s1 + s2
 }
 
 // general is the plain polyphase path for l/m conversions.
