@@ -464,12 +464,17 @@ func (r *Resampler) down(dst, src []int16) []int16 {
 			out[o] = clamp16(r.h0*r.buf[o*m+c] + s)
 		}
 	} else {
+		var rs, ls [5][]float32 // m <= 6: rho = 1..5
+		var lb [5]int
+		for rho := range r.g {
+			rx, a := stream(c+rho+1, false)
+			lx, b := stream(nb-c+rho, true)
+			rs[rho], ls[rho], lb[rho] = rx[a:], lx, b
+		}
 		for o := range out {
 			s := r.h0 * r.buf[o*m+c]
 			for rho, g := range r.g {
-				rx, a := stream(c+rho+1, false)
-				lx, b := stream(nb-c+rho, true)
-				s += fold(lx[b-o:][:len(g)], rx[a+o:], g)
+				s += fold(ls[rho][lb[rho]-o:][:len(g)], rs[rho][o:], g)
 			}
 			out[o] = clamp16(s)
 		}
