@@ -10,6 +10,10 @@ import (
 	"switchboard/media/wav"
 )
 
+// maxRecordLag is how far (in samples) the recording may fall behind the
+// wall clock before silence is inserted: 100 ms.
+const maxRecordLag = media.ClockRate / 10
+
 // recorder writes the received audio of `switchboard dial --record` to an
 // 8 kHz mono WAV file. The recording starts at the answer: the time before
 // the first packet is written as silence, so offsets in the file are
@@ -18,7 +22,7 @@ type recorder struct {
 	f       *os.File
 	w       *wav.Writer
 	start   time.Time
-	started bool
+	written int // samples
 	err     error
 	closed  bool
 }
@@ -35,20 +39,23 @@ func newRecorder(path string) (*recorder, error) {
 	return &recorder{f: f, w: w, start: time.Now()}, nil
 }
 
-// onAudio is the session's OnAudio hook (media goroutine).
+// onAudio is the session's OnAudio hook (media goroutine). The file
+// follows the wall clock from the answer: silence stands for the time
+// before the first packet and for stalls of the media loop longer than
+// maxRecordLag (frames the session skipped), so offsets in the file stay
+// offsets from the answer.
 func (r *recorder) onAudio(pcm []int16, _ media.FrameStatus) {
 	if r.err != nil {
 		return
 	}
-	if !r.started {
-		r.started = true
-		n := int(time.Since(r.start)*media.ClockRate/time.Second) - len(pcm)
-		if n > 0 {
-			r.err = r.w.Write(make([]int16, n))
-		}
+	due := int(time.Since(r.start) * media.ClockRate / time.Second)
+	if gap := due - r.written - len(pcm); gap > 0 && (r.written == 0 || gap > maxRecordLag) {
+		r.err = r.w.Write(make([]int16, gap))
+		r.written += gap
 	}
 	if r.err == nil {
 		r.err = r.w.Write(pcm)
+		r.written += len(pcm)
 	}
 }
 
