@@ -74,8 +74,12 @@ func parseDialTarget(s string) (dialTarget, error) {
 			return t, fmt.Errorf("%w %q: bad port %q", errBadTarget, s, p)
 		}
 		t.Host, t.Port = h, port
+	} else if strings.HasPrefix(hostport, "[") && strings.HasSuffix(hostport, "]") {
+		t.Host = hostport[1 : len(hostport)-1]
+	} else if strings.Contains(hostport, ":") {
+		return t, fmt.Errorf("%w %q: bad host %q (an IPv6 address goes in brackets: [::1]:5060)", errBadTarget, s, hostport)
 	} else {
-		t.Host = strings.TrimSuffix(strings.TrimPrefix(hostport, "["), "]")
+		t.Host = hostport
 	}
 	if t.Host == "" || strings.ContainsAny(t.Host, "[]/ ") {
 		return t, fmt.Errorf("%w %q: bad host %q", errBadTarget, s, hostport)
