@@ -1,12 +1,15 @@
 package test
 
 import (
+	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
 	"net"
 	"net/netip"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -14,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -44,6 +48,10 @@ func speechWAV(t *testing.T) (string, []int16) {
 	require.NoError(t, err)
 	require.Equal(t, 8000, a.SampleRate)
 	return out, a.Samples
+}
+
+func le32(b []byte) uint32 {
+	return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
 }
 
 func sipTarget(addr netip.AddrPort, number string) string {
@@ -249,6 +257,71 @@ func demoAgentID(t *testing.T, d *apptest.Daemon) string {
 	return ""
 }
 
+// runningDial is a `switchboard dial` process whose timeline is read as
+// it is printed.
+type runningDial struct {
+	cmd    *exec.Cmd
+	out    strings.Builder
+	lines  chan string
+	stderr bytes.Buffer
+}
+
+func startDial(t *testing.T, args ...string) *runningDial {
+	t.Helper()
+	r := &runningDial{cmd: exec.Command(binary, append([]string{"dial"}, args...)...), lines: make(chan string, 256)}
+	r.cmd.Stderr = &r.stderr
+	stdout, err := r.cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, r.cmd.Start())
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			r.lines <- sc.Text()
+		}
+		close(r.lines)
+	}()
+	t.Cleanup(func() {
+		_ = r.cmd.Process.Kill()
+		_ = r.cmd.Wait()
+	})
+	return r
+}
+
+// waitLine reads the timeline until a line contains want.
+func (r *runningDial) waitLine(t *testing.T, want string) {
+	t.Helper()
+	deadline := time.After(15 * time.Second)
+	for {
+		select {
+		case l, ok := <-r.lines:
+			require.True(t, ok, "dial exited before %q:\n%s%s", want, r.out.String(), r.stderr.String())
+			r.out.WriteString(l + "\n")
+			if strings.Contains(l, want) {
+				return
+			}
+		case <-deadline:
+			t.Fatalf("no %q within 15s:\n%s", want, r.out.String())
+		}
+	}
+}
+
+// wait reads the rest of the output and returns it with the exit code.
+func (r *runningDial) wait(t *testing.T) (string, int) {
+	t.Helper()
+	for l := range r.lines {
+		r.out.WriteString(l + "\n")
+	}
+	err := r.cmd.Wait()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else {
+		require.NoError(t, err)
+	}
+	t.Logf("exit %d\n%s%s", code, r.out.String(), r.stderr.String())
+	return r.out.String(), code
+}
+
 func TestDial(t *testing.T) {
 	d := startDaemon(t, nil)
 	sipAddr := d.App.SIPAddr()
@@ -429,6 +502,45 @@ func TestDial(t *testing.T) {
 		lineOffset(t, out, `call failed: no answer within 700ms`)
 		require.Less(t, ringing, cancel)
 		require.Contains(t, errs, "call failed: no answer within 700ms")
+	})
+
+	t.Run("remote_bye", func(t *testing.T) {
+		t.Parallel()
+		r := startDial(t, sipTarget(sipAddr, "+18005550100"), "--duration", "30s", "--from", "remote-bye")
+		r.waitLine(t, "first RTP in")
+		var hungUp bool
+		for _, c := range d.App.Calls().List() {
+			if c.SIP().From() == "remote-bye" {
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				require.NoError(t, c.SIP().Hangup(ctx, "test over"))
+				cancel()
+				hungUp = true
+			}
+		}
+		require.True(t, hungUp, "the call is up on the daemon")
+		out, code := r.wait(t)
+		require.Equal(t, 0, code)
+		lineOffset(t, out, `BYE received`)
+		require.NotContains(t, out, "BYE sent")
+		require.Contains(t, out, "(remote bye)")
+	})
+
+	t.Run("sigterm_finalizes_recording", func(t *testing.T) {
+		t.Parallel()
+		rec := filepath.Join(t.TempDir(), "out.wav")
+		r := startDial(t, sipTarget(sipAddr, demoNumber), "--duration", "30s", "--record", rec)
+		r.waitLine(t, "first RTP in")
+		time.Sleep(500 * time.Millisecond)
+		require.NoError(t, r.cmd.Process.Signal(syscall.SIGTERM))
+		out, code := r.wait(t)
+		require.Equal(t, 0, code)
+		lineOffset(t, out, `BYE sent \(interrupted\)`)
+		lineOffset(t, out, `200 OK \(BYE\)`)
+		raw, err := os.ReadFile(rec)
+		require.NoError(t, err)
+		require.Greater(t, len(raw), 44+4000, "half a second of audio")
+		require.Equal(t, uint32(len(raw)-44), le32(raw[40:]), "data size written on exit")
+		require.Equal(t, uint32(len(raw)-8), le32(raw[4:]), "RIFF size written on exit")
 	})
 
 	t.Run("bad_input", func(t *testing.T) {
