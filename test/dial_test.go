@@ -181,14 +181,17 @@ func startRingingRelay(t *testing.T, server netip.AddrPort, ring time.Duration) 
 	return front.LocalAddr().(*net.UDPAddr).AddrPort()
 }
 
-// startNoAnswerPhone is a UAS that rings forever: 100 and 180 for INVITE,
-// 200 for CANCEL followed by 487 for the INVITE.
-func startNoAnswerPhone(t *testing.T) netip.AddrPort {
+// startFakePhone is a minimal UAS. It answers INVITE with 100 and 180,
+// then, when answer is set, with a 200 OK whose SDP points at a port
+// nobody sends from (a phone that never sends RTP); otherwise it rings
+// until CANCEL (200, then 487 for the INVITE). BYE gets 200.
+func startFakePhone(t *testing.T, answer bool) netip.AddrPort {
 	t.Helper()
 	conn, err := net.ListenUDP("udp", net.UDPAddrFromAddrPort(netip.MustParseAddrPort("127.0.0.1:0")))
 	require.NoError(t, err)
+	self := conn.LocalAddr().String()
 	done := make(chan struct{})
-	respond := func(req []byte, status string, method string, src netip.AddrPort) {
+	respond := func(req []byte, status string, method string, src netip.AddrPort, body string) {
 		var b strings.Builder
 		fmt.Fprintf(&b, "SIP/2.0 %s\r\n", status)
 		for _, line := range strings.Split(string(req), "\r\n") {
@@ -197,7 +200,10 @@ func startNoAnswerPhone(t *testing.T) netip.AddrPort {
 			case "via", "from", "call-id":
 				b.WriteString(line + "\r\n")
 			case "to":
-				b.WriteString(line + ";tag=ringer\r\n")
+				if !strings.Contains(line, "tag=") {
+					line += ";tag=fakephone"
+				}
+				b.WriteString(line + "\r\n")
 			case "cseq":
 				if method != "" {
 					seq := strings.Fields(strings.TrimPrefix(line, name+":"))[0]
@@ -206,9 +212,14 @@ func startNoAnswerPhone(t *testing.T) netip.AddrPort {
 				b.WriteString(line + "\r\n")
 			}
 		}
-		b.WriteString("Content-Length: 0\r\n\r\n")
+		if body != "" {
+			b.WriteString("Contact: <sip:phone@" + self + ">\r\nContent-Type: application/sdp\r\n")
+		}
+		fmt.Fprintf(&b, "Content-Length: %d\r\n\r\n%s", len(body), body)
 		_, _ = conn.WriteToUDPAddrPort([]byte(b.String()), src)
 	}
+	sdp := "v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\n" +
+		"m=audio 9 RTP/AVP 0 101\r\na=rtpmap:0 PCMU/8000\r\na=rtpmap:101 telephone-event/8000\r\na=ptime:20\r\na=sendrecv\r\n"
 	go func() {
 		defer close(done)
 		buf := make([]byte, 65535)
@@ -226,13 +237,19 @@ func startNoAnswerPhone(t *testing.T) netip.AddrPort {
 			switch {
 			case bytes.HasPrefix(req, []byte("INVITE ")):
 				invites[string(callID[1])] = req
-				respond(req, "100 Trying", "", src)
-				respond(req, "180 Ringing", "", src)
-			case bytes.HasPrefix(req, []byte("CANCEL ")):
-				respond(req, "200 OK", "", src)
-				if inv := invites[string(callID[1])]; inv != nil {
-					respond(inv, "487 Request Terminated", "INVITE", src)
+				respond(req, "100 Trying", "", src, "")
+				respond(req, "180 Ringing", "", src, "")
+				if answer {
+					time.Sleep(50 * time.Millisecond)
+					respond(req, "200 OK", "", src, sdp)
 				}
+			case bytes.HasPrefix(req, []byte("CANCEL ")):
+				respond(req, "200 OK", "", src, "")
+				if inv := invites[string(callID[1])]; inv != nil {
+					respond(inv, "487 Request Terminated", "INVITE", src, "")
+				}
+			case bytes.HasPrefix(req, []byte("BYE ")):
+				respond(req, "200 OK", "", src, "")
 			}
 		}
 	}()
@@ -495,7 +512,7 @@ func TestDial(t *testing.T) {
 
 	t.Run("no_answer", func(t *testing.T) {
 		t.Parallel()
-		out, errs, code := dial(t, sipTarget(startNoAnswerPhone(t), "+15550002222"), "--timeout", "700ms")
+		out, errs, code := dial(t, sipTarget(startFakePhone(t, false), "+15550002222"), "--timeout", "700ms")
 		require.Equal(t, 1, code)
 		ringing := lineOffset(t, out, `180 Ringing`)
 		cancel := lineOffset(t, out, `CANCEL sent`)
@@ -541,6 +558,19 @@ func TestDial(t *testing.T) {
 		require.Greater(t, len(raw), 44+4000, "half a second of audio")
 		require.Equal(t, uint32(len(raw)-44), le32(raw[40:]), "data size written on exit")
 		require.Equal(t, uint32(len(raw)-8), le32(raw[4:]), "RIFF size written on exit")
+	})
+
+	t.Run("no_rtp", func(t *testing.T) {
+		t.Parallel()
+		out, errs, code := dial(t, sipTarget(startFakePhone(t, true), "+15550003333"), "--duration", "2500ms")
+		require.Equal(t, 1, code)
+		ringing := lineOffset(t, out, `180 Ringing`)
+		answered := lineOffset(t, out, `200 OK \(answered: PCMU/8000 ptime 20ms, telephone-event 101, remote 127\.0\.0\.1:9\)`)
+		require.Less(t, ringing, answered)
+		lineOffset(t, out, `BYE sent`)
+		lineOffset(t, out, `call failed: no RTP received`)
+		require.NotContains(t, out, "first RTP in")
+		require.Contains(t, errs, "no RTP received from the far end")
 	})
 
 	t.Run("bad_input", func(t *testing.T) {

@@ -349,16 +349,21 @@ func runDial(ctx context.Context, stop func(), env *cliEnv, o *dialOptions) (err
 	res.Media = &dialMedia{Codec: m.Codec.Name, ClockRate: m.Codec.ClockRate, PtimeMs: m.Ptime.Milliseconds(),
 		TelephoneEvent: m.DTMFPayloadType, Remote: m.RemoteAddr.String(), Direction: string(m.Direction), LocalRTP: rtpAddr.String()}
 
+	// hangup sends BYE unless the far end's BYE came first.
 	hangup := func(reason string) error {
 		hctx, cancel := context.WithTimeout(context.Background(), dialHangupTimeout)
 		defer cancel()
 		herr := call.Hangup(hctx, reason)
-		if herr == nil {
-			tl.add(time.Now(), "bye_answered", 200, "OK", "200 OK (BYE)")
-		} else if call.Context().Err() == nil || !errors.Is(context.Cause(call.Context()), sip.ErrRemoteBye) {
+		switch {
+		case errors.Is(context.Cause(call.Context()), sip.ErrRemoteBye):
+			res.Ended = "remote_bye"
+			return nil
+		case herr != nil:
 			tl.add(time.Now(), "warning", 0, "", "BYE failed: "+herr.Error())
+			return herr
 		}
-		return herr
+		tl.add(time.Now(), "bye_answered", 200, "OK", "200 OK (BYE)")
+		return nil
 	}
 	codec, err := media.CodecByName(m.Codec.Name)
 	if err != nil {
@@ -471,7 +476,7 @@ loop:
 			sess.Pacer().SetEventSource(nil)
 		case <-durTimer.C:
 			res.Ended = "local_hangup"
-			hangupErr = hangup("duration reached")
+			hangupErr = hangup("duration reached") // may turn out to be remote_bye
 			break loop
 		case <-call.Context().Done():
 			res.Ended = "remote_bye"
@@ -497,6 +502,15 @@ loop:
 	res.DTMFSent = string(dtmfSent)
 	dtmfMu.Unlock()
 
+	var noRTP error
+	select {
+	case <-firstRTP:
+	default:
+		if st.PacketsIn == 0 && time.Since(answeredAt) >= noRTPGrace {
+			tl.add(time.Now(), "failed", 0, "", "call failed: no RTP received")
+			noRTP = &callFailedError{msg: fmt.Sprintf("no RTP received from the far end in %.1fs (check NAT, firewall, rtp public IP)", res.Duration)}
+		}
+	}
 	tl.printf("call lasted %.2fs after the answer (%s)", res.Duration, strings.ReplaceAll(res.Ended, "_", " "))
 	tl.printf("RTP in:  %d packets, %d bytes, lost %d, late %d, jitter %v, concealed %d frames",
 		st.PacketsIn, st.BytesIn, st.Lost, st.Late, st.Jitter.Round(10*time.Microsecond), st.Concealed)
@@ -504,13 +518,8 @@ loop:
 	if o.digits != "" {
 		tl.printf("DTMF sent: %q of %q", res.DTMFSent, o.digits)
 	}
-	select {
-	case <-firstRTP:
-	default:
-		if st.PacketsIn == 0 && time.Since(answeredAt) >= noRTPGrace {
-			tl.add(time.Now(), "failed", 0, "", "call failed: no RTP received")
-			return &callFailedError{msg: fmt.Sprintf("no RTP received from the far end in %.1fs (check NAT, firewall, rtp public IP)", res.Duration)}
-		}
+	if noRTP != nil {
+		return noRTP
 	}
 	if hangupErr != nil {
 		return fmt.Errorf("hangup: %w", hangupErr)
