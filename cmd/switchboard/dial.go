@@ -173,6 +173,9 @@ func parseDialOptions(env *cliEnv, args []string) (*dialOptions, error) {
 			return nil, fmt.Errorf("--bind %q: %w", *bind, err)
 		}
 		o.bind = o.bind.Unmap()
+		if o.bind.IsUnspecified() {
+			return nil, fmt.Errorf("--bind %s: want the address to put in SDP and Contact, not a wildcard", *bind)
+		}
 	}
 	if o.rtpLo, o.rtpHi, err = parsePortRange(*rtpPorts); err != nil {
 		return nil, fmt.Errorf("--rtp-ports: %w", err)
