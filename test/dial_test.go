@@ -27,8 +27,6 @@ import (
 	"switchboard/media/wav"
 )
 
-const demoNumber = "+18005550100"
-
 // speechWAV writes a sentence spoken by espeak-ng, converted by sox to
 // 8 kHz 16-bit mono, and returns its path and samples. Both tools are
 // required: the test fails, it does not skip.
@@ -342,17 +340,18 @@ func (r *runningDial) wait(t *testing.T) (string, int) {
 func TestDial(t *testing.T) {
 	d := startDaemon(t, nil)
 	sipAddr := d.App.SIPAddr()
+	addLineTestNumber(t, d)
 
-	t.Run("demo_echo", func(t *testing.T) {
+	t.Run("line_test_echo", func(t *testing.T) {
 		t.Parallel()
 		play, speech := speechWAV(t)
 		rec := filepath.Join(t.TempDir(), "out.wav")
 		// Through a relay that lets the phone ring 150 ms, so the 180 is
 		// certainly seen before the 200.
 		relay := startRingingRelay(t, sipAddr, 150*time.Millisecond)
-		out, _, code := dial(t, sipTarget(relay, demoNumber), "--play", play, "--record", rec, "--duration", "4s")
+		out, _, code := dial(t, sipTarget(relay, lineTestNumber), "--play", play, "--record", rec, "--duration", "4s")
 		require.Equal(t, 0, code)
-		invite := lineOffset(t, out, `INVITE sent to sip:\+18005550100@`)
+		invite := lineOffset(t, out, `INVITE sent to sip:\+14155550150@`)
 		ringing := lineOffset(t, out, `180 Ringing`)
 		answered := lineOffset(t, out, `200 OK \(answered: PCMU/8000 ptime 20ms, telephone-event 101, remote 127\.0\.0\.1:\d+\)`)
 		lineOffset(t, out, `ACK sent`)
