@@ -14,6 +14,7 @@ import (
 
 	"switchboard/call"
 	"switchboard/dtmf"
+	"switchboard/media"
 	"switchboard/realtime"
 )
 
@@ -30,6 +31,13 @@ type bridge struct {
 	log     zerolog.Logger
 	sessCfg realtime.SessionConfig
 
+	// g711 is set when the session speaks G.711 (audio/pcmu or audio/pcma):
+	// the call then runs at 8 kHz and the bytes are only re-coded.
+	g711     *media.Codec
+	g711In   []byte  // media goroutine only
+	g711PCM  []int16 // media goroutine only
+	g711Out  []byte  // Run goroutine only
+	g711Dec  []int16 // Run goroutine only
 	sess     atomic.Pointer[sessionBox]
 	failure  error // the engine failed before answer and the fallback apologizes
 	observer atomic.Pointer[observerBox]
@@ -72,8 +80,24 @@ type toolResult struct {
 }
 
 func newBridge(rt *Runtime, cfg *Config, log zerolog.Logger) *bridge {
-	return &bridge{rt: rt, cfg: cfg, log: log, sessCfg: cfg.SessionConfig(), assistant: map[string]bool{},
+	format := rt.format(cfg.Settings.Engine)
+	b := &bridge{rt: rt, cfg: cfg, log: log, sessCfg: cfg.SessionConfig(format), assistant: map[string]bool{},
 		toolDone: make(chan toolResult, 8), transferErr: make(chan error, 1), dtmfText: make(chan string, 16)}
+	switch format {
+	case realtime.FormatPCMU:
+		b.g711 = &media.PCMU
+	case realtime.FormatPCMA:
+		b.g711 = &media.PCMA
+	}
+	return b
+}
+
+// AudioRate is 8000 when the session speaks G.711, else 24000.
+func (b *bridge) AudioRate() int {
+	if b.g711 != nil {
+		return media.ClockRate
+	}
+	return 24000
 }
 
 func (b *bridge) session() realtime.Session {
@@ -132,11 +156,34 @@ func (b *bridge) open(ctx context.Context) (realtime.Session, error) {
 	}
 }
 
-// Audio hands the caller's audio to the session; it never blocks.
+// Audio hands the caller's audio to the session; it never blocks. For a
+// G.711 session the 8 kHz PCM is coded back to G.711 (exact for every
+// code the caller sent), so the provider gets the phone's bytes.
 func (b *bridge) Audio(pcm []byte) {
-	if s := b.session(); s != nil {
-		_ = s.AppendAudio(pcm)
+	s := b.session()
+	if s == nil {
+		return
 	}
+	if b.g711 != nil {
+		b.g711PCM = media.DecodePCM16LE(b.g711PCM[:0], pcm)
+		b.g711In = b.g711.EncodeFrame(b.g711In[:0], b.g711PCM)
+		pcm = b.g711In
+	}
+	_ = s.AppendAudio(pcm)
+}
+
+// play queues a model audio delta, decoding G.711 to PCM16LE when the
+// session speaks it.
+func (b *bridge) play(itemID string, audio []byte) {
+	if b.g711 != nil {
+		b.g711Dec = b.g711.DecodeFrame(b.g711Dec[:0], audio)
+		b.g711Out = b.g711Out[:0]
+		for _, v := range b.g711Dec {
+			b.g711Out = append(b.g711Out, byte(v), byte(uint16(v)>>8))
+		}
+		audio = b.g711Out
+	}
+	b.phone.Play(itemID, audio)
 }
 
 // Observe attaches o to the call's server events (nil detaches).
@@ -219,7 +266,7 @@ func (b *bridge) Run(ctx context.Context, phone call.Phone) error {
 func (b *bridge) handle(ctx context.Context, s realtime.Session, ev realtime.Event) {
 	switch e := ev.(type) {
 	case *realtime.ResponseOutputAudioDelta:
-		b.phone.Play(e.ItemID, e.Delta)
+		b.play(e.ItemID, e.Delta)
 	case *realtime.ResponseCreated:
 		b.respActive = true
 		b.idleAt = time.Time{}

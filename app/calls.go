@@ -63,7 +63,8 @@ func (a *App) buildCalls(cfg *config.Config, log zerolog.Logger) error {
 	if err != nil {
 		return err
 	}
-	a.runtime = agent.NewRuntime(a.agents, agent.RuntimeOptions{Engines: engines, Greeter: a.greeter, Tools: toolCaller{tools}})
+	a.runtime = agent.NewRuntime(a.agents, agent.RuntimeOptions{Engines: engines, Greeter: a.greeter, Tools: toolCaller{tools},
+		UpstreamFormat: "audio/" + cfg.Upstream.AudioFormat})
 	records := calls.NewRecorder(a.st, calls.RecorderOptions{DefaultTeam: cfg.TeamID})
 	a.calls, err = call.NewManager(call.Options{
 		BindIP: bindIP, Ports: a.ports, JitterDelay: cfg.RTP.JitterDelay, MediaTimeout: cfg.RTP.MediaTimeout,

@@ -72,6 +72,7 @@ type Upstream struct {
 	URL            string        `yaml:"url"`
 	Model          string        `yaml:"model"`
 	APIKeyEnv      string        `yaml:"api_key_env"`
+	AudioFormat    string        `yaml:"audio_format"`
 	ConnectTimeout time.Duration `yaml:"connect_timeout"`
 }
 
@@ -253,6 +254,11 @@ func (c *Config) Validate() error {
 	}
 	if c.Upstream.URL != "" && !strings.HasPrefix(c.Upstream.URL, "ws://") && !strings.HasPrefix(c.Upstream.URL, "wss://") {
 		errs = append(errs, errors.New("upstream.url: must be a ws:// or wss:// URL"))
+	}
+	switch c.Upstream.AudioFormat {
+	case "pcm", "pcmu", "pcma":
+	default:
+		errs = append(errs, errors.New("upstream.audio_format: must be pcm, pcmu or pcma"))
 	}
 	if c.Echo.VADThreshold < 0 || c.Echo.VADThreshold > 1 {
 		errs = append(errs, errors.New("echo.vad_threshold: must be within 0..1"))
