@@ -208,3 +208,68 @@ func TestAgentTurnLatency(t *testing.T) {
 	}
 	require.Len(t, raw, randomTurns+phasedTurns)
 }
+
+// TestAgentGreetingLatency measures, from the RTP the caller receives, the
+// time from the caller's ACK to the first packet of the greeting: rendered
+// by the model (the appliance's TTS unreachable, so the bridge asks the
+// model with response.create and the scripted provider answers at once),
+// rendered locally by espeak-ng (first call and cached), and on the
+// embedded echo engine (the demo number). Figures go to
+// docs/benchmarks.md; only that each greeting arrives is asserted.
+func TestAgentGreetingLatency(t *testing.T) {
+	greeting := map[string]any{"greeting": "Hello, you reached the test desk."}
+	measure := func(t *testing.T, e *upstreamEnv, number string, n int, model bool) dist {
+		var out dist
+		for range n {
+			c, err := dial(t, e.d, number, callOptions{})
+			require.NoError(t, err)
+			ack, _ := c.event("ack_sent")
+			if model {
+				ctx := ctxFor(t, 5*time.Second)
+				conn, err := e.up.Accept(ctx)
+				require.NoError(t, err)
+				ev, err := conn.Expect(ctx, realtime.TypeResponseCreate)
+				require.NoError(t, err)
+				require.Contains(t, ev.(*realtime.ResponseCreate).Response.Instructions, "test desk")
+				_, err = conn.StreamResponse(ctx, realtimetest.Response{Audio: 200 * time.Millisecond})
+				require.NoError(t, err)
+			}
+			first := c.waitHeard(ack.Time, 10*time.Second)
+			out = append(out, first.at.Sub(ack.Time))
+			before := 0
+			for _, f := range c.frames() {
+				if f.at.Before(first.at) {
+					before++
+				}
+			}
+			if len(out) == 1 {
+				t.Logf("%d silent packets before the greeting's first (%d of them before the ACK)", before, func() int {
+					k := 0
+					for _, f := range c.frames() {
+						if f.at.Before(ack.Time) {
+							k++
+						}
+					}
+					return k
+				}())
+			}
+			c.close()
+		}
+		return out
+	}
+	t.Run("model greeting", func(t *testing.T) {
+		e := startUpstream(t, realtimetest.Options{}, map[string]string{
+			"SWITCHBOARD_TTS_ENGINE": "upstream", "SWITCHBOARD_SPEECH_UPSTREAM_URL": "http://127.0.0.1:9"})
+		d := measure(t, e, e.agentNumber(greeting), 10, true)
+		t.Logf("ACK -> first greeting packet, greeting by the model (first delta at once): %v", d)
+	})
+	t.Run("local greeting", func(t *testing.T) {
+		e := startUpstream(t, realtimetest.Options{}, nil)
+		number := e.agentNumber(greeting)
+		first := measure(t, e, number, 1, false)
+		cached := measure(t, e, number, 8, false)
+		t.Logf("ACK -> first greeting packet, greeting rendered by espeak-ng: first call %v; cached: %v", first[0], cached)
+		demo := measure(t, e, "+18005550100", 8, false)
+		t.Logf("ACK -> first greeting packet, demo number (echo engine): %v", demo)
+	})
+}
