@@ -204,7 +204,12 @@ func TestAgentLongResponse(t *testing.T) {
 			last = i
 		}
 	}
-	require.Equal(t, heard/20, last-first+1, "gaps inside the response")
+	// The appliance plays deltas as they come, with no lead: a provider
+	// streaming in exact real time can leave the odd frame empty when the
+	// machine is loaded (seen under -race). More than 1% is a fault.
+	gaps := last - first + 1 - heard/20
+	t.Logf("empty frames inside the response: %d", gaps)
+	require.LessOrEqual(t, gaps, 5, "gaps inside the response")
 }
 
 // callNoGreeting routes a greeting-less agent (settings added), calls it

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"sort"
+	"strconv"
 	"testing"
 	"time"
 
@@ -83,6 +85,37 @@ func TestAgentBargeIn(t *testing.T) {
 		require.Less(t, stop, 200*time.Millisecond, "playout went on after the barge-in")
 	}
 	t.Logf("barge-in, speech_started -> first silent packet at the caller: %v", stops)
+
+	// A provider that cancels the response itself within the grace gets
+	// the truncate but no response.cancel.
+	ctx := ctxFor(t, 10*time.Second)
+	cancels := func() int {
+		n := 0
+		for _, ev := range conn.Received() {
+			if ev.EventType() == realtime.TypeResponseCancel {
+				n++
+			}
+		}
+		return n
+	}
+	before := cancels()
+	begin := time.Now()
+	it := realtime.Item{ID: "item_self", Object: "realtime.item", Type: realtime.ItemMessage, Status: realtime.StatusInProgress, Role: realtime.RoleAssistant}
+	require.NoError(t, conn.Send(&realtime.ResponseCreated{Response: realtime.Response{ID: "resp_self", Object: "realtime.response", Status: realtime.StatusInProgress}}))
+	require.NoError(t, conn.Send(&realtime.ResponseOutputItemAdded{ResponseID: "resp_self", Item: it}))
+	require.NoError(t, conn.Send(&realtime.ResponseOutputAudioDelta{ResponseID: "resp_self", ItemID: "item_self", Delta: realtimetest.Tone(realtime.FormatPCM, 3*time.Second, 0)}))
+	c.waitHeard(begin, 2*time.Second)
+	time.Sleep(300 * time.Millisecond)
+	require.NoError(t, conn.Send(&realtime.InputAudioBufferSpeechStarted{ItemID: "item_user_self"}))
+	tr, err := conn.Expect(ctx, realtime.TypeConversationItemTruncate)
+	require.NoError(t, err)
+	require.Equal(t, "item_self", tr.(*realtime.ConversationItemTruncate).ItemID)
+	time.Sleep(30 * time.Millisecond)
+	it.Status = realtime.StatusIncomplete
+	require.NoError(t, conn.Send(&realtime.ResponseDone{Response: realtime.Response{ID: "resp_self", Object: "realtime.response", Status: realtime.StatusCancelled,
+		StatusDetails: &realtime.StatusDetails{Type: realtime.StatusCancelled, Reason: "turn_detected"}, Output: []realtime.Item{it}}}))
+	time.Sleep(400 * time.Millisecond)
+	require.Equal(t, before, cancels(), "response.cancel although the provider cancelled the response itself")
 	require.Less(t, stops.q(0.5), 40*time.Millisecond, "median stop latency")
 }
 
@@ -130,7 +163,11 @@ func TestAgentTurnLatency(t *testing.T) {
 	}
 	var ph []phased
 	ladder := []time.Duration{500 * time.Microsecond, time.Millisecond, 2 * time.Millisecond, 3 * time.Millisecond, 5 * time.Millisecond}
-	const randomTurns, phasedTurns = 20, 50
+	randomTurns, phasedTurns := 20, 50
+	// More phased turns for docs/benchmarks.md: AGENT_LATENCY_TURNS=400.
+	if v, err := strconv.Atoi(os.Getenv("AGENT_LATENCY_TURNS")); err == nil && v > phasedTurns {
+		phasedTurns = v
+	}
 	for n := range randomTurns + phasedTurns {
 		// Catch a silence packet: it fixes the pacer's slot grid.
 		var prev rxFrame
