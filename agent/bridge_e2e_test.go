@@ -145,7 +145,7 @@ func TestAgentSessionConfiguredBeforeAnswer(t *testing.T) {
 		require.NoError(t, json.Unmarshal(tl.Parameters, &schema), "tool %s parameters", tl.Name)
 		require.Equal(t, "object", schema["type"])
 	}
-	require.Equal(t, []string{"transfer_call", "end_call", "lookup_order"}, names)
+	require.Equal(t, []string{"transfer_call", "end_call", "send_dtmf", "lookup_order"}, names)
 	require.Contains(t, s.Tools[0].Description, "sales")
 	require.Contains(t, string(s.Tools[0].Parameters), `"enum":["sales"]`)
 
