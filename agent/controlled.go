@@ -33,7 +33,7 @@ var (
 	// ErrControllerAttached means another controller holds the call.
 	ErrControllerAttached = errors.New("agent: another controller holds this call")
 	// ErrCallOver means the call has ended (or is ending).
-	ErrCallOver = errors.New("agent: the call has ended")
+	ErrCallOver     = errors.New("agent: the call has ended")
 	errNoController = errors.New("no controller attached within the ring timeout")
 )
 
