@@ -37,7 +37,7 @@ type Config struct {
 	Echo     Echo     `yaml:"echo"`
 	// Control configures webhook-routed calls and their controllers.
 	Control Control `yaml:"control"`
-	Speech   Speech   `yaml:"speech"`
+	Speech  Speech  `yaml:"speech"`
 	// AnswerTimeout bounds how long a caller hears ringing while the
 	// conversation gets ready.
 	AnswerTimeout time.Duration `yaml:"answer_timeout"`

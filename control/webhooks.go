@@ -106,4 +106,3 @@ func (s *Service) ended(c *call.Call, e *entry, by string) {
 	s.lifecycle(c, e, webhook.NewCallEnded(time.Now(), webhook.CallEnded{CallID: c.ID(), PhoneNumberID: e.numberID,
 		Reason: reason, EndedBy: by, DurationMS: dur}))
 }
-
