@@ -141,6 +141,30 @@ func TestControlHangupAndGrace(t *testing.T) {
 		d.JSON(t, "POST", "/v1/realtime/calls/"+id+"/hangup", d.OwnerKey, nil, 404)
 	})
 
+	t.Run("failed transfer", func(t *testing.T) {
+		run := startSipp(t, d, number, sippControl{Mode: "refer", ReferTo: "tel:\\+15550002222", NotifyStatus: "486 Busy Here",
+			ByeReason: "hung up by the API"}, 1, 1)
+		id := h.next(t, "realtime.call.incoming", 5*time.Second).Data["call_id"].(string)
+		c, status, body := dial(t, wsURL(d, "?call_id="+id), bearer(d.OwnerKey))
+		require.Equal(t, 101, status, "%s", body)
+		c.nextWhere(t, "switchboard.call.state", "state", "active", 5*time.Second)
+		d.JSON(t, "POST", "/v1/realtime/calls/"+id+"/refer", d.OwnerKey, map[string]any{"target_uri": "tel:+15550002222"}, 200)
+		failed := c.nextWhere(t, "switchboard.call.transfer", "status", "failed", 5*time.Second)
+		require.EqualValues(t, 486, failed["sip_status"])
+		// The model is told (a system message, then a response).
+		c.next(t, "response.created", 5*time.Second)
+		live, ok := d.App.Calls().Get(id)
+		require.True(t, ok, "a failed transfer keeps the call")
+		require.Equal(t, call.StateActive, live.Snapshot().State)
+		require.True(t, hasNote(live.Snapshot(), call.NoteTransfer, "failed"))
+		d.JSON(t, "POST", "/v1/realtime/calls/"+id+"/hangup", d.OwnerKey, nil, 200)
+		run.wait(t, 10*time.Second)
+		require.Equal(t, "accepted", h.next(t, "realtime.call.transfer", 5*time.Second).Data["status"])
+		tr := h.next(t, "realtime.call.transfer", 5*time.Second)
+		require.Equal(t, "failed", tr.Data["status"])
+		require.EqualValues(t, 486, tr.Data["sip_status"])
+	})
+
 	t.Run("grace", func(t *testing.T) {
 		run := startSipp(t, d, number, sippControl{ByeReason: "controller gone"}, 1, 1)
 		id := h.next(t, "realtime.call.incoming", 5*time.Second).Data["call_id"].(string)

@@ -100,7 +100,7 @@ func TestWebhookDispatchLatency(t *testing.T) {
 		}
 	}
 	const calls = 40
-	run := startSipp(t, d, number, sippControl{Mode: "480"}, calls, 20)
+	run := startSipp(t, d, number, sippControl{Mode: "480"}, calls, 10)
 	run.wait(t, 30*time.Second)
 	close(lat)
 	var ds []time.Duration
