@@ -30,6 +30,11 @@ type bridge struct {
 	cfg     *Config
 	log     zerolog.Logger
 	sessCfg realtime.SessionConfig
+	// cfgMu guards sessCfg, which a controller's session.update changes
+	// from its own goroutine (controlled.go).
+	cfgMu sync.Mutex
+	// external leaves function calls to a controller (controlled.go).
+	external bool
 
 	// g711 is set when the session speaks G.711 (audio/pcmu or audio/pcma):
 	// the call then runs at 8 kHz and the bytes are only re-coded.
@@ -131,7 +136,7 @@ func (b *bridge) open(ctx context.Context) (realtime.Session, error) {
 	if !ok || eng == nil {
 		return nil, fmt.Errorf("engine %q is not configured", b.cfg.Settings.Engine)
 	}
-	s, err := eng.Open(ctx, b.sessCfg)
+	s, err := eng.Open(ctx, b.config())
 	if err != nil {
 		return nil, fmt.Errorf("open %s session: %w", b.cfg.Settings.Engine, err)
 	}
@@ -526,6 +531,9 @@ func (b *bridge) apologize(ctx context.Context, cause error) error {
 // functionCall runs a tool the model called.
 func (b *bridge) functionCall(ctx context.Context, s realtime.Session, e *realtime.ResponseFunctionCallArgumentsDone) {
 	b.phone.Note(call.Note{Kind: call.NoteToolCall, Text: e.Name, Data: map[string]string{"call_id": e.CallID, "arguments": e.Arguments}})
+	if b.external {
+		return // the controller runs its own tools
+	}
 	switch e.Name {
 	case ToolEndCall:
 		var args struct {

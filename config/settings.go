@@ -130,6 +130,9 @@ func settings(c *Config) []Setting {
 		{"speech.upstream_url", "", "SWITCHBOARD_SPEECH_UPSTREAM_URL", "", "provider base URL (https://…) for the upstream TTS/STT engines", str(&c.Speech.UpstreamURL)},
 		{"echo.vad_threshold", "", "SWITCHBOARD_ECHO_VAD_THRESHOLD", "0.5", "echo engine's VAD threshold, 0..1 (0.5 is about -40 dBFS)", float(&c.Echo.VADThreshold)},
 		{"echo.silence_duration", "", "SWITCHBOARD_ECHO_SILENCE", "500ms", "silence that ends a caller's turn in the echo engine", duration(&c.Echo.SilenceDuration)},
+		{"control.ring_timeout", "", "SWITCHBOARD_RING_TIMEOUT", "20s", "how long a call to a webhook-routed number rings waiting for a controller on /v1/realtime?call_id=; then 480", duration(&c.Control.RingTimeout)},
+		{"control.controller_grace", "", "SWITCHBOARD_CONTROLLER_GRACE", "30s", "how long a webhook-routed call goes on with its last configuration after its controller dropped", duration(&c.Control.Grace)},
+		{"control.engine", "", "SWITCHBOARD_CONTROL_ENGINE", "", "realtime engine of webhook-routed calls and of /v1/realtime sessions: echo or upstream; empty: upstream when upstream.url is set, else echo", str(&c.Control.Engine)},
 		{"numbers.pool", "", "SWITCHBOARD_NUMBER_POOL", "+14155550100,+14155550101,+12125550100", "comma-separated E.164 DIDs that svc_provisioned numbers are allocated from", list(&c.Numbers.Pool)},
 
 		{"", "", "SWITCHBOARD_SECRET_KEY", "", "AES-256 master key (64 hex or 44 base64 characters) for secrets at rest; default: a 0600 key file in data_dir", str(&c.Keys.SecretKey)},
