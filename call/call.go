@@ -287,6 +287,10 @@ func (c *Call) reject(status int, reason, why string, hs ...sip.Header) {
 	}
 }
 
+// Hangup ends the call from the appliance's side (an API request): BYE
+// with reason, and the call record says the appliance ended it.
+func (c *Call) Hangup(reason string) { c.hangup(reason) }
+
 // hangup sends BYE with reason (once) and marks the appliance as the one
 // who ended the call.
 func (c *Call) hangup(reason string) {

@@ -148,12 +148,7 @@ func (s *Service) end(c *call.Call, e *entry, reason string) {
 		e.cc.Hangup(reason, webhook.EndedByController)
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := c.SIP().Hangup(ctx, reason); err != nil {
-		log := c.Logger()
-		log.Debug().Err(err).Msg("hangup")
-	}
+	c.Hangup(reason)
 }
 
 // hangupReason goes into the BYE's Reason header.
