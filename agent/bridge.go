@@ -62,8 +62,14 @@ type bridge struct {
 	comfort     []byte
 	transferErr chan error
 	dtmfText    chan string
+	reconnected time.Time // last reconnect: one per ReconnectWindow
 	wg          sync.WaitGroup
 }
+
+// ReconnectWindow bounds reconnects: a session lost again within this time
+// of the last reconnect is not reopened (the fallback applies), so a
+// flapping provider does not keep the caller in a loop.
+const ReconnectWindow = time.Minute
 
 type sessionBox struct{ s realtime.Session }
 
@@ -464,6 +470,12 @@ const (
 // it with the conversation so far.
 func (b *bridge) reconnect(ctx context.Context, old realtime.Session) (realtime.Session, error) {
 	cause := old.Err()
+	if !b.reconnected.IsZero() && time.Since(b.reconnected) < ReconnectWindow {
+		old.Close()
+		b.sess.Store(nil)
+		return nil, fmt.Errorf("session lost again within %s of the last reconnect: %w", ReconnectWindow, cause)
+	}
+	b.reconnected = time.Now()
 	b.log.Warn().Err(cause).Msg("realtime session lost mid-call: reconnecting once")
 	b.phone.Note(call.Note{Kind: call.NoteEvent, Text: "session lost: " + errText(cause)})
 	old.Close()
