@@ -14,6 +14,7 @@ import (
 
 	"switchboard/call"
 	"switchboard/dtmf"
+	"switchboard/media"
 	"switchboard/realtime"
 )
 
@@ -29,7 +30,19 @@ type bridge struct {
 	cfg     *Config
 	log     zerolog.Logger
 	sessCfg realtime.SessionConfig
+	// cfgMu guards sessCfg, which a controller's session.update changes
+	// from its own goroutine (controlled.go).
+	cfgMu sync.Mutex
+	// external leaves function calls to a controller (controlled.go).
+	external bool
 
+	// g711 is set when the session speaks G.711 (audio/pcmu or audio/pcma):
+	// the call then runs at 8 kHz and the bytes are only re-coded.
+	g711     *media.Codec
+	g711In   []byte  // media goroutine only
+	g711PCM  []int16 // media goroutine only
+	g711Out  []byte  // Run goroutine only
+	g711Dec  []int16 // Run goroutine only
 	sess     atomic.Pointer[sessionBox]
 	failure  error // the engine failed before answer and the fallback apologizes
 	observer atomic.Pointer[observerBox]
@@ -49,8 +62,14 @@ type bridge struct {
 	comfort     []byte
 	transferErr chan error
 	dtmfText    chan string
+	reconnected time.Time // last reconnect: one per ReconnectWindow
 	wg          sync.WaitGroup
 }
+
+// ReconnectWindow bounds reconnects: a session lost again within this time
+// of the last reconnect is not reopened (the fallback applies), so a
+// flapping provider does not keep the caller in a loop.
+const ReconnectWindow = time.Minute
 
 type sessionBox struct{ s realtime.Session }
 
@@ -72,8 +91,24 @@ type toolResult struct {
 }
 
 func newBridge(rt *Runtime, cfg *Config, log zerolog.Logger) *bridge {
-	return &bridge{rt: rt, cfg: cfg, log: log, sessCfg: cfg.SessionConfig(), assistant: map[string]bool{},
+	format := rt.format(cfg.Settings.Engine)
+	b := &bridge{rt: rt, cfg: cfg, log: log, sessCfg: cfg.SessionConfig(format), assistant: map[string]bool{},
 		toolDone: make(chan toolResult, 8), transferErr: make(chan error, 1), dtmfText: make(chan string, 16)}
+	switch format {
+	case realtime.FormatPCMU:
+		b.g711 = &media.PCMU
+	case realtime.FormatPCMA:
+		b.g711 = &media.PCMA
+	}
+	return b
+}
+
+// AudioRate is 8000 when the session speaks G.711, else 24000.
+func (b *bridge) AudioRate() int {
+	if b.g711 != nil {
+		return media.ClockRate
+	}
+	return 24000
 }
 
 func (b *bridge) session() realtime.Session {
@@ -107,7 +142,7 @@ func (b *bridge) open(ctx context.Context) (realtime.Session, error) {
 	if !ok || eng == nil {
 		return nil, fmt.Errorf("engine %q is not configured", b.cfg.Settings.Engine)
 	}
-	s, err := eng.Open(ctx, b.sessCfg)
+	s, err := eng.Open(ctx, b.config())
 	if err != nil {
 		return nil, fmt.Errorf("open %s session: %w", b.cfg.Settings.Engine, err)
 	}
@@ -132,11 +167,34 @@ func (b *bridge) open(ctx context.Context) (realtime.Session, error) {
 	}
 }
 
-// Audio hands the caller's audio to the session; it never blocks.
+// Audio hands the caller's audio to the session; it never blocks. For a
+// G.711 session the 8 kHz PCM is coded back to G.711 (exact for every
+// code the caller sent), so the provider gets the phone's bytes.
 func (b *bridge) Audio(pcm []byte) {
-	if s := b.session(); s != nil {
-		_ = s.AppendAudio(pcm)
+	s := b.session()
+	if s == nil {
+		return
 	}
+	if b.g711 != nil {
+		b.g711PCM = media.DecodePCM16LE(b.g711PCM[:0], pcm)
+		b.g711In = b.g711.EncodeFrame(b.g711In[:0], b.g711PCM)
+		pcm = b.g711In
+	}
+	_ = s.AppendAudio(pcm)
+}
+
+// play queues a model audio delta, decoding G.711 to PCM16LE when the
+// session speaks it.
+func (b *bridge) play(itemID string, audio []byte) {
+	if b.g711 != nil {
+		b.g711Dec = b.g711.DecodeFrame(b.g711Dec[:0], audio)
+		b.g711Out = b.g711Out[:0]
+		for _, v := range b.g711Dec {
+			b.g711Out = append(b.g711Out, byte(v), byte(uint16(v)>>8))
+		}
+		audio = b.g711Out
+	}
+	b.phone.Play(itemID, audio)
 }
 
 // Observe attaches o to the call's server events (nil detaches).
@@ -219,7 +277,7 @@ func (b *bridge) Run(ctx context.Context, phone call.Phone) error {
 func (b *bridge) handle(ctx context.Context, s realtime.Session, ev realtime.Event) {
 	switch e := ev.(type) {
 	case *realtime.ResponseOutputAudioDelta:
-		b.phone.Play(e.ItemID, e.Delta)
+		b.play(e.ItemID, e.Delta)
 	case *realtime.ResponseCreated:
 		b.respActive = true
 		b.idleAt = time.Time{}
@@ -412,6 +470,12 @@ const (
 // it with the conversation so far.
 func (b *bridge) reconnect(ctx context.Context, old realtime.Session) (realtime.Session, error) {
 	cause := old.Err()
+	if !b.reconnected.IsZero() && time.Since(b.reconnected) < ReconnectWindow {
+		old.Close()
+		b.sess.Store(nil)
+		return nil, fmt.Errorf("session lost again within %s of the last reconnect: %w", ReconnectWindow, cause)
+	}
+	b.reconnected = time.Now()
 	b.log.Warn().Err(cause).Msg("realtime session lost mid-call: reconnecting once")
 	b.phone.Note(call.Note{Kind: call.NoteEvent, Text: "session lost: " + errText(cause)})
 	old.Close()
@@ -479,6 +543,9 @@ func (b *bridge) apologize(ctx context.Context, cause error) error {
 // functionCall runs a tool the model called.
 func (b *bridge) functionCall(ctx context.Context, s realtime.Session, e *realtime.ResponseFunctionCallArgumentsDone) {
 	b.phone.Note(call.Note{Kind: call.NoteToolCall, Text: e.Name, Data: map[string]string{"call_id": e.CallID, "arguments": e.Arguments}})
+	if b.external {
+		return // the controller runs its own tools
+	}
 	switch e.Name {
 	case ToolEndCall:
 		var args struct {

@@ -53,6 +53,10 @@ type RuntimeOptions struct {
 	// ReconnectTimeout bounds the one reconnect after an upstream failure
 	// mid-call (default 5 s).
 	ReconnectTimeout time.Duration
+	// UpstreamFormat is the audio format spoken with the upstream engine:
+	// realtime.FormatPCM (24 kHz, the default), or FormatPCMU / FormatPCMA
+	// for a provider that takes G.711 at 8 kHz (no resampling at all).
+	UpstreamFormat string
 }
 
 // Runtime makes the per-call conversations of agents.
@@ -90,10 +94,18 @@ func (r *Runtime) Conversation(ctx context.Context, id string, log zerolog.Logge
 	return newBridge(r, cfg, log.With().Str("agent_id", cfg.ID).Logger()), nil
 }
 
+// format is the audio format of an agent's sessions.
+func (r *Runtime) format(engine string) string {
+	if engine == EngineUpstream && (r.opts.UpstreamFormat == realtime.FormatPCMU || r.opts.UpstreamFormat == realtime.FormatPCMA) {
+		return r.opts.UpstreamFormat
+	}
+	return realtime.FormatPCM
+}
+
 // SessionConfig is the realtime session an agent's calls open: its
-// instructions, voice, model, tools and server VAD, with 24 kHz PCM both
-// ways.
-func (c *Config) SessionConfig() realtime.SessionConfig {
+// instructions, voice, model, tools and server VAD, with audio in format
+// (realtime.FormatPCM at 24 kHz, or G.711) both ways.
+func (c *Config) SessionConfig(format string) realtime.SessionConfig {
 	s := c.Settings
 	instr := s.Instructions
 	if s.Language != "" && s.Language != "auto" {
@@ -107,11 +119,11 @@ func (c *Config) SessionConfig() realtime.SessionConfig {
 		Instructions:     &instr,
 		Audio: &realtime.AudioConfig{
 			Input: &realtime.AudioInput{
-				Format: realtime.PCM24k(),
+				Format: audioFormat(format),
 				TurnDetection: realtime.Some(realtime.TurnDetection{Type: realtime.TurnServerVAD,
 					CreateResponse: &create, InterruptResponse: &interrupt}),
 			},
-			Output: &realtime.AudioOutput{Format: realtime.PCM24k(), Voice: realtime.Voice{Name: s.Voice}},
+			Output: &realtime.AudioOutput{Format: audioFormat(format), Voice: realtime.Voice{Name: s.Voice}},
 		},
 	}
 	if len(s.TransferTargets) > 0 {
@@ -147,4 +159,11 @@ func (c *Config) SessionConfig() realtime.SessionConfig {
 		cfg.Tools = append(cfg.Tools, realtime.Tool{Type: "function", Name: t.Name, Description: t.Description, Parameters: params})
 	}
 	return cfg
+}
+
+func audioFormat(format string) *realtime.AudioFormat {
+	if format == realtime.FormatPCMU || format == realtime.FormatPCMA {
+		return &realtime.AudioFormat{Type: format}
+	}
+	return realtime.PCM24k()
 }

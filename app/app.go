@@ -19,11 +19,13 @@ import (
 	"switchboard/call"
 	"switchboard/calls"
 	"switchboard/config"
+	"switchboard/control"
 	"switchboard/media"
 	"switchboard/numbers"
 	"switchboard/sip"
 	"switchboard/speech"
 	"switchboard/store"
+	"switchboard/webhook"
 )
 
 // App is one running appliance.
@@ -43,6 +45,8 @@ type App struct {
 	callLog  *calls.Service
 	ports    *media.PortPool
 	calls    *call.Manager
+	control  *control.Service
+	webhooks *webhook.Dispatcher
 	sip      *sip.Server
 	httpLn   net.Listener
 	httpSrv  *http.Server
@@ -88,7 +92,7 @@ func New(ctx context.Context, cfg *config.Config, log zerolog.Logger) (_ *App, e
 	if err := a.buildCalls(cfg, log); err != nil {
 		return nil, err
 	}
-	modules := []api.Module{a.keys, a.numbers, a.agents, a.speech, a.callLog}
+	modules := []api.Module{a.keys, a.numbers, a.agents, a.speech, a.callLog, a.control}
 	a.api = api.New(log, a.keys, modules,
 		api.WithMetrics(a.reg),
 		api.WithReadyCheck(func(ctx context.Context) error { return a.st.Ping(ctx) }),
@@ -165,6 +169,12 @@ func (a *App) Close() error {
 	}
 	if a.speech != nil {
 		errs = append(errs, a.speech.Close())
+	}
+	if a.control != nil {
+		errs = append(errs, a.control.Close())
+	}
+	if a.webhooks != nil {
+		errs = append(errs, a.webhooks.Close())
 	}
 	if a.ports != nil {
 		errs = append(errs, a.ports.Close())

@@ -14,6 +14,7 @@ import (
 	"switchboard/call"
 	"switchboard/calls"
 	"switchboard/config"
+	"switchboard/control"
 	"switchboard/media"
 	"switchboard/numbers"
 	"switchboard/realtime"
@@ -63,11 +64,15 @@ func (a *App) buildCalls(cfg *config.Config, log zerolog.Logger) error {
 	if err != nil {
 		return err
 	}
-	a.runtime = agent.NewRuntime(a.agents, agent.RuntimeOptions{Engines: engines, Greeter: a.greeter, Tools: toolCaller{tools}})
+	a.runtime = agent.NewRuntime(a.agents, agent.RuntimeOptions{Engines: engines, Greeter: a.greeter, Tools: toolCaller{tools},
+		UpstreamFormat: "audio/" + cfg.Upstream.AudioFormat})
+	if err := a.buildControl(cfg, engines, log); err != nil {
+		return err
+	}
 	records := calls.NewRecorder(a.st, calls.RecorderOptions{DefaultTeam: cfg.TeamID})
 	a.calls, err = call.NewManager(call.Options{
 		BindIP: bindIP, Ports: a.ports, JitterDelay: cfg.RTP.JitterDelay, MediaTimeout: cfg.RTP.MediaTimeout,
-		AnswerTimeout: cfg.AnswerTimeout, Router: router{numbers: a.numbers, agents: a.runtime}, Metrics: metrics,
+		AnswerTimeout: cfg.AnswerTimeout, Router: router{numbers: a.numbers, agents: a.runtime, control: a.control}, Metrics: metrics,
 		OnEnd: records.OnEnd,
 	}, log)
 	if err != nil {
@@ -96,6 +101,23 @@ func (a *App) buildCalls(cfg *config.Config, log zerolog.Logger) error {
 		log.Info().Str("phone_number", demo).Str("dial", "sip:"+demo+"@"+sipHost).Msg("created the demo number, routed to the demo agent")
 	}
 	return a.agents.Each(context.Background(), func(c *agent.Config) { a.greeter.Warm(c.Settings.Greeting, c.Settings.Voice, modelRate) })
+}
+
+// buildControl wires webhook-routed calls, the realtime sockets, client
+// secrets and call control.
+func (a *App) buildControl(cfg *config.Config, engines map[string]realtime.Engine, log zerolog.Logger) error {
+	a.webhooks = webhook.NewDispatcher(webhook.Options{}, log.With().Str("component", "webhook").Logger())
+	var err error
+	a.control, err = control.NewService(control.Options{
+		Calls: control.CallsFunc(func(id string) (*call.Call, bool) { return a.calls.Get(id) }),
+		Keys:  a.keys, Secrets: auth.NewClientSecrets(a.st, nil), Numbers: a.numbers, Webhooks: a.webhooks,
+		Runtime: a.runtime, Engines: engines, Engine: cfg.Control.Engine,
+		RingTimeout: cfg.Control.RingTimeout, Grace: cfg.Control.Grace, Log: log,
+	})
+	if err != nil {
+		return fmt.Errorf("control: %w", err)
+	}
+	return nil
 }
 
 // modelRate is the audio rate between calls and realtime sessions.

@@ -3,11 +3,16 @@ package app
 import (
 	"io"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/mattn/go-isatty"
 	"github.com/rs/zerolog"
 )
+
+// timeFormatOnce sets zerolog's one global setting once, so daemons
+// started side by side in one process (tests) do not race on it.
+var timeFormatOnce sync.Once
 
 // NewLogger builds the process logger: JSON, or a console writer when the
 // format is "console" or "auto" on a terminal.
@@ -16,7 +21,7 @@ func NewLogger(w io.Writer, level, format string) zerolog.Logger {
 	if err != nil || level == "" {
 		lvl = zerolog.InfoLevel
 	}
-	zerolog.TimeFieldFormat = time.RFC3339Nano
+	timeFormatOnce.Do(func() { zerolog.TimeFieldFormat = time.RFC3339Nano })
 	out := w
 	console := format == "console"
 	if format == "auto" {

@@ -7,6 +7,7 @@ import (
 
 	"switchboard/agent"
 	"switchboard/call"
+	"switchboard/control"
 	"switchboard/numbers"
 	"switchboard/sip"
 )
@@ -30,6 +31,7 @@ func (a sipNumbers) LookupNumber(ctx context.Context, e164 string) (*sip.Route, 
 type router struct {
 	numbers *numbers.Service
 	agents  *agent.Runtime
+	control *control.Service
 }
 
 func (r router) Conversation(ctx context.Context, c *call.Call) (call.Conversation, error) {
@@ -42,7 +44,8 @@ func (r router) Conversation(ctx context.Context, c *call.Call) (call.Conversati
 		c.SetRoute("agent:" + res.AgentID)
 		return r.agents.Conversation(ctx, res.AgentID, c.Logger())
 	case res.WebhookID != "":
-		return nil, &call.RejectError{Status: 480, Reason: "Temporarily Unavailable", Err: errors.New("webhook routing is not available yet")}
+		c.SetRoute("webhook:" + res.WebhookID)
+		return r.control.Conversation(c, res), nil
 	}
 	return nil, &call.RejectError{Status: 480, Reason: "Temporarily Unavailable", Err: errors.New("the number routes nowhere")}
 }

@@ -46,6 +46,7 @@ type Call struct {
 	inPipe  *media.InboundPipeline
 	inBuf   []byte
 	outPipe *media.OutboundPipeline
+	rate    int // the conversation's audio rate
 	conv    atomic.Pointer[convHolder]
 	keypad  atomic.Pointer[keypad]
 	sender  *dtmfSender
@@ -155,11 +156,6 @@ func (c *Call) run(ctx context.Context) {
 	if !ok {
 		codec = media.PCMU
 	}
-	if c.inPipe, err = media.NewInboundPipeline(opts.Rate); err != nil {
-		pair.Close()
-		c.reject(500, "Server Internal Error", err.Error())
-		return
-	}
 	sess, err := media.NewSession(pair, media.SessionOptions{
 		Codec: codec, Ptime: offer.Ptime, JitterDelay: opts.JitterDelay, EventPayloadType: offer.DTMFPayloadType,
 		Remote: offer.RemoteAddr, MediaTimeout: opts.MediaTimeout, Logger: c.log,
@@ -173,13 +169,7 @@ func (c *Call) run(ctx context.Context) {
 	c.mu.Lock()
 	c.sess = sess
 	c.mu.Unlock()
-	if c.outPipe, err = media.NewOutboundPipeline(opts.Rate, sess.Playout()); err != nil {
-		c.reject(500, "Server Internal Error", err.Error())
-		return
-	}
 	c.applyMedia(offer)
-	c.log.Debug().Str("media", offer.String()).Str("in", "Jitter -> "+codec.Name+"(decode) -> "+c.inPipe.String()).
-		Str("out", c.outPipe.String()+" -> "+sess.Pacer().String()).Msg("media ready")
 	if err := c.in.Ringing(); err != nil {
 		c.log.Debug().Err(err).Msg("180 not sent")
 	}
@@ -195,6 +185,19 @@ func (c *Call) run(ctx context.Context) {
 		return
 	}
 	defer conv.Close()
+	c.rate = opts.Rate
+	if r, ok := conv.(interface{ AudioRate() int }); ok && r.AudioRate() > 0 {
+		c.rate = r.AudioRate()
+	}
+	if c.inPipe, err = media.NewInboundPipeline(c.rate); err == nil {
+		c.outPipe, err = media.NewOutboundPipeline(c.rate, sess.Playout())
+	}
+	if err != nil {
+		c.reject(500, "Server Internal Error", err.Error())
+		return
+	}
+	c.log.Debug().Str("media", offer.String()).Str("in", codec.Name+"(decode) -> Jitter -> "+c.inPipe.String()).
+		Str("out", c.outPipe.String()+" -> "+sess.Pacer().String()).Msg("media ready")
 	kp, err := newKeypad(c, conv, offer, opts.DTMFIdle, opts.Inband)
 	if err != nil {
 		c.reject(500, "Server Internal Error", err.Error())
@@ -283,6 +286,10 @@ func (c *Call) reject(status int, reason, why string, hs ...sip.Header) {
 		c.log.Debug().Err(err).Msg("reject")
 	}
 }
+
+// Hangup ends the call from the appliance's side (an API request): BYE
+// with reason, and the call record says the appliance ended it.
+func (c *Call) Hangup(reason string) { c.hangup(reason) }
 
 // hangup sends BYE with reason (once) and marks the appliance as the one
 // who ended the call.
@@ -403,7 +410,7 @@ func (c *Call) applyMedia(p sip.MediaParams) {
 type phone struct{ c *Call }
 
 func (p phone) ID() string { return p.c.id }
-func (p phone) Rate() int  { return p.c.m.opts.Rate }
+func (p phone) Rate() int  { return p.c.rate }
 
 func (p phone) Play(itemID string, pcm []byte) { p.c.outPipe.Write(itemID, pcm) }
 

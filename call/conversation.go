@@ -19,6 +19,9 @@ type Conversation interface {
 	Close() error
 }
 
+// A conversation may implement AudioRate() int to take audio at another
+// rate than the manager's (8000 for a provider that speaks G.711).
+
 // Phone is what a conversation sees of its call. Play, Flush and Pending
 // are called from the conversation's own goroutine.
 type Phone interface {

@@ -38,6 +38,8 @@ type Config struct {
 	Speech   Speech   `yaml:"speech"`
 	// ToolsSecret signs custom tool calls; empty: a 0600 file in DataDir.
 	ToolsSecret string `yaml:"-"`
+	// Control configures webhook-routed calls and their controllers.
+	Control Control `yaml:"control"`
 	// AnswerTimeout bounds how long a caller hears ringing while the
 	// conversation gets ready.
 	AnswerTimeout time.Duration `yaml:"answer_timeout"`
@@ -72,6 +74,7 @@ type Upstream struct {
 	URL            string        `yaml:"url"`
 	Model          string        `yaml:"model"`
 	APIKeyEnv      string        `yaml:"api_key_env"`
+	AudioFormat    string        `yaml:"audio_format"`
 	ConnectTimeout time.Duration `yaml:"connect_timeout"`
 }
 
@@ -86,6 +89,15 @@ type Speech struct {
 type Echo struct {
 	VADThreshold    float64       `yaml:"vad_threshold"`
 	SilenceDuration time.Duration `yaml:"silence_duration"`
+}
+
+// Control configures webhook-routed calls: how long they ring waiting for
+// a controller, how long they outlive a dropped controller, and which
+// engine their sessions (and client-secret sessions) use.
+type Control struct {
+	RingTimeout time.Duration `yaml:"ring_timeout"`
+	Grace       time.Duration `yaml:"controller_grace"`
+	Engine      string        `yaml:"engine"`
 }
 
 // RTP holds the settings of the media endpoint.
@@ -254,8 +266,21 @@ func (c *Config) Validate() error {
 	if c.Upstream.URL != "" && !strings.HasPrefix(c.Upstream.URL, "ws://") && !strings.HasPrefix(c.Upstream.URL, "wss://") {
 		errs = append(errs, errors.New("upstream.url: must be a ws:// or wss:// URL"))
 	}
+	switch c.Upstream.AudioFormat {
+	case "pcm", "pcmu", "pcma":
+	default:
+		errs = append(errs, errors.New("upstream.audio_format: must be pcm, pcmu or pcma"))
+	}
 	if c.Echo.VADThreshold < 0 || c.Echo.VADThreshold > 1 {
 		errs = append(errs, errors.New("echo.vad_threshold: must be within 0..1"))
+	}
+	if c.Control.RingTimeout <= 0 || c.Control.Grace <= 0 {
+		errs = append(errs, errors.New("control.ring_timeout and control.controller_grace: must be positive"))
+	}
+	switch c.Control.Engine {
+	case "", "echo", "upstream":
+	default:
+		errs = append(errs, errors.New("control.engine: must be echo, upstream or empty"))
 	}
 	if c.AnswerTimeout <= 0 {
 		errs = append(errs, errors.New("answer_timeout: must be positive"))

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gorilla/websocket"
 	"github.com/rs/zerolog"
@@ -203,10 +204,34 @@ func (h *Handler) serve(conn *websocket.Conn, sess Session, log zerolog.Logger) 
 			alive = false
 		}
 	}
-	_ = conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""), time.Now().Add(time.Second))
+	_ = conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, closeReason(sess)), time.Now().Add(time.Second))
 	_ = conn.Close()
 	_ = sess.Close()
 	<-readDone
+}
+
+// CloseReasoner is a Session that says why it ended; the Handler sends the
+// reason in the close frame (e.g. a phone call's end).
+type CloseReasoner interface {
+	CloseReason() string
+}
+
+// closeReason is sess's close reason cut to the 123 bytes a close frame
+// holds (RFC 6455 section 5.5), at a UTF-8 boundary.
+func closeReason(sess Session) string {
+	cr, ok := sess.(CloseReasoner)
+	if !ok {
+		return ""
+	}
+	r := cr.CloseReason()
+	if len(r) <= 123 {
+		return r
+	}
+	r = r[:123]
+	for len(r) > 0 && !utf8.ValidString(r) {
+		r = r[:len(r)-1]
+	}
+	return r
 }
 
 // Close refuses new sessions, drops the active connections and waits for

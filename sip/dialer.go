@@ -96,8 +96,19 @@ func NewDialer(opts DialerOptions, log zerolog.Logger) (*Dialer, error) {
 	})
 	go func() {
 		defer close(d.serveDone)
-		_ = d.srv.ServeUDP(udp)
+		_ = d.srv.ServeUDP(tapConn{PacketConn: udp, d: d})
 	}()
+	// Requests must leave from this socket (dialog.laddr), which sipgo
+	// finds in its pool once ServeUDP registered it: wait for that.
+	tl := d.ua.TransportLayer()
+	for deadline := time.Now().Add(2 * time.Second); ; time.Sleep(time.Millisecond) {
+		if c, err := tl.GetConnection("udp", laddr); err == nil && c != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			return nil, errors.Join(errors.New("dialer: the UDP listener did not start"), d.Close())
+		}
+	}
 	return d, nil
 }
 
@@ -248,6 +259,10 @@ func (d *Dialer) Dial(ctx context.Context, r DialRequest) (*OutboundCall, error)
 		target:    target,
 		cseq:      uint32(rand.IntN(1 << 15)),
 	}
+	if transport == "UDP" {
+		la := d.LocalAddr()
+		dlg.laddr = &sip.Addr{IP: la.Addr().AsSlice(), Port: int(la.Port()), Hostname: la.Addr().String()}
+	}
 	if transport == "TCP" {
 		dlg.contact.Address.UriParams = sip.NewParams()
 		dlg.contact.Address.UriParams.Add("transport", "tcp")
@@ -271,11 +286,13 @@ func (d *Dialer) Dial(ctx context.Context, r DialRequest) (*OutboundCall, error)
 	for {
 		invite := dlg.newRequest(sip.INVITE, offer, append(extra, sip.NewHeader("Content-Type", "application/sdp"), sip.NewHeader("User-Agent", d.name))...)
 		invite.Recipient = target
+		// Reported before sending: the answer may arrive before
+		// TransactionRequest returns.
+		emit(Event{Kind: "invite_sent", Detail: target.String()})
 		tx, err := d.client.TransactionRequest(ctx, invite, sipgo.ClientRequestAddVia)
 		if err != nil {
 			return fail(err)
 		}
-		emit(Event{Kind: "invite_sent", Detail: target.String()})
 		res, err := c.waitFinal(ctx, tx, invite, emit)
 		tx.Terminate()
 		if err != nil {
@@ -307,7 +324,9 @@ func (c *OutboundCall) waitFinal(ctx context.Context, tx sip.ClientTransaction, 
 		select {
 		case res := <-tx.Responses():
 			if res.IsProvisional() {
-				emit(Event{Kind: "provisional", Status: res.StatusCode, Reason: res.Reason})
+				if c.dlg.laddr == nil { // over UDP the socket tap reports them in order
+					emit(Event{Kind: "provisional", Status: res.StatusCode, Reason: res.Reason})
+				}
 				continue
 			}
 			if canceled && !res.IsSuccess() {
@@ -332,10 +351,10 @@ func (c *OutboundCall) waitFinal(ctx context.Context, tx sip.ClientTransaction, 
 			cancel.SetBody(nil)
 			cancel.SetTransport(invite.Transport())
 			cancel.SetDestination(invite.Destination())
+			emit(Event{Kind: "cancel_sent"})
 			cctx, stop := context.WithTimeout(context.Background(), 5*time.Second)
 			_, err := c.d.client.Do(cctx, cancel, func(*sipgo.Client, *sip.Request) error { return nil })
 			stop()
-			emit(Event{Kind: "cancel_sent"})
 			if err != nil {
 				return nil, fmt.Errorf("cancel: %w", err)
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/netip"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -114,7 +115,11 @@ func TestDialerServerHangsUp(t *testing.T) {
 	}
 	require.ErrorIs(t, context.Cause(call.Context()), ErrRemoteBye)
 	require.Contains(t, tl.kinds(), "bye_received")
-	require.ErrorIs(t, h.next(t).cause, ErrLocalHangup)
+	r := h.next(t)
+	require.ErrorIs(t, r.cause, ErrLocalHangup)
+	// Requests leave from the dialer's own socket, so NATs and firewalls
+	// see one address and the server's BYE finds the dialer.
+	require.Equal(t, d.LocalAddr(), r.call.SourceAddr())
 }
 
 func TestDialerWrongPassword(t *testing.T) {
@@ -200,5 +205,29 @@ func TestTransferREFER(t *testing.T) {
 			<-call.Context().Done()
 			require.Contains(t, tl.kinds(), "refer_received")
 		})
+	}
+}
+
+// TestDialerProvisionalInOrder: 100 and 180 are both reported, in the order
+// they arrived, before the answer, even when the 200 follows at once.
+func TestDialerProvisionalInOrder(t *testing.T) {
+	srv := startServer(t, Options{}, newAnsweringHandler())
+	d := newTestDialer(t)
+	for i := 0; i < 10; i++ {
+		var tl timeline
+		call, err := d.Dial(context.Background(), DialRequest{Target: srv.UDPAddr().String(), To: "+15551230000", RTPAddr: dialerRTP, OnEvent: tl.add})
+		require.NoError(t, err)
+		var seq []string
+		tl.mu.Lock()
+		for _, e := range tl.events {
+			if e.Kind == "provisional" {
+				seq = append(seq, strconv.Itoa(e.Status))
+			} else {
+				seq = append(seq, e.Kind)
+			}
+		}
+		tl.mu.Unlock()
+		require.Equal(t, []string{"invite_sent", "100", "180", "answered", "ack_sent"}, seq, "call %d", i)
+		require.NoError(t, call.Hangup(context.Background(), "done"))
 	}
 }

@@ -24,6 +24,9 @@ type dialog struct {
 	// source of the INVITE for the UAS side (so NATed callers are reached),
 	// the dialed address for the UAC side.
 	peer string
+	// laddr, when set, is the UDP socket requests leave from (the UAC side
+	// binds its own; sipgo would otherwise pick an ephemeral port).
+	laddr *sip.Addr
 
 	mu       sync.Mutex
 	target   sip.Uri
@@ -53,6 +56,9 @@ func (d *dialog) newRequest(method sip.RequestMethod, body []byte, headers ...si
 	d.mu.Unlock()
 
 	req := sip.NewRequest(method, target)
+	if d.laddr != nil {
+		d.laddr.Copy(&req.Laddr)
+	}
 	from := &sip.FromHeader{Address: d.local, Params: sip.NewParams()}
 	from.Params.Add("tag", d.localTag)
 	to := &sip.ToHeader{Address: d.remote, Params: sip.NewParams()}

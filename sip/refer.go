@@ -19,6 +19,20 @@ import (
 // usually sends BYE after a successful transfer; the call context then
 // ends with ErrRemoteBye.
 func (c *InboundCall) Transfer(ctx context.Context, target, referredBy string) error {
+	return c.TransferWithProgress(ctx, target, referredBy, nil)
+}
+
+// TransferWithProgress is Transfer that reports each step to progress
+// (when not nil), from the goroutine that called it: first the status of
+// the REFER's own 2xx response (202 Accepted, or 200), then the status
+// line of every NOTIFY sipfrag (100 Trying, 180 Ringing, …, the final
+// one). A caller that must answer as soon as the far end accepted the
+// REFER runs it in a goroutine and waits for the first report.
+func (c *InboundCall) TransferWithProgress(ctx context.Context, target, referredBy string, progress func(status int)) error {
+	report := func(int) {}
+	if progress != nil {
+		report = progress
+	}
 	c.mu.Lock()
 	if c.state != stateConfirmed {
 		c.mu.Unlock()
@@ -28,8 +42,8 @@ func (c *InboundCall) Transfer(ctx context.Context, target, referredBy string) e
 		c.mu.Unlock()
 		return fmt.Errorf("transfer: %w: a transfer is in progress", errCallState)
 	}
-	progress := make(chan int, 8)
-	c.refer = progress
+	notes := make(chan int, 8)
+	c.refer = notes
 	c.mu.Unlock()
 	defer func() {
 		c.mu.Lock()
@@ -53,11 +67,13 @@ func (c *InboundCall) Transfer(ctx context.Context, target, referredBy string) e
 		return fmt.Errorf("transfer: %w", err)
 	}
 	c.log.Info().Str("refer_to", target).Msg("REFER accepted, waiting for NOTIFY")
+	report(res.StatusCode)
 	timer := time.NewTimer(c.srv.opts.ReferTimeout)
 	defer timer.Stop()
 	for {
 		select {
-		case code := <-progress:
+		case code := <-notes:
+			report(code)
 			switch {
 			case code >= 200 && code < 300:
 				c.log.Info().Int("status", code).Msg("transfer succeeded")

@@ -134,6 +134,9 @@ func (s *SQLite) Audit() AuditStore { return sqlAudit{s.q} }
 // Calls returns the call records.
 func (s *SQLite) Calls() CallStore { return sqlCalls{s.q} }
 
+// ClientSecrets returns the client secret store.
+func (s *SQLite) ClientSecrets() ClientSecretStore { return sqlClientSecrets{s.q} }
+
 // Tx runs fn in one transaction. Nested calls join the outer transaction.
 func (s *SQLite) Tx(ctx context.Context, fn func(Store) error) error {
 	if _, inTx := s.q.(*sql.Tx); inTx {

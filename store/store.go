@@ -28,6 +28,8 @@ type Store interface {
 	Numbers() NumberStore
 	Audit() AuditStore
 	Calls() CallStore
+	// ClientSecrets keeps ephemeral realtime client secrets.
+	ClientSecrets() ClientSecretStore
 	// Tx runs fn against a Store whose writes commit together, or not at
 	// all when fn returns an error.
 	Tx(ctx context.Context, fn func(Store) error) error

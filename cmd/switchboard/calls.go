@@ -10,9 +10,9 @@ import (
 )
 
 func init() {
-	register("calls", "call records: list|show", func(env *cliEnv, args []string) error {
+	register("calls", "calls: list|show, and live call control: refer|hangup|dtmf", func(env *cliEnv, args []string) error {
 		return subcommand(env, "calls", args, map[string]func(*cliEnv, []string) error{
-			"list": callsList, "show": callsShow,
+			"list": callsList, "show": callsShow, "refer": callsRefer, "hangup": callsHangup, "dtmf": callsDTMF,
 		})
 	})
 }

@@ -1,0 +1,135 @@
+package control
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/gorilla/websocket"
+
+	"switchboard/agent"
+	"switchboard/api/httpx"
+	"switchboard/auth"
+	"switchboard/realtime"
+)
+
+// secretProtocol prefixes a client secret offered as a WebSocket
+// subprotocol.
+const secretProtocol = "svc-client-secret."
+
+// credential returns the token of a /v1/realtime request: the bearer
+// token, else a client secret offered as a subprotocol.
+func credential(r *http.Request) (token string, viaProtocol bool) {
+	if h := r.Header.Get("Authorization"); len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
+		return strings.TrimSpace(h[7:]), false
+	}
+	for _, p := range websocket.Subprotocols(r) {
+		if v, ok := strings.CutPrefix(p, secretProtocol); ok {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+var realtimeRoute = httpx.Route{Method: http.MethodGet, Pattern: "/v1/realtime", Endpoint: auth.EndpointRealtime, Access: httpx.APIKey}
+
+// serveRealtime is GET /v1/realtime: the control socket of a call with
+// call_id, else a session with the configured engine. Every refusal
+// happens before the upgrade, with the JSON error body.
+func (s *Service) serveRealtime(w http.ResponseWriter, r *http.Request) error {
+	if !websocket.IsWebSocketUpgrade(r) {
+		return httpx.BadRequest("", "GET /v1/realtime must be a WebSocket upgrade")
+	}
+	q := r.URL.Query()
+	token, viaProtocol := credential(r)
+	if id := q.Get("call_id"); id != "" {
+		return s.serveControl(w, r, id, token, viaProtocol)
+	}
+	var cfg realtime.SessionConfig
+	if auth.KindOf(token) == auth.TokenClientSecret {
+		cs, err := s.opts.Secrets.Check(r.Context(), token)
+		if err != nil {
+			return err
+		}
+		if len(cs.Session) > 0 {
+			if err := json.Unmarshal(cs.Session, &cfg); err != nil {
+				return err
+			}
+		}
+		if cfg.Model == "" {
+			cfg.Model = q.Get("model")
+		}
+	} else {
+		if viaProtocol {
+			return httpx.Unauthorized("the " + secretProtocol + " subprotocol carries client secrets only; send an API key as a bearer token")
+		}
+		p, err := s.opts.Keys.Authorize(r.Context(), token, realtimeRoute)
+		if err != nil {
+			return err
+		}
+		if m := q.Get("model"); m != "" {
+			if p.AllowsModel == nil || !p.AllowsModel(m) {
+				return httpx.Forbidden("this API key has no permission for model " + m + " (needs api-key:model:" + m + " or api-key:model:*)")
+			}
+			cfg.Model = m
+		}
+	}
+	s.direct.ServeHTTP(w, r.WithContext(withConfig(r.Context(), cfg)))
+	return nil
+}
+
+// serveControl attaches a controller to a webhook-routed call.
+func (s *Service) serveControl(w http.ResponseWriter, r *http.Request, id, token string, viaProtocol bool) error {
+	if viaProtocol || auth.KindOf(token) == auth.TokenClientSecret {
+		return httpx.Forbidden("a client secret cannot open a session with call_id; use an API key")
+	}
+	p, err := s.opts.Keys.Authorize(r.Context(), token, realtimeRoute)
+	if err != nil {
+		return err
+	}
+	e := s.entry(id)
+	if e == nil || e.teamID != p.TeamID {
+		return httpx.NotFound("no webhook-routed call %s is ringing or active", id)
+	}
+	sess, err := e.cc.Attach()
+	switch {
+	case errors.Is(err, agent.ErrControllerAttached):
+		return httpx.Conflict("call_id", "another controller is attached to call %s", id)
+	case errors.Is(err, agent.ErrCallOver):
+		return httpx.NotFound("call %s has ended", id)
+	case err != nil:
+		return err
+	}
+	defer sess.Close() // when the upgrade failed, Open never ran
+	s.callWS.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), attachKey{}, sess)))
+	return nil
+}
+
+type attachKey struct{}
+
+type configKey struct{}
+
+func withConfig(ctx context.Context, cfg realtime.SessionConfig) context.Context {
+	return context.WithValue(ctx, configKey{}, cfg)
+}
+
+func configFrom(ctx context.Context) realtime.SessionConfig {
+	cfg, _ := ctx.Value(configKey{}).(realtime.SessionConfig)
+	return cfg
+}
+
+// attachEngine "opens" the controller session reserved for the request.
+type attachEngine struct{}
+
+var errNoReservation = errors.New("control: no controller reservation on the request")
+
+func (attachEngine) Open(ctx context.Context, _ realtime.SessionConfig) (realtime.Session, error) {
+	sess, ok := ctx.Value(attachKey{}).(*agent.ControllerSession)
+	if !ok {
+		return nil, errNoReservation
+	}
+	sess.Start()
+	return sess, nil
+}

@@ -1,0 +1,330 @@
+package test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"text/template"
+	"time"
+
+	"github.com/gorilla/websocket"
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+	"github.com/stretchr/testify/require"
+
+	"switchboard/app/apptest"
+)
+
+// hookEvent is one POST the test receiver accepted.
+type hookEvent struct {
+	ID, Type string
+	Data     map[string]any
+	Header   http.Header
+	At       time.Time
+}
+
+// hookReceiver is a webhook endpoint that verifies every POST with the
+// Standard Webhooks library and refuses the first failFirst attempts of
+// each event with 503.
+type hookReceiver struct {
+	t         *testing.T
+	srv       *httptest.Server
+	secret    atomic.Value // string
+	failFirst int
+	onEvent   func(ev hookEvent)
+
+	mu       sync.Mutex
+	attempts map[string]int
+	events   chan hookEvent
+}
+
+func newHookReceiver(t *testing.T, failFirst int) *hookReceiver {
+	h := &hookReceiver{t: t, failFirst: failFirst, attempts: map[string]int{}, events: make(chan hookEvent, 256)}
+	h.srv = httptest.NewServer(http.HandlerFunc(h.serve))
+	t.Cleanup(h.srv.Close)
+	return h
+}
+
+func (h *hookReceiver) serve(w http.ResponseWriter, r *http.Request) {
+	at := time.Now()
+	body, _ := io.ReadAll(r.Body)
+	secret, _ := h.secret.Load().(string)
+	wh, err := standardwebhooks.NewWebhook(secret)
+	if err != nil {
+		http.Error(w, err.Error(), 500)
+		return
+	}
+	if err := wh.Verify(body, r.Header); err != nil {
+		h.t.Errorf("webhook signature: %v", err)
+		http.Error(w, "bad signature", 400)
+		return
+	}
+	var ev struct {
+		ID     string         `json:"id"`
+		Object string         `json:"object"`
+		Type   string         `json:"type"`
+		Data   map[string]any `json:"data"`
+	}
+	if err := json.Unmarshal(body, &ev); err != nil || ev.Object != "event" {
+		h.t.Errorf("webhook body %s: %v", body, err)
+	}
+	h.mu.Lock()
+	h.attempts[ev.ID]++
+	n := h.attempts[ev.ID]
+	h.mu.Unlock()
+	he := hookEvent{ID: ev.ID, Type: ev.Type, Data: ev.Data, Header: r.Header.Clone(), At: at}
+	if h.onEvent != nil {
+		h.onEvent(he)
+	}
+	if n <= h.failFirst {
+		http.Error(w, "busy", http.StatusServiceUnavailable)
+		return
+	}
+	h.events <- he
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// next waits for the next accepted event of type typ (others are skipped).
+func (h *hookReceiver) next(t *testing.T, typ string, within time.Duration) hookEvent {
+	t.Helper()
+	deadline := time.After(within)
+	for {
+		select {
+		case ev := <-h.events:
+			if ev.Type == typ {
+				return ev
+			}
+		case <-deadline:
+			t.Fatalf("no %s webhook within %s", typ, within)
+		}
+	}
+}
+
+// controlDaemon starts an appliance with the control settings of env
+// and a webhook-routed number whose webhook is h.
+func controlDaemon(t *testing.T, env map[string]string, h *hookReceiver, number string) *apptest.Daemon {
+	t.Helper()
+	d := apptest.Start(t, apptest.Config(t, t.TempDir(), withDrain(env)))
+	status, _, raw := d.Do(t, "POST", "/v2/phone-numbers", d.OwnerKey, map[string]any{
+		"origin": "byo_trunk", "name": "hook", "phone_number": number,
+		"webhook": map[string]any{"url": h.srv.URL + "/hook", "auth_token": "receiver-token"},
+	})
+	require.Less(t, status, 300, "create number: %s", raw)
+	var res struct {
+		Webhook struct {
+			Secret string `json:"dispatch_signing_secret"`
+		} `json:"webhook"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &res))
+	require.NotEmpty(t, res.Webhook.Secret)
+	h.secret.Store(res.Webhook.Secret)
+	return d
+}
+
+// sippControl is the data of testdata/sipp/control.xml.tmpl.
+type sippControl struct {
+	Mode         string // "480", "refer" or "" (answered; ends with ByeReason)
+	Audio        bool
+	ReferTo      string
+	NotifyStatus string
+	ByeReason    string
+}
+
+// sippRun is one sipp process.
+type sippRun struct {
+	done chan struct{}
+	out  string
+	err  error
+}
+
+// startSipp runs the control scenario against the daemon: calls calls,
+// at rate per second.
+func startSipp(t *testing.T, d *apptest.Daemon, number string, sc sippControl, calls, rate int) *sippRun {
+	t.Helper()
+	_, err := exec.LookPath("sipp")
+	require.NoError(t, err, "sipp must be installed (apt sip-tester)")
+	tmpl, err := template.ParseFiles(filepath.Join("testdata", "sipp", "control.xml.tmpl"))
+	require.NoError(t, err)
+	var buf bytes.Buffer
+	require.NoError(t, tmpl.Execute(&buf, sc))
+	dir := t.TempDir()
+	scenario := filepath.Join(dir, "control.xml")
+	require.NoError(t, os.WriteFile(scenario, buf.Bytes(), 0o600))
+	target := d.App.SIPAddr()
+	args := []string{target.String(), "-sf", scenario, "-s", number, "-m", fmt.Sprint(calls), "-l", fmt.Sprint(calls),
+		"-r", fmt.Sprint(rate), "-i", "127.0.0.1", "-p", fmt.Sprint(freePort(t)), "-mp", fmt.Sprint(freePort(t)),
+		"-t", "u1", "-timeout", "40s", "-timeout_error", "-nostdin", "-trace_err", "-error_file", filepath.Join(dir, "err.log")}
+	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
+	cmd := exec.CommandContext(ctx, "sipp", args...)
+	cmd.Dir = dir
+	r := &sippRun{done: make(chan struct{})}
+	go func() {
+		defer close(r.done)
+		defer cancel()
+		out, err := cmd.CombinedOutput()
+		errLog, _ := os.ReadFile(filepath.Join(dir, "err.log"))
+		r.out, r.err = string(out)+"\n"+string(errLog), err
+	}()
+	t.Cleanup(func() { cancel(); <-r.done })
+	return r
+}
+
+// wait waits for sipp and fails the test when it failed.
+func (r *sippRun) wait(t *testing.T, within time.Duration) {
+	t.Helper()
+	select {
+	case <-r.done:
+	case <-time.After(within):
+		t.Fatalf("sipp still running after %s", within)
+	}
+	if r.err != nil {
+		out := r.out
+		if len(out) > 4000 {
+			out = out[len(out)-4000:]
+		}
+		t.Fatalf("sipp failed: %v\n%s", r.err, out)
+	}
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	c, err := net.ListenPacket("udp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer c.Close()
+	return c.LocalAddr().(*net.UDPAddr).Port
+}
+
+// wsURL is the daemon's /v1/realtime address with query q.
+func wsURL(d *apptest.Daemon, q string) string {
+	return "ws" + strings.TrimPrefix(d.URL, "http") + "/v1/realtime" + q
+}
+
+// controller is a WebSocket client of /v1/realtime.
+type controller struct {
+	conn    *websocket.Conn
+	events  chan map[string]any
+	closed  chan struct{}
+	close   *websocket.CloseError
+	mu      sync.Mutex
+	types   []string
+	pending []map[string]any // read by next, test goroutine only
+}
+
+// dial opens /v1/realtime; on a refused upgrade it returns the status and
+// body.
+func dialController(t *testing.T, url string, h http.Header) (*controller, int, []byte) {
+	t.Helper()
+	conn, resp, err := websocket.DefaultDialer.Dial(url, h)
+	if err != nil {
+		require.NotNil(t, resp, "dial: %v", err)
+		body, _ := io.ReadAll(resp.Body)
+		return nil, resp.StatusCode, body
+	}
+	c := &controller{conn: conn, events: make(chan map[string]any, 4096), closed: make(chan struct{})}
+	go func() {
+		defer close(c.closed)
+		for {
+			_, msg, err := conn.ReadMessage()
+			if err != nil {
+				if ce, ok := err.(*websocket.CloseError); ok {
+					c.mu.Lock()
+					c.close = ce
+					c.mu.Unlock()
+				}
+				return
+			}
+			var ev map[string]any
+			if json.Unmarshal(msg, &ev) == nil {
+				c.mu.Lock()
+				c.types = append(c.types, fmt.Sprint(ev["type"]))
+				c.mu.Unlock()
+				c.events <- ev
+			}
+		}
+	}()
+	t.Cleanup(func() { conn.Close() })
+	return c, 101, nil
+}
+
+func bearer(key string) http.Header { return http.Header{"Authorization": {"Bearer " + key}} }
+
+// next waits for an event of type typ; events of other types stay
+// queued for later calls, so waits need not follow the server's order.
+func (c *controller) next(t *testing.T, typ string, within time.Duration) map[string]any {
+	t.Helper()
+	for i, ev := range c.pending {
+		if ev["type"] == typ {
+			c.pending = append(c.pending[:i], c.pending[i+1:]...)
+			return ev
+		}
+	}
+	deadline := time.After(within)
+	for {
+		select {
+		case ev := <-c.events:
+			if ev["type"] == typ {
+				return ev
+			}
+			c.pending = append(c.pending, ev)
+		case <-deadline:
+			t.Fatalf("no %s within %s; seen %v", typ, within, c.seen())
+		}
+	}
+}
+
+// nextWhere waits for an event of type typ whose member key is val.
+func (c *controller) nextWhere(t *testing.T, typ, key, val string, within time.Duration) map[string]any {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		ev := c.next(t, typ, time.Until(deadline))
+		if fmt.Sprint(ev[key]) == val {
+			return ev
+		}
+	}
+}
+
+func (c *controller) send(t *testing.T, ev any) {
+	t.Helper()
+	require.NoError(t, c.conn.WriteJSON(ev))
+}
+
+func (c *controller) seen() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.types...)
+}
+
+// waitClosed waits for the server to close the socket and returns the
+// close frame.
+func (c *controller) waitClosed(t *testing.T, within time.Duration) *websocket.CloseError {
+	t.Helper()
+	select {
+	case <-c.closed:
+	case <-time.After(within):
+		t.Fatalf("socket still open after %s", within)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.close
+}
+
+// withDrain adds a short drain time so a failed test stops quickly.
+func withDrain(env map[string]string) map[string]string {
+	out := map[string]string{"SWITCHBOARD_DRAIN_TIMEOUT": "1s"}
+	for k, v := range env {
+		out[k] = v
+	}
+	return out
+}
