@@ -170,6 +170,9 @@ func (c *Call) run(ctx context.Context) {
 	c.sess = sess
 	c.mu.Unlock()
 	c.applyMedia(offer)
+	// Nothing is sent before the answer: the caller learns our media
+	// address from the 200 OK (no early media).
+	sess.Hold()
 	if err := c.in.Ringing(); err != nil {
 		c.log.Debug().Err(err).Msg("180 not sent")
 	}
@@ -235,6 +238,7 @@ func (c *Call) run(ctx context.Context) {
 	c.mu.Lock()
 	c.state, c.answered = StateActive, time.Now()
 	c.mu.Unlock()
+	c.applyMedia(c.in.Media())
 
 	go c.watchMedia(ctx)
 	err = conv.Run(ctx, phone{c})
