@@ -133,8 +133,12 @@ func testPcapEcho(t *testing.T, d *apptest.Daemon) {
 	lag, envCorr, waveCorr := echoMatch(ref, streamPCM(got), 2000, 16000)
 	t.Logf("echo: lag %v, envelope correlation %.3f, waveform correlation %.3f", time.Duration(lag)*time.Second/8000, envCorr, waveCorr)
 	require.InDelta(t, 0.6, float64(lag)/8000, 0.3, "echo delay")
-	require.Greater(t, envCorr, 0.9)
-	require.Greater(t, waveCorr, 0.8)
+	// Measured here: envelope 0.97-0.98, waveform 0.96-0.99 (G.711 and
+	// two resamplers barely change the waveform); reversed speech gives
+	// 0.2 and 0.05. The thresholds leave room for concealed frames on a
+	// loaded machine.
+	require.Greater(t, envCorr, 0.85)
+	require.Greater(t, waveCorr, 0.7)
 }
 
 func testRefusals(t *testing.T, d *apptest.Daemon) {
