@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 
 	"switchboard/media"
 )
@@ -175,4 +176,41 @@ func streamPCM(pkts []rtpPacket) []int16 {
 		copy(out[off:], p.pcm)
 	}
 	return out
+}
+
+// echoWindows matches ref against got window by window (250 ms windows of
+// ref that hold speech), each with its own lag within [minLag, maxLag]
+// samples, so that a timing shift in the middle of a call (a jitter buffer
+// resync, frames skipped by a late pacer on a loaded machine) spoils only
+// the window it falls in. It returns the number of speech windows, the
+// number that matched with a waveform correlation above minCorr, and the
+// median lag of the matched ones.
+func echoWindows(ref, got []int16, minLag, maxLag int, minCorr float64) (windows, matched, medianLag int) {
+	const win = 2000
+	var peak float64
+	for _, e := range envelope(ref, win) {
+		peak = max(peak, e)
+	}
+	var lags []int
+	for off := 0; off+win <= len(ref); off += win {
+		w := ref[off : off+win]
+		if envelope(w, win)[0] < peak/4 {
+			continue // silence or a quiet tail
+		}
+		windows++
+		lo, hi := off+minLag, min(off+maxLag, len(got)-win)
+		if hi < lo {
+			continue
+		}
+		lag, _, c := echoMatch(w, got[lo:min(len(got), hi+win)], 0, hi-lo)
+		if c > minCorr {
+			matched++
+			lags = append(lags, minLag+lag)
+		}
+	}
+	if len(lags) > 0 {
+		slices.Sort(lags)
+		medianLag = lags[len(lags)/2]
+	}
+	return windows, matched, medianLag
 }

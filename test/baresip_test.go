@@ -103,23 +103,32 @@ func TestBaresipEcho(t *testing.T) {
 	said, _, err := readWAV(speech)
 	require.NoError(t, err)
 	lag, envCorr, waveCorr := echoMatch(said, heard, 0, 2*8000)
-	t.Logf("baresip heard %.1f s; echo lag %v, envelope correlation %.3f, waveform correlation %.3f (stats %+v)",
-		float64(len(heard))/8000, time.Duration(lag)*time.Second/8000, envCorr, waveCorr, snap.Media)
+	windows, matched, median := echoWindows(said, heard, 0, 2*8000, 0.7)
+	t.Logf("baresip heard %.1f s; whole-call lag %v (envelope correlation %.3f, waveform %.3f); %d/%d speech windows matched, median lag %v; stats %+v",
+		float64(len(heard))/8000, time.Duration(lag)*time.Second/8000, envCorr, waveCorr, matched, windows, time.Duration(median)*time.Second/8000, snap.Media)
 	// Control: the same search with the speech reversed in time (same
 	// spectrum and level, different sequence) must not match.
 	rev := make([]int16, len(said))
 	for i, v := range said {
 		rev[len(said)-1-i] = v
 	}
-	_, envCtl, waveCtl := echoMatch(rev, heard, 0, 2*8000)
-	t.Logf("control (reversed speech): envelope correlation %.3f, waveform correlation %.3f", envCtl, waveCtl)
-	require.Less(t, envCtl, 0.6)
-	require.Less(t, waveCtl, 0.3)
-	require.InDelta(t, 0.65, float64(lag)/8000, 0.35, "echo delay")
-	// Measured here: envelope 0.97-0.98, waveform 0.96-0.99 (G.711 and
-	// two resamplers barely change the waveform); reversed speech gives
-	// 0.2 and 0.05. The thresholds leave room for concealed frames on a
-	// loaded machine.
-	require.Greater(t, envCorr, 0.85)
-	require.Greater(t, waveCorr, 0.7)
+	ctlWindows, ctlMatched, _ := echoWindows(rev, heard, 0, 2*8000, 0.7)
+	t.Logf("control (reversed speech): %d/%d windows matched", ctlMatched, ctlWindows)
+	requireEcho(t, 12, windows, matched, median, ctlWindows, ctlMatched)
+}
+
+// requireEcho checks an echoWindows result and its reversed-speech control.
+// Measured here: on an idle machine 90-100% of the speech windows match
+// (waveform correlation 0.95-0.99: G.711 and two resamplers barely change
+// the waveform) at 0.58-0.62 s; with two busy loops competing for the two
+// cores, resyncs in the call spoil a global alignment (whole-call
+// correlation down to 0.33) and 60-90% of the windows still match;
+// reversed speech matched no window in any run. Half the windows, and at
+// most a fifth for the control, separate the two with a wide margin.
+func requireEcho(t *testing.T, minWindows, windows, matched, median, ctlWindows, ctlMatched int) {
+	t.Helper()
+	require.GreaterOrEqual(t, windows, minWindows, "speech windows in the reference")
+	require.GreaterOrEqual(t, float64(matched), 0.5*float64(windows), "speech windows heard back")
+	require.InDelta(t, 0.65, float64(median)/8000, 0.35, "echo delay (s)")
+	require.LessOrEqual(t, float64(ctlMatched), 0.2*float64(ctlWindows), "reversed speech must not match")
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -103,7 +104,7 @@ func metrics(t *testing.T, d *apptest.Daemon) map[string]float64 {
 func testPcapEcho(t *testing.T, d *apptest.Daemon) {
 	peer := newRTPPeer(t)
 	s := pcmaCall("pcap_echo", 200)
-	s.Port, s.Play, s.PauseMs = fmt.Sprint(peer.port()), g711aPcap, 4000
+	s.Port, s.Play, s.PauseMs, s.Ptime = fmt.Sprint(peer.port()), g711aPcap, 4000, 30 // the pcap's packets are 30 ms
 	done := make(chan sippResult, 1)
 	go func() { done <- runSipp(t, d.App.SIPAddr(), render(t, "call.xml.tmpl", s), "18005550100") }()
 
@@ -120,25 +121,24 @@ func testPcapEcho(t *testing.T, d *apptest.Daemon) {
 	require.Equal(t, call.EndedByCaller, snap.EndedBy)
 	require.Equal(t, "PCMA", c.SIP().Offer().Codec.Name)
 	require.Zero(t, snap.Media.Latches, "sipp's pcap comes from port 0: no latch, RTP keeps going to the SDP address")
-	// 4 s of 30 ms packets; the appliance sends 20 ms packets from answer.
+	// 4 s of 30 ms packets both ways (the answer follows the offer's ptime).
 	require.Greater(t, snap.Media.PacketsIn, uint64(100))
 	got := peer.received()
-	require.Greater(t, len(got), 150, "the test's socket received the appliance's RTP")
+	require.Greater(t, len(got), 100, "the test's socket received the appliance's RTP")
 	require.Equal(t, uint8(8), got[len(got)-1].hdr.PayloadType, "answered in PCMA")
 
 	// The echoed audio is the pcap's speech, about 500 ms later.
 	ref, err := readPcapG711(g711aPcap)
 	require.NoError(t, err)
-	ref = ref[:3*8000] // what sipp surely played before its BYE
-	lag, envCorr, waveCorr := echoMatch(ref, streamPCM(got), 2000, 16000)
-	t.Logf("echo: lag %v, envelope correlation %.3f, waveform correlation %.3f", time.Duration(lag)*time.Second/8000, envCorr, waveCorr)
-	require.InDelta(t, 0.6, float64(lag)/8000, 0.3, "echo delay")
-	// Measured here: envelope 0.97-0.98, waveform 0.96-0.99 (G.711 and
-	// two resamplers barely change the waveform); reversed speech gives
-	// 0.2 and 0.05. The thresholds leave room for concealed frames on a
-	// loaded machine.
-	require.Greater(t, envCorr, 0.85)
-	require.Greater(t, waveCorr, 0.7)
+	ref = ref[:3600*8] // what sipp surely played before its BYE, 4 s after the ACK
+	heard := streamPCM(got)
+	windows, matched, median := echoWindows(ref, heard, 0, 2*8000, 0.7)
+	rev := slices.Clone(ref)
+	slices.Reverse(rev)
+	ctlWindows, ctlMatched, _ := echoWindows(rev, heard, 0, 2*8000, 0.7)
+	t.Logf("echo: %d/%d speech windows matched, median lag %v; reversed control %d/%d", matched, windows,
+		time.Duration(median)*time.Second/8000, ctlMatched, ctlWindows)
+	requireEcho(t, 5, windows, matched, median, ctlWindows, ctlMatched)
 }
 
 func testRefusals(t *testing.T, d *apptest.Daemon) {
@@ -212,12 +212,13 @@ func testDigest(t *testing.T, d *apptest.Daemon) {
 
 // testCancel: CANCEL right after 100 Trying gets 200 and the INVITE 487.
 // The echo conversation answers at once, so the CANCEL races the 200 OK
-// (about half of the attempts win on this machine); an attempt that loses
-// is completed cleanly by the scenario (ACK, BYE). The test needs one 487
-// within 12 attempts and every attempt to end cleanly.
+// (about half of the attempts win on this machine, a quarter with two busy
+// loops on its two cores); an attempt that loses is completed cleanly by
+// the scenario (ACK, BYE). The test needs one 487 within 40 attempts and
+// every attempt to end cleanly.
 func testCancel(t *testing.T, d *apptest.Daemon) {
 	var outcomes []string
-	for range 12 {
+	for range 40 {
 		peer := newRTPPeer(t)
 		log := filepath.Join(t.TempDir(), "sipp.log")
 		runSipp(t, d.App.SIPAddr(), render(t, "cancel.xml.tmpl", map[string]any{"Port": peer.port()}), "18005550100",
@@ -275,7 +276,8 @@ func testMediaTimeout(t *testing.T, d *apptest.Daemon) {
 	snap := c.Snapshot()
 	require.Equal(t, call.EndedByAppliance, snap.EndedBy)
 	require.Contains(t, snap.EndReason, "media timeout")
-	took := snap.Ended.Sub(snap.Answered)
+	// The media timer starts with the media session, before the answer.
+	took := snap.Ended.Sub(snap.Started)
 	require.GreaterOrEqual(t, took, 2*time.Second, "not before SWITCHBOARD_MEDIA_TIMEOUT")
 	require.Less(t, took, 10*time.Second)
 	require.Zero(t, snap.Media.PacketsIn)
