@@ -268,7 +268,10 @@ func (s *Session) handleRTP(p *rtp.Packet, src netip.AddrPort, size int) {
 	s.lastRTP.Store(now.UnixNano())
 	src = netip.AddrPortFrom(src.Addr().Unmap(), src.Port())
 	s.mu.Lock()
-	if src != s.remote { // symmetric RTP: answer where the peer's packets come from
+	// Symmetric RTP: answer where the peer's packets come from, unless the
+	// source cannot be answered (UDP source port 0 means "no reply port",
+	// RFC 768; sipp's pcap playback sends such packets).
+	if src != s.remote && src.Port() != 0 && !src.Addr().IsUnspecified() {
 		s.log.Info().Str("rtp_raddr", src.String()).Str("rtp_prev_raddr", s.remote.String()).Msg("rtp remote latched")
 		s.setRemoteLocked(src)
 		s.stats.latches.Add(1)

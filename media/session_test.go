@@ -133,6 +133,19 @@ func TestSessionSymmetricLatching(t *testing.T) {
 	require.Equal(t, uint64(2), b.Stats().Latches)
 }
 
+// TestSessionNoLatchOnPortZero: a packet whose UDP source port is 0 cannot
+// be answered; the remote from the SDP is kept.
+func TestSessionNoLatchOnPortZero(t *testing.T) {
+	pool := newPool(t)
+	b := newSession(t, pool, SessionOptions{})
+	b.SetRemote(addr(40000))
+	p := &rtp.Packet{Header: rtp.Header{Version: 2, PayloadType: 0, SequenceNumber: 1, Timestamp: 160, SSRC: 7}, Payload: make([]byte, 160)}
+	b.handleRTP(p, addr(0), 172)
+	require.Equal(t, addr(40000), b.Remote())
+	require.Equal(t, uint64(0), b.Stats().Latches)
+	require.Equal(t, uint64(1), b.Stats().PacketsIn)
+}
+
 func TestSessionEventsAndTimeout(t *testing.T) {
 	pool := newPool(t)
 	var events atomic.Int32

@@ -1,0 +1,85 @@
+package test
+
+import (
+	"net"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"switchboard/app/apptest"
+	"switchboard/call"
+)
+
+// e2e RTP port range: small, so that the test can bind all of it after the
+// calls to prove every port was returned.
+const (
+	rtpPortMin = 31000
+	rtpPortMax = 31019
+)
+
+// callDaemon starts an in-process appliance with a small RTP port range
+// and the given extra environment.
+func callDaemon(t *testing.T, env map[string]string) *apptest.Daemon {
+	t.Helper()
+	all := map[string]string{"SWITCHBOARD_RTP_PORTS": "31000-31019"}
+	for k, v := range env {
+		all[k] = v
+	}
+	d := apptest.Start(t, apptest.Config(t, t.TempDir(), all))
+	addLineTestNumber(t, d)
+	return d
+}
+
+// createAgentNumber creates an agent and a BYO-trunk number routed to it,
+// with sipAuth (nil: none) as the number's sip_auth.
+func createAgentNumber(t *testing.T, d *apptest.Daemon, number string, sipAuth map[string]any) string {
+	t.Helper()
+	ag := d.JSON(t, "POST", "/v1/agents", d.OwnerKey, map[string]any{"name": "e2e " + number}, 200)
+	body := map[string]any{"origin": "byo_trunk", "name": "e2e " + number, "phone_number": number, "agent_id": ag["agent_id"]}
+	if sipAuth != nil {
+		body["sip_auth"] = sipAuth
+	}
+	n := d.JSON(t, "POST", "/v2/phone-numbers", d.OwnerKey, body, 200)
+	id, _ := n["id"].(string)
+	if id == "" {
+		if pn, ok := n["phone_number"].(map[string]any); ok {
+			id, _ = pn["id"].(string)
+		}
+	}
+	return id
+}
+
+// liveCall waits for the single call of d to be answered and returns it.
+func liveCall(t *testing.T, d *apptest.Daemon) *call.Call {
+	t.Helper()
+	var c *call.Call
+	require.Eventually(t, func() bool {
+		for _, x := range d.App.Calls().List() {
+			if x.Snapshot().State == call.StateActive {
+				c = x
+				return true
+			}
+		}
+		return false
+	}, 15*time.Second, 5*time.Millisecond, "no answered call")
+	return c
+}
+
+// requireNoCalls waits until the call manager is empty.
+func requireNoCalls(t *testing.T, d *apptest.Daemon) {
+	t.Helper()
+	require.Eventually(t, func() bool { return d.App.Calls().Active() == 0 }, 15*time.Second, 10*time.Millisecond,
+		"calls still live: %d", d.App.Calls().Active())
+}
+
+// requirePortsFree binds every port of the e2e RTP range, proving the
+// appliance released them.
+func requirePortsFree(t *testing.T) {
+	t.Helper()
+	for p := rtpPortMin; p <= rtpPortMax; p++ {
+		c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: p})
+		require.NoError(t, err, "rtp port %d still bound after the calls", p)
+		c.Close()
+	}
+}

@@ -1,0 +1,42 @@
+// Command loadbench measures the appliance under concurrent calls: it
+// starts the built switchboard binary on loopback, has sipp place -calls
+// concurrent calls to the demo number that play sipp's G.711 speech pcap
+// for -duration, and reports completed and failed calls, the appliance's
+// CPU and memory per call (read from /proc, the appliance being its own
+// process), and the appliance's own media statistics (late, lost and
+// concealed frames, scraped from GET /metrics before and after).
+//
+// Run it with `make bench-calls` (CALLS=200 DURATION=30s by default).
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+)
+
+func main() {
+	var o options
+	flag.IntVar(&o.calls, "calls", 200, "concurrent calls")
+	flag.DurationVar(&o.duration, "duration", 30*time.Second, "how long each call plays audio before BYE")
+	flag.Float64Var(&o.rate, "rate", 20, "new calls per second while ramping up")
+	flag.StringVar(&o.binary, "binary", "bin/switchboard", "switchboard binary (built by make build)")
+	flag.StringVar(&o.pcap, "pcap", "/usr/share/sip-tester/g711a.pcap", "G.711 A-law RTP capture sipp plays (7.08 s, 30 ms packets)")
+	flag.IntVar(&o.rtpBase, "rtp-base", 40000, "first RTP port of the appliance's range (4 ports per call are reserved)")
+	flag.BoolVar(&o.keep, "keep", false, "keep the temporary directory (logs, sipp statistics)")
+	flag.Parse()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	rep, err := run(ctx, o)
+	if rep != nil {
+		rep.print(os.Stdout)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "loadbench:", err)
+		os.Exit(1)
+	}
+}

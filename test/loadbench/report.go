@@ -1,0 +1,108 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+)
+
+// sample is one second of the run.
+type sample struct {
+	app, sipp procSample
+	active    int
+}
+
+// report holds what a run measured.
+type report struct {
+	opts        options
+	machine     string
+	cmdline     string
+	audioLen    time.Duration
+	idle, final procSample
+	samples     []sample
+	wall        time.Duration
+	sippExit    int
+	ok, failed  int
+	leftActive  int
+	before      metrics
+	after       metrics
+}
+
+// steady is the span of samples at the peak number of live calls (at least
+// 95% of it): its CPU use divided by the calls is the cost of one call.
+func (r *report) steady() (peak int, cpu, sippCPU float64, span time.Duration, avgActive float64) {
+	for _, s := range r.samples {
+		peak = max(peak, s.active)
+	}
+	first, last := -1, -1
+	for i, s := range r.samples {
+		if peak > 0 && float64(s.active) >= 0.95*float64(peak) {
+			if first < 0 {
+				first = i
+			}
+			last = i
+		}
+	}
+	if first < 0 || last <= first {
+		return peak, 0, 0, 0, 0
+	}
+	a, b := r.samples[first], r.samples[last]
+	span = b.app.at.Sub(a.app.at)
+	cpu = float64(b.app.cpu-a.app.cpu) / float64(span)
+	sippCPU = float64(b.sipp.cpu-a.sipp.cpu) / float64(span)
+	var sum int
+	for _, s := range r.samples[first : last+1] {
+		sum += s.active
+	}
+	return peak, cpu, sippCPU, span, float64(sum) / float64(last-first+1)
+}
+
+func (r *report) print(w io.Writer) {
+	peak, cpu, sippCPU, span, avg := r.steady()
+	var peakRSS int64
+	for _, s := range r.samples {
+		peakRSS = max(peakRSS, s.app.hwm)
+	}
+	peakRSS = max(peakRSS, r.final.hwm)
+	d := func(name string) float64 { return delta(r.before, r.after, name) }
+	in, out := d(`switchboard_rtp_packets_total{direction="in"}`), d(`switchboard_rtp_packets_total{direction="out"}`)
+	pct := func(v float64) string {
+		if in == 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%.3f%%", 100*v/in)
+	}
+	fmt.Fprintf(w, "\nmachine: %s\n", r.machine)
+	fmt.Fprintf(w, "load:    %d calls, %.0f new calls/s, each playing %v of A-law speech (%v loop) then BYE\n", r.opts.calls, r.opts.rate, r.opts.duration, r.audioLen.Round(10*time.Millisecond))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	row := func(k string, v ...any) { fmt.Fprintf(tw, "  %s\t%s\n", k, fmt.Sprint(v...)) }
+	fmt.Fprintln(tw, "\ncalls\t")
+	row("completed (sipp)", r.ok)
+	row("failed (sipp)", r.failed, "   (sipp exit ", r.sippExit, ")")
+	row("peak concurrent (switchboard_calls_active)", peak)
+	row("ended by caller / appliance / rejected", d(`switchboard_calls_ended_total{ended_by="caller"}`), " / ",
+		d(`switchboard_calls_ended_total{ended_by="appliance"}`), " / ", d(`switchboard_calls_ended_total{ended_by="rejected"}`))
+	row("INVITEs accepted / overloaded", d(`switchboard_sip_invites_total{result="accepted"}`), " / ", d(`switchboard_sip_invites_total{result="overloaded"}`))
+	row("left active after the run", r.leftActive)
+	row("wall time", r.wall.Round(time.Second))
+	fmt.Fprintln(tw, "appliance resources\t")
+	row("CPU at peak (steady span)", fmt.Sprintf("%.1f%% of one core over %v (avg %.0f calls)", 100*cpu, span.Round(time.Second), avg))
+	if avg > 0 {
+		row("CPU per call", fmt.Sprintf("%.2f%% of one core", 100*cpu/avg))
+	}
+	row("sipp CPU at peak (same span)", fmt.Sprintf("%.1f%% of one core", 100*sippCPU))
+	row("total CPU time of the run", (r.final.cpu - r.idle.cpu).Round(10*time.Millisecond))
+	row("RSS idle / peak (VmHWM)", fmt.Sprintf("%.1f MiB / %.1f MiB", mib(r.idle.rss), mib(peakRSS)))
+	if peak > 0 {
+		row("RSS per call ((peak-idle)/peak calls)", fmt.Sprintf("%.0f KiB", float64(peakRSS-r.idle.rss)/1024/float64(peak)))
+	}
+	fmt.Fprintln(tw, "media (appliance's own stats, /metrics delta)\t")
+	row("RTP packets in / out", fmt.Sprintf("%.0f / %.0f", in, out))
+	row("lost packets (RFC 3550)", fmt.Sprintf("%.0f (%s)", d("switchboard_rtp_packets_lost_total"), pct(d("switchboard_rtp_packets_lost_total"))))
+	row("late frames", fmt.Sprintf("%.0f (%s)", d("switchboard_rtp_late_frames_total"), pct(d("switchboard_rtp_late_frames_total"))))
+	row("concealed frames", fmt.Sprintf("%.0f (%s)", d("switchboard_rtp_concealed_frames_total"), pct(d("switchboard_rtp_concealed_frames_total"))))
+	tw.Flush()
+}
+
+func mib(b int64) float64 { return float64(b) / (1 << 20) }

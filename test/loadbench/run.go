@@ -1,0 +1,284 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+type options struct {
+	calls    int
+	duration time.Duration
+	rate     float64
+	binary   string
+	pcap     string
+	rtpBase  int
+	keep     bool
+}
+
+func numCPU() int { return runtime.NumCPU() }
+
+func freePort(network string) (int, error) {
+	if network == "udp" {
+		c, err := net.ListenPacket("udp", "127.0.0.1:0")
+		if err != nil {
+			return 0, err
+		}
+		defer c.Close()
+		return c.LocalAddr().(*net.UDPAddr).Port, nil
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// run starts the appliance, runs sipp and collects the figures.
+func run(ctx context.Context, o options) (*report, error) {
+	if o.calls <= 0 || o.duration <= 0 || o.rate <= 0 {
+		return nil, errors.New("-calls, -duration and -rate must be positive")
+	}
+	for _, tool := range []string{"sipp"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			return nil, fmt.Errorf("%s is required (apt install sip-tester): %w", tool, err)
+		}
+	}
+	if _, err := os.Stat(o.binary); err != nil {
+		return nil, fmt.Errorf("switchboard binary: %w (run make build, or pass -binary)", err)
+	}
+	tmp, err := os.MkdirTemp("", "loadbench")
+	if err != nil {
+		return nil, err
+	}
+	if o.keep {
+		fmt.Fprintln(os.Stderr, "loadbench: keeping", tmp)
+	} else {
+		defer os.RemoveAll(tmp)
+	}
+	audio := filepath.Join(tmp, "g711a.al")
+	audioLen, err := pcapToRaw(o.pcap, audio)
+	if err != nil {
+		return nil, err
+	}
+	scen := filepath.Join(tmp, "load.xml")
+	if err := os.WriteFile(scen, []byte(scenario(audio, o.duration)), 0o600); err != nil {
+		return nil, err
+	}
+
+	app, err := startAppliance(ctx, o, tmp)
+	if err != nil {
+		return nil, err
+	}
+	defer app.stop()
+
+	rep := &report{opts: o, machine: machine(), audioLen: audioLen}
+	time.Sleep(time.Second)
+	if rep.idle, err = readProc(app.cmd.Process.Pid); err != nil {
+		return nil, err
+	}
+	before, err := scrape(ctx, app.url)
+	if err != nil {
+		return nil, err
+	}
+
+	stat := filepath.Join(tmp, "sipp_stat.csv")
+	args := []string{app.sip, "-sf", scen, "-s", "18005550100", "-t", "u1",
+		"-i", "127.0.0.1", "-mi", "127.0.0.1",
+		"-m", strconv.Itoa(o.calls), "-l", strconv.Itoa(o.calls),
+		"-r", strconv.FormatFloat(o.rate, 'f', -1, 64), "-rp", "1000",
+		"-timeout", fmt.Sprintf("%ds", int((o.duration + 2*time.Minute).Seconds())), "-timeout_error",
+		"-nostdin", "-trace_stat", "-stf", stat, "-fd", "1",
+		"-trace_err", "-error_file", filepath.Join(tmp, "sipp_err.log"),
+		"-max_socket", strconv.Itoa(o.calls*2 + 100),
+	}
+	sipp := exec.CommandContext(ctx, "sipp", args...)
+	sipp.Dir = tmp
+	sippOut, err := os.Create(filepath.Join(tmp, "sipp.out"))
+	if err != nil {
+		return nil, err
+	}
+	defer sippOut.Close()
+	sipp.Stdout, sipp.Stderr = sippOut, sippOut
+	rep.cmdline = "sipp " + strings.Join(args, " ")
+	start := time.Now()
+	if err := sipp.Start(); err != nil {
+		return nil, fmt.Errorf("start sipp: %w", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- sipp.Wait() }()
+
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	var sippErr error
+loop:
+	for {
+		select {
+		case sippErr = <-done:
+			break loop
+		case <-tick.C:
+			s := sample{}
+			if s.app, err = readProc(app.cmd.Process.Pid); err != nil {
+				return rep, fmt.Errorf("appliance: %w", err)
+			}
+			s.sipp, _ = readProc(sipp.Process.Pid)
+			if m, err := scrape(ctx, app.url); err == nil {
+				s.active = int(m["switchboard_calls_active"])
+			}
+			rep.samples = append(rep.samples, s)
+		}
+	}
+	rep.wall = time.Since(start)
+	rep.sippExit = exitCode(sippErr)
+	// Calls end on the appliance right after the BYE; wait for the gauge.
+	var after metrics
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		if after, err = scrape(ctx, app.url); err == nil && after["switchboard_calls_active"] == 0 {
+			break
+		}
+	}
+	if err != nil {
+		return rep, err
+	}
+	rep.final, _ = readProc(app.cmd.Process.Pid)
+	rep.before, rep.after = before, after
+	rep.ok, rep.failed = sippCounts(stat)
+	rep.leftActive = int(after["switchboard_calls_active"])
+	if (rep.sippExit != 0 && rep.sippExit != 1) || rep.ok < 0 {
+		return rep, fmt.Errorf("sipp exited %d: see %s", rep.sippExit, filepath.Join(tmp, "sipp.out"))
+	}
+	return rep, nil
+}
+
+func exitCode(err error) int {
+	if err == nil {
+		return 0
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode()
+	}
+	return -1
+}
+
+// sippCounts reads the cumulative successful and failed calls from the
+// last line of sipp's -trace_stat CSV.
+func sippCounts(path string) (ok, failed int) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return -1, -1
+	}
+	lines := strings.Split(strings.TrimSpace(string(raw)), "\n")
+	if len(lines) < 2 {
+		return -1, -1
+	}
+	head, last := strings.Split(lines[0], ";"), strings.Split(lines[len(lines)-1], ";")
+	ok, failed = -1, -1
+	for i, h := range head {
+		if i >= len(last) {
+			break
+		}
+		switch h {
+		case "SuccessfulCall(C)":
+			ok, _ = strconv.Atoi(last[i])
+		case "FailedCall(C)":
+			failed, _ = strconv.Atoi(last[i])
+		}
+	}
+	return ok, failed
+}
+
+// appliance is the switchboard process under test.
+type appliance struct {
+	cmd  *exec.Cmd
+	url  string
+	sip  string
+	done chan error
+}
+
+func startAppliance(ctx context.Context, o options, tmp string) (*appliance, error) {
+	httpPort, err := freePort("tcp")
+	if err != nil {
+		return nil, err
+	}
+	sipPort, err := freePort("udp")
+	if err != nil {
+		return nil, err
+	}
+	a := &appliance{url: fmt.Sprintf("http://127.0.0.1:%d", httpPort), sip: fmt.Sprintf("127.0.0.1:%d", sipPort), done: make(chan error, 1)}
+	a.cmd = exec.Command(o.binary, "serve",
+		"--http-addr", fmt.Sprintf("127.0.0.1:%d", httpPort), "--sip-addr", a.sip,
+		"--rtp-ports", fmt.Sprintf("%d-%d", o.rtpBase, o.rtpBase+4*o.calls+3),
+		"--max-calls", strconv.Itoa(2*o.calls), "--log-format", "json", "--log-level", "warn")
+	a.cmd.Env = append(os.Environ(), "SWITCHBOARD_DATA_DIR="+filepath.Join(tmp, "data"))
+	logf, err := os.Create(filepath.Join(tmp, "switchboard.log"))
+	if err != nil {
+		return nil, err
+	}
+	a.cmd.Stdout, a.cmd.Stderr = logf, logf
+	if err := a.cmd.Start(); err != nil {
+		logf.Close()
+		return nil, fmt.Errorf("start switchboard: %w", err)
+	}
+	go func() { a.done <- a.cmd.Wait(); logf.Close() }()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if res, err := http.Get(a.url + "/readyz"); err == nil {
+			res.Body.Close()
+			if res.StatusCode == http.StatusOK {
+				return a, nil
+			}
+		}
+		select {
+		case err := <-a.done:
+			a.done <- err
+			return nil, fmt.Errorf("switchboard exited: %v (log: %s)", err, lastLines(filepath.Join(tmp, "switchboard.log")))
+		case <-ctx.Done():
+			a.stop()
+			return nil, ctx.Err()
+		default:
+		}
+		if time.Now().After(deadline) {
+			a.stop()
+			return nil, errors.New("switchboard not ready within 30s")
+		}
+	}
+}
+
+func (a *appliance) stop() {
+	_ = a.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-a.done:
+	case <-time.After(20 * time.Second):
+		_ = a.cmd.Process.Kill()
+		<-a.done
+	}
+}
+
+func lastLines(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return err.Error()
+	}
+	defer f.Close()
+	var lines []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+		if len(lines) > 5 {
+			lines = lines[1:]
+		}
+	}
+	return strings.Join(lines, "\n")
+}

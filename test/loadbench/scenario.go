@@ -1,0 +1,124 @@
+package main
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+)
+
+// pcapToRaw extracts the RTP payloads of a pcap (Ethernet, IPv4, UDP) into
+// one raw G.711 file, the input of sipp's rtp_stream action.
+//
+// sipp's play_pcap_audio replays a capture as is: looping it restarts its
+// sequence numbers and timestamps every 7 s, which the appliance rightly
+// counts as resyncs and duplicates, polluting the figures this benchmark
+// is for. rtp_stream plays the same audio with continuous sequence numbers
+// and timestamps (20 ms packets) for as long as the call lasts, from a
+// small thread pool rather than one thread per call.
+func pcapToRaw(pcap, out string) (time.Duration, error) {
+	raw, err := os.ReadFile(pcap)
+	if err != nil {
+		return 0, err
+	}
+	if len(raw) < 24 || binary.LittleEndian.Uint32(raw) != 0xa1b2c3d4 {
+		return 0, errors.New("not a little-endian pcap file")
+	}
+	var audio []byte
+	for off := 24; off+16 <= len(raw); {
+		n := int(binary.LittleEndian.Uint32(raw[off+8:]))
+		off += 16
+		if off+n > len(raw) {
+			break
+		}
+		pkt := raw[off : off+n]
+		off += n
+		if len(pkt) < 14+20+8+12 {
+			continue
+		}
+		ip := pkt[14:]
+		rtp := ip[int(ip[0]&0x0f)*4+8:]
+		audio = append(audio, rtp[12+4*int(rtp[0]&0x0f):]...)
+	}
+	if len(audio) == 0 {
+		return 0, fmt.Errorf("%s: no RTP audio", pcap)
+	}
+	return time.Duration(len(audio)) * time.Second / 8000, os.WriteFile(out, audio, 0o600)
+}
+
+// scenario is a sipp UAC: INVITE offering PCMA, ACK, the raw A-law file
+// looped for hold, then BYE.
+func scenario(audioFile string, hold time.Duration) string {
+	return fmt.Sprintf(`<?xml version="1.0" encoding="ISO-8859-1" ?>
+<!DOCTYPE scenario SYSTEM "sipp.dtd">
+<scenario name="switchboard loadbench">
+  <send retrans="500">
+    <![CDATA[
+      INVITE sip:[service]@[remote_ip]:[remote_port] SIP/2.0
+      Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
+      From: "sipp" <sip:+15550001111@[local_ip]:[local_port]>;tag=[pid]SIPpTag00[call_number]
+      To: <sip:[service]@[remote_ip]:[remote_port]>
+      Call-ID: [call_id]
+      CSeq: 1 INVITE
+      Contact: <sip:sipp@[local_ip]:[local_port];transport=[transport]>
+      Max-Forwards: 70
+      Content-Type: application/sdp
+      Content-Length: [len]
+
+      v=0
+      o=user1 53655765 2353687637 IN IP[local_ip_type] [local_ip]
+      s=-
+      c=IN IP[media_ip_type] [media_ip]
+      t=0 0
+      m=audio [rtpstream_audio_port] RTP/AVP 8
+      a=rtpmap:8 PCMA/8000
+      a=ptime:20
+
+    ]]>
+  </send>
+  <recv response="100" optional="true"/>
+  <recv response="180" optional="true"/>
+  <recv response="200" rrs="true"/>
+  <send>
+    <![CDATA[
+      ACK [next_url] SIP/2.0
+      Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
+      [last_From:]
+      [last_To:]
+      Call-ID: [call_id]
+      CSeq: 1 ACK
+      Contact: <sip:sipp@[local_ip]:[local_port];transport=[transport]>
+      Max-Forwards: 70
+      Content-Length: 0
+
+    ]]>
+  </send>
+  <nop>
+    <action>
+      <exec rtp_stream="%s,-1,8"/>
+    </action>
+  </nop>
+  <pause milliseconds="%d"/>
+  <nop>
+    <action>
+      <exec rtp_stream="pause"/>
+    </action>
+  </nop>
+  <send retrans="500">
+    <![CDATA[
+      BYE [next_url] SIP/2.0
+      Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
+      [last_From:]
+      [last_To:]
+      Call-ID: [call_id]
+      CSeq: 2 BYE
+      Max-Forwards: 70
+      Content-Length: 0
+
+    ]]>
+  </send>
+  <recv response="200"/>
+</scenario>
+`, audioFile, hold.Milliseconds())
+}
