@@ -32,7 +32,7 @@ type scenarioData struct {
 type step struct {
 	Pcap               string
 	InfoType, InfoBody string
-	// Pause after the step, in ms (a pcap step defaults to 350).
+	// Pause after the step, in ms (a pcap step defaults to 350; -1: none).
 	Pause int
 }
 
