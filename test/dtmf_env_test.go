@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"net/netip"
 	"os"
@@ -49,10 +50,15 @@ var (
 	dtmfNumbers atomic.Int32
 )
 
-// portRange returns a fresh range of 200 RTP ports.
+// dtmfPortBase is where this process's RTP ranges start: random, so
+// other packages' tests running at the same time rarely share a range
+// (a pool skips ports held by others, but fails once its whole range is).
+var dtmfPortBase = rand.IntN(70)
+
+// portRange returns a fresh range of 200 RTP ports in 46000-59999.
 func portRange() (int, int) {
-	n := int(dtmfPorts.Add(1))
-	lo := 30000 + n*200
+	n := (dtmfPortBase + int(dtmfPorts.Add(1))) % 70
+	lo := 46000 + n*200
 	return lo, lo + 199
 }
 

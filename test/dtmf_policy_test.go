@@ -20,42 +20,57 @@ import (
 func TestDTMFRedact(t *testing.T) {
 	t.Parallel()
 	const card = "4111111111111111"
-	e := newDTMFEnv(t)
-	p := e.dial(t, e.number(t, map[string]any{"dtmf": map[string]any{"mode": "redact"}}), callerOptions{})
-	c := e.accept(t)
-	live := e.liveCall(t)
-	ctx := ctxFor(t, 20*time.Second)
+	for _, source := range []string{"rtp", "info"} {
+		t.Run(source, func(t *testing.T) {
+			t.Parallel()
+			e := newDTMFEnv(t)
+			p := e.dial(t, e.number(t, map[string]any{"dtmf": map[string]any{"mode": "redact"}}), callerOptions{})
+			c := e.accept(t)
+			live := e.liveCall(t)
+			ctx := ctxFor(t, 20*time.Second)
 
-	p.press(t, card+"#", 60*time.Millisecond, 60*time.Millisecond)
-	want := dtmf.Policy{Mode: dtmf.ModeRedact}.ModelText(dtmf.Flush{Digits: card, Reason: dtmf.FlushHash})
-	require.Contains(t, want, "16 digits")
-	require.Equal(t, want, userText(t, ctx, c))
+			if source == "rtp" {
+				p.press(t, card+"#", 60*time.Millisecond, 60*time.Millisecond)
+			} else {
+				// 20 ms apart: back-to-back INFOs can be taken out of order
+				// (sip answers 200 before queueing the INFO, and sipgo runs
+				// each request in its own goroutine).
+				for _, k := range card + "#" {
+					require.NoError(t, p.oc.SendInfo(ctx, dtmf.ContentTypeDTMFRelay, []byte("Signal="+string(k)+"\r\nDuration=100\r\n")))
+					time.Sleep(20 * time.Millisecond)
+				}
+			}
+			want := dtmf.Policy{Mode: dtmf.ModeRedact}.ModelText(dtmf.Flush{Digits: card, Reason: dtmf.FlushHash})
+			require.Contains(t, want, "16 digits")
+			require.Equal(t, want, userText(t, ctx, c))
 
-	// Every key was taken (and logged masked).
-	keys := e.keyLogs()
-	require.Len(t, keys, len(card)+1)
-	for _, k := range keys {
-		require.Equal(t, "*/rtp", k)
-	}
+			// Every key was taken (and logged masked).
+			keys := e.keyLogs()
+			require.Len(t, keys, len(card)+1)
+			for _, k := range keys {
+				require.Equal(t, "*/"+source, k)
+			}
 
-	require.NoError(t, p.oc.Hangup(ctx, "done"))
-	require.Eventually(t, func() bool { return e.d.App.Calls().Active() == 0 }, 5*time.Second, 10*time.Millisecond)
-	snap, err := json.Marshal(live.Snapshot())
-	require.NoError(t, err)
-	var upstream []string
-	for _, ev := range c.Received() {
-		if b, err := realtime.Encode(ev); err == nil {
-			upstream = append(upstream, string(b))
-		}
+			require.NoError(t, p.oc.Hangup(ctx, "done"))
+			require.Eventually(t, func() bool { return e.d.App.Calls().Active() == 0 }, 5*time.Second, 10*time.Millisecond)
+			snap, err := json.Marshal(live.Snapshot())
+			require.NoError(t, err)
+			var upstream []string
+			for _, ev := range c.Received() {
+				if b, err := realtime.Encode(ev); err == nil {
+					upstream = append(upstream, string(b))
+				}
+			}
+			e.d.Stop(t)
+			for _, needle := range []string{card, card[:8], card[8:]} {
+				require.NotContains(t, e.d.Logs.String(), needle, "digits in the logs")
+				require.NotContains(t, string(snap), needle, "digits in the call record")
+				require.NotContains(t, strings.Join(upstream, "\n"), needle, "digits sent to the model")
+				require.Empty(t, apptest.FilesContain(t, e.d.DataDir, needle), "digits at rest")
+			}
+			require.Contains(t, string(snap), `"kind":"dtmf"`, "the keys are noted (masked)")
+		})
 	}
-	e.d.Stop(t)
-	for _, needle := range []string{card, card[:8], card[8:]} {
-		require.NotContains(t, e.d.Logs.String(), needle, "digits in the logs")
-		require.NotContains(t, string(snap), needle, "digits in the call record")
-		require.NotContains(t, strings.Join(upstream, "\n"), needle, "digits sent to the model")
-		require.Empty(t, apptest.FilesContain(t, e.d.DataDir, needle), "digits at rest")
-	}
-	require.Contains(t, string(snap), `"kind":"dtmf"`, "the keys are noted (masked)")
 }
 
 // TestDTMFRouteHangup presses 9, routed to hang up: the digits before it
