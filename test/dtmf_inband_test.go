@@ -173,6 +173,13 @@ func TestDTMFInbandTones(t *testing.T) {
 	e := newDTMFEnv(t)
 	p := e.dial(t, e.number(t, nil), callerOptions{NoEvents: true})
 	c := e.accept(t)
+	live := e.liveCall(t)
+	t.Cleanup(func() {
+		if t.Failed() {
+			st := live.Snapshot().Media
+			t.Logf("keys %v; daemon media: in %d lost %d late %d jitter %v", e.keyLogs(), st.PacketsIn, st.Lost, st.Late, st.Jitter)
+		}
+	})
 	p.play(pcm)
 	ctx := ctxFor(t, time.Duration(len(pcm))*time.Second/rate+10*time.Second)
 	for _, want := range []string{"123", "456", "789", "*0AD"} {
