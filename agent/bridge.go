@@ -419,8 +419,16 @@ func (b *bridge) greet(ctx context.Context, s realtime.Session) {
 	b.send(ctx, s, &realtime.ResponseCreate{Response: &realtime.ResponseParams{Instructions: instr}})
 }
 
+var (
+	_ call.DTMFHandler      = (*bridge)(nil)
+	_ call.DTMFInbandSetter = (*bridge)(nil)
+)
+
 // DTMFPolicy is the agent's keypad policy (call.DTMFHandler).
 func (b *bridge) DTMFPolicy() dtmf.Policy { return b.cfg.Settings.DTMF }
+
+// DTMFInband is the agent's dtmf_inband (call.DTMFInbandSetter).
+func (b *bridge) DTMFInband() call.Inband { return call.Inband(b.cfg.Settings.DTMFInband) }
 
 // DTMFKey reports a key to the observer as
 // input_audio_buffer.dtmf_event_received (call.DTMFHandler).

@@ -56,6 +56,11 @@ type Settings struct {
 	// redact (the model only learns how many digits) or route (keys act
 	// without the model).
 	DTMF dtmf.Policy `json:"dtmf,omitzero"`
+	// DTMFInband says when the caller's audio is searched for DTMF tones:
+	// "auto" (when the caller negotiated no telephone-event; the default
+	// when empty), "on" (always, for gateways that send keys as tones even
+	// though they negotiated events) or "off" (never).
+	DTMFInband string `json:"dtmf_inband,omitempty"`
 }
 
 // Tool is a custom function tool: the appliance POSTs the model's

@@ -46,6 +46,7 @@ type request struct {
 	IdleTimeoutMS   *int              `json:"idle_timeout_ms"`
 	MaxDurationS    *int              `json:"max_duration_s"`
 	DTMF            *dtmf.Policy      `json:"dtmf"`
+	DTMFInband      *string           `json:"dtmf_inband"`
 }
 
 // apply validates the fields of req that are set and writes them into c.

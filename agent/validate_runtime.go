@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"switchboard/api/httpx"
+	"switchboard/call"
 	"switchboard/dtmf"
 )
 
@@ -93,6 +94,14 @@ func (req *request) applyRuntime(c *Config) error {
 			}
 		}
 		s.DTMF = *req.DTMF
+	}
+	if req.DTMFInband != nil {
+		switch v := call.Inband(strings.ToLower(strings.TrimSpace(*req.DTMFInband))); v {
+		case "", call.InbandAuto, call.InbandOn, call.InbandOff:
+			s.DTMFInband = string(v)
+		default:
+			return httpx.BadRequest("dtmf_inband", "dtmf_inband must be %q, %q or %q", call.InbandAuto, call.InbandOn, call.InbandOff)
+		}
 	}
 	if req.MaxDurationS != nil {
 		if v := *req.MaxDurationS; v != 0 && (v < MinDurationS || v > MaxDurationLimitS) {

@@ -231,6 +231,10 @@ func (c *Call) run(ctx context.Context) {
 		return
 	}
 	c.conv.Store(&convHolder{conv})
+	// Read INFOs (and media updates) from the 200 OK on: the caller may send
+	// INFO as soon as it has sent its ACK, before Answer has seen the ACK,
+	// and the SIP call's queue of INFOs is short.
+	go c.watchMedia(ctx)
 	if err := c.in.Answer(ctx, netip.AddrPortFrom(answerIP(opts.BindIP, offer.RemoteAddr), uint16(sess.LocalPort()))); err != nil {
 		c.setEnd(EndedByCaller, "not answered: "+err.Error())
 		return
@@ -240,7 +244,6 @@ func (c *Call) run(ctx context.Context) {
 	c.mu.Unlock()
 	c.applyMedia(c.in.Media())
 
-	go c.watchMedia(ctx)
 	err = conv.Run(ctx, phone{c})
 	var he *HangupError
 	switch {

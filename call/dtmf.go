@@ -31,12 +31,22 @@ type DTMFHandler interface {
 // Inband says when the Goertzel detector listens to the caller's audio.
 type Inband string
 
+// DTMFInbandSetter is what a conversation implements to choose in-band
+// detection for its calls (an agent's dtmf_inband); "" keeps the
+// appliance's Options.Inband.
+type DTMFInbandSetter interface {
+	DTMFInband() Inband
+}
+
 // In-band detection modes.
 const (
 	// InbandAuto listens when the caller negotiated no telephone-event.
 	InbandAuto Inband = "auto"
-	InbandOn   Inband = "on"
-	InbandOff  Inband = "off"
+	// InbandOn always listens, also when telephone-event was negotiated
+	// (gateways that send both; the collector keeps one of each press).
+	InbandOn Inband = "on"
+	// InbandOff never listens.
+	InbandOff Inband = "off"
 )
 
 // keypad joins the three ways digits arrive (RFC 4733 events, SIP INFO,
@@ -67,6 +77,11 @@ func newKeypad(c *Call, conv Conversation, offer sip.MediaParams, idle time.Dura
 		return nil, err
 	}
 	k.collector = col
+	if s, ok := conv.(DTMFInbandSetter); ok {
+		if v := s.DTMFInband(); v != "" {
+			inband = v
+		}
+	}
 	if inband == InbandOn || (inband != InbandOff && offer.DTMFPayloadType == 0) {
 		k.detector = dtmf.NewDetector(dtmf.DetectorOptions{})
 	}

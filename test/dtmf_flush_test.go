@@ -1,0 +1,45 @@
+package test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"switchboard/dtmf"
+	"switchboard/realtime"
+)
+
+// TestDTMFFlushIdleAndSpeech checks the two flushes without #, through
+// the daemon's real clock: digits flush after the 2.5 s idle timeout, and
+// at once when the model reports that the caller started speaking. (The
+// exact timing is tested with an injected clock in package dtmf.)
+func TestDTMFFlushIdleAndSpeech(t *testing.T) {
+	t.Parallel()
+	e := newDTMFEnv(t)
+	p := e.dial(t, e.number(t, nil), callerOptions{})
+	c := e.accept(t)
+	ctx := ctxFor(t, 20*time.Second)
+
+	p.press(t, "42", 80*time.Millisecond, 80*time.Millisecond)
+	sent := time.Now()
+	require.Equal(t, modelText("42", dtmf.FlushIdle), userText(t, ctx, c))
+	idle := time.Since(sent)
+	t.Logf("idle flush %v after the last key was sent", idle)
+	require.Greater(t, idle, 2*time.Second, "not before the idle timeout (2.5 s from the last key)")
+	require.Less(t, idle, 5*time.Second)
+
+	p.press(t, "78", 80*time.Millisecond, 80*time.Millisecond)
+	time.Sleep(300 * time.Millisecond) // the keys are in the buffer
+	require.NoError(t, c.Send(&realtime.InputAudioBufferSpeechStarted{AudioStartMs: 1000, ItemID: "item_speech"}))
+	spoke := time.Now()
+	require.Equal(t, modelText("78", dtmf.FlushSpeech), userText(t, ctx, c))
+	t.Logf("speech flush %v after speech_started", time.Since(spoke))
+	require.Less(t, time.Since(spoke), 1500*time.Millisecond, "flushed by the speech, not by the idle timeout")
+
+	// speech_started with an empty buffer flushes nothing.
+	require.NoError(t, c.Send(&realtime.InputAudioBufferSpeechStarted{AudioStartMs: 3000, ItemID: "item_speech2"}))
+	time.Sleep(300 * time.Millisecond)
+	require.Len(t, userTexts(c), 2)
+	require.Equal(t, []string{"4/rtp", "2/rtp", "7/rtp", "8/rtp"}, e.keyLogs())
+}
