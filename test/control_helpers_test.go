@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -163,7 +162,7 @@ func startSipp(t *testing.T, d *apptest.Daemon, number string, sc sippControl, c
 	require.NoError(t, os.WriteFile(scenario, buf.Bytes(), 0o600))
 	target := d.App.SIPAddr()
 	args := []string{target.String(), "-sf", scenario, "-s", number, "-m", fmt.Sprint(calls), "-l", fmt.Sprint(calls),
-		"-r", fmt.Sprint(rate), "-i", "127.0.0.1", "-p", fmt.Sprint(freePort(t)), "-mp", fmt.Sprint(freePort(t)),
+		"-r", fmt.Sprint(rate), "-i", "127.0.0.1", "-p", fmt.Sprint(freePort(t, "udp")), "-mp", fmt.Sprint(freePort(t, "udp")),
 		"-t", "u1", "-timeout", "40s", "-timeout_error", "-nostdin", "-trace_err", "-error_file", filepath.Join(dir, "err.log")}
 	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
 	cmd := exec.CommandContext(ctx, "sipp", args...)
@@ -195,14 +194,6 @@ func (r *sippRun) wait(t *testing.T, within time.Duration) {
 		}
 		t.Fatalf("sipp failed: %v\n%s", r.err, out)
 	}
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	c, err := net.ListenPacket("udp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer c.Close()
-	return c.LocalAddr().(*net.UDPAddr).Port
 }
 
 // wsURL is the daemon's /v1/realtime address with query q.
