@@ -66,7 +66,7 @@ func newInboundCall(s *Server, req *sip.Request, tx sip.ServerTransaction, route
 		log:     log.With().Str("call_id", id).Logger(),
 		acks:    make(chan *sip.Request, 4),
 		updates: make(chan MediaParams, 4),
-		infos:   make(chan Info, 32),
+		infos:   make(chan Info, 64),
 		offer:   offer, initial: params, params: params,
 		sdp:        newLocalSDP(uint64(time.Now().Unix())),
 		remoteCSeq: req.CSeq().SeqNo,
@@ -529,8 +529,10 @@ func (c *InboundCall) publish(params MediaParams) {
 	}
 }
 
+// onInfo queues the INFO before it answers 200: sipgo handles each request
+// in its own goroutine, so answering first let a later INFO (a sender's
+// next DTMF key, sent on our 200) overtake this one.
 func (c *InboundCall) onInfo(req *sip.Request, tx sip.ServerTransaction) {
-	c.srv.respond(req, tx, 200, "OK", nil)
 	info := Info{Body: append([]byte(nil), req.Body()...)}
 	if ct := req.ContentType(); ct != nil {
 		info.ContentType = ct.Value()
@@ -540,4 +542,5 @@ func (c *InboundCall) onInfo(req *sip.Request, tx sip.ServerTransaction) {
 	default:
 		c.log.Warn().Str("content_type", info.ContentType).Msg("INFO dropped: reader too slow")
 	}
+	c.srv.respond(req, tx, 200, "OK", nil)
 }
