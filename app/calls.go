@@ -86,7 +86,7 @@ func (a *App) buildCalls(cfg *config.Config, log zerolog.Logger) error {
 	sip.SetLibraryLogger(log)
 	a.sip, err = sip.NewServer(sip.Options{
 		Addr: cfg.SIP.Addr, PublicAddr: cfg.SIP.PublicAddr, TLSAddr: cfg.SIP.TLSAddr, TLSCert: cfg.SIP.TLSCert, TLSKey: cfg.SIP.TLSKey,
-		RTPPublicIP: publicIP, ChallengeStatus: cfg.SIP.ChallengeStatus, NonceTTL: cfg.SIP.NonceTTL,
+		RTPPublicIP: publicIP, ChallengeStatus: cfg.SIP.ChallengeStatus, DigestAlgorithms: cfg.SIP.DigestAlgorithms, NonceTTL: cfg.SIP.NonceTTL,
 		AuthFailLimit: cfg.SIP.AuthFailLimit, AuthFailWindow: cfg.SIP.AuthFailWindow, MaxCalls: cfg.SIP.MaxCalls,
 		DrainTimeout: cfg.SIP.DrainTimeout, TrunkPrefix: cfg.SIP.TrunkPrefix, DefaultCountry: cfg.SIP.DefaultCountry,
 	}, sipNumbers{a.numbers}, a.calls, log, sip.WithMetrics(metrics))

@@ -57,6 +57,8 @@ type SIP struct {
 	TLSKey     string `yaml:"tls_key"`
 	// ChallengeStatus is 401 (WWW-Authenticate) or 407 (Proxy-Authenticate).
 	ChallengeStatus int           `yaml:"challenge_status"`
+	// DigestAlgorithms are the challenges offered, in order (RFC 8760).
+	DigestAlgorithms []string `yaml:"digest_algorithms"`
 	NonceTTL        time.Duration `yaml:"nonce_ttl"`
 	MaxCalls        int           `yaml:"max_calls"`
 	DrainTimeout    time.Duration `yaml:"drain_timeout"`
@@ -243,6 +245,14 @@ func (c *Config) Validate() error {
 	}
 	if c.SIP.ChallengeStatus != 401 && c.SIP.ChallengeStatus != 407 {
 		errs = append(errs, errors.New("sip.challenge_status: must be 401 or 407"))
+	}
+	for _, a := range c.SIP.DigestAlgorithms {
+		if a != "MD5" && a != "SHA-256" {
+			errs = append(errs, fmt.Errorf("sip.digest_algorithms: %q is not MD5 or SHA-256", a))
+		}
+	}
+	if len(c.SIP.DigestAlgorithms) == 0 {
+		errs = append(errs, errors.New("sip.digest_algorithms: name at least one of MD5, SHA-256"))
 	}
 	if (c.SIP.TLSCert == "") != (c.SIP.TLSKey == "") {
 		errs = append(errs, errors.New("sip.tls_cert and sip.tls_key: set both or neither"))

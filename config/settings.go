@@ -105,6 +105,7 @@ func settings(c *Config) []Setting {
 		{"sip.tls_cert", "sip-tls-cert", "SWITCHBOARD_SIP_TLS_CERT", "", "PEM certificate file for SIP over TLS", str(&c.SIP.TLSCert)},
 		{"sip.tls_key", "sip-tls-key", "SWITCHBOARD_SIP_TLS_KEY", "", "PEM private key file for SIP over TLS", str(&c.SIP.TLSKey)},
 		{"sip.challenge_status", "", "SWITCHBOARD_SIP_CHALLENGE_STATUS", "401", "401 (WWW-Authenticate) or 407 (Proxy-Authenticate) for digest challenges", integer(&c.SIP.ChallengeStatus)},
+		{"sip.digest_algorithms", "", "SWITCHBOARD_SIP_DIGEST_ALGORITHMS", "SHA-256,MD5", "digest challenges offered, in order (RFC 8760); set MD5 for peers that read only the first challenge", list(&c.SIP.DigestAlgorithms)},
 		{"sip.nonce_ttl", "", "SWITCHBOARD_SIP_NONCE_TTL", "30s", "lifetime of a digest nonce; older ones are answered stale=true", duration(&c.SIP.NonceTTL)},
 		{"sip.max_calls", "max-calls", "SWITCHBOARD_MAX_CALLS", "500", "concurrent calls; INVITEs beyond get 503 with Retry-After", integer(&c.SIP.MaxCalls)},
 		{"sip.drain_timeout", "", "SWITCHBOARD_DRAIN_TIMEOUT", "30s", "on SIGTERM, how long calls in progress may go on before BYE", duration(&c.SIP.DrainTimeout)},

@@ -283,3 +283,18 @@ func testMediaTimeout(t *testing.T, d *apptest.Daemon) {
 	require.Zero(t, snap.Media.PacketsIn)
 	require.Greater(t, peer.count(), 50, "the appliance kept sending while waiting")
 }
+
+// TestDigestMD5ForSipp: with sip.digest_algorithms set to MD5 (for peers
+// that read only the first challenge), sipp answers the 401 itself and is
+// admitted: the whole call completes.
+func TestDigestMD5ForSipp(t *testing.T) {
+	d := callDaemon(t, map[string]string{"SWITCHBOARD_SIP_DIGEST_ALGORITHMS": "MD5"})
+	createAgentNumber(t, d, authNumber, map[string]any{"auth_username": authUser, "auth_password": authPass})
+	s := pcmaCall("digest_md5", 200)
+	s.Auth, s.User, s.Password = true, authUser, authPass
+	runSipp(t, d.App.SIPAddr(), render(t, "call.xml.tmpl", s), "14155550401").requireOK(t)
+	m := metrics(t, d)
+	require.Equal(t, 1.0, m[`switchboard_sip_invites_total{result="challenged"}`])
+	require.Equal(t, 1.0, m[`switchboard_sip_invites_total{result="accepted"}`])
+	requireNoCalls(t, d)
+}
