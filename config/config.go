@@ -56,12 +56,12 @@ type SIP struct {
 	TLSCert    string `yaml:"tls_cert"`
 	TLSKey     string `yaml:"tls_key"`
 	// ChallengeStatus is 401 (WWW-Authenticate) or 407 (Proxy-Authenticate).
-	ChallengeStatus int           `yaml:"challenge_status"`
+	ChallengeStatus int `yaml:"challenge_status"`
 	// DigestAlgorithms are the challenges offered, in order (RFC 8760).
-	DigestAlgorithms []string `yaml:"digest_algorithms"`
-	NonceTTL        time.Duration `yaml:"nonce_ttl"`
-	MaxCalls        int           `yaml:"max_calls"`
-	DrainTimeout    time.Duration `yaml:"drain_timeout"`
+	DigestAlgorithms []string      `yaml:"digest_algorithms"`
+	NonceTTL         time.Duration `yaml:"nonce_ttl"`
+	MaxCalls         int           `yaml:"max_calls"`
+	DrainTimeout     time.Duration `yaml:"drain_timeout"`
 	// AuthFailLimit is how many failed digest answers one source address may
 	// send within AuthFailWindow before it is refused outright.
 	AuthFailLimit  int           `yaml:"auth_fail_limit"`
