@@ -154,30 +154,15 @@ func agentsList(env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	var (
-		all  []agentRecord
-		raws []json.RawMessage
-	)
-	q := url.Values{"page_size": {"1000"}}
-	for {
-		var page struct {
-			Agents        []json.RawMessage `json:"agents"`
-			NextPageToken string            `json:"next_page_token"`
-		}
-		if err := c.do("GET", "/v1/agents", q, nil, &page); err != nil {
+	raws, err := c.listAll("/v1/agents", url.Values{"page_size": {"1000"}}, "agents", "page_token", "next_page_token")
+	if err != nil {
+		return err
+	}
+	all := make([]agentRecord, len(raws))
+	for i, r := range raws {
+		if err := json.Unmarshal(r, &all[i]); err != nil {
 			return err
 		}
-		for _, r := range page.Agents {
-			var a agentRecord
-			if err := json.Unmarshal(r, &a); err != nil {
-				return err
-			}
-			all, raws = append(all, a), append(raws, r)
-		}
-		if page.NextPageToken == "" {
-			break
-		}
-		q.Set("page_token", page.NextPageToken)
 	}
 	if *asJSON {
 		return env.printJSON(map[string]any{"agents": nonNil(raws)})

@@ -186,3 +186,60 @@ func usageError(noun string, verbs map[string]func(*cliEnv, []string) error) err
 	sort.Strings(names)
 	return fmt.Errorf("usage: switchboard %s %s", noun, strings.Join(names, "|"))
 }
+
+// positionals parses flags that may stand before, between or after the
+// positional arguments, and requires exactly n of those.
+func positionals(fs *flag.FlagSet, args []string, what string, n int) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		pos = append(pos, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	if len(pos) != n {
+		return nil, fmt.Errorf("%s required", what)
+	}
+	return pos, nil
+}
+
+// idAndFlags is positionals for a command that takes one id.
+func idAndFlags(fs *flag.FlagSet, args []string, what string) (string, error) {
+	pos, err := positionals(fs, args, "exactly one "+what+" is", 1)
+	if err != nil {
+		return "", err
+	}
+	return pos[0], nil
+}
+
+// listAll reads every page of a listing: field is the JSON array of the
+// page, tokenParam and tokenField name the page token in the query and in
+// the answer.
+func (c *apiClient) listAll(path string, q url.Values, field, tokenParam, tokenField string) ([]json.RawMessage, error) {
+	out := []json.RawMessage{}
+	for {
+		var page map[string]json.RawMessage
+		if err := c.do("GET", path, q, nil, &page); err != nil {
+			return nil, err
+		}
+		var items []json.RawMessage
+		if raw, ok := page[field]; ok {
+			if err := json.Unmarshal(raw, &items); err != nil {
+				return nil, err
+			}
+		}
+		out = append(out, items...)
+		var next string
+		if raw, ok := page[tokenField]; ok {
+			_ = json.Unmarshal(raw, &next)
+		}
+		if next == "" {
+			return out, nil
+		}
+		q.Set(tokenParam, next)
+	}
+}

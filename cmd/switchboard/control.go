@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
 	"net/url"
 )
@@ -61,24 +60,4 @@ func (e *cliEnv) callControl(id, verb string, body any, asJSON bool, done string
 	}
 	fmt.Fprint(e.stdout, done)
 	return nil
-}
-
-// positionals parses flags placed anywhere among exactly n positional
-// arguments.
-func positionals(fs *flag.FlagSet, args []string, what string, n int) ([]string, error) {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		pos = append(pos, fs.Arg(0))
-		args = fs.Args()[1:]
-	}
-	if len(pos) != n {
-		return nil, fmt.Errorf("%s required", what)
-	}
-	return pos, nil
 }

@@ -141,8 +141,6 @@ func keysList(env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	var all []keyRecord
-	var raws []json.RawMessage
 	q := url.Values{"pageSize": {"1000"}}
 	if *active {
 		q.Set("activeOnly", "true")
@@ -150,26 +148,15 @@ func keysList(env *cliEnv, args []string) error {
 	for _, f := range filters {
 		q.Add("aclFilters", f)
 	}
-	for {
-		var page struct {
-			APIKeys         []json.RawMessage `json:"apiKeys"`
-			PaginationToken string            `json:"paginationToken"`
-		}
-		if err := c.do("GET", "/auth/teams/"+url.PathEscape(teamOf(env, *team))+"/api-keys", q, nil, &page); err != nil {
+	raws, err := c.listAll("/auth/teams/"+url.PathEscape(teamOf(env, *team))+"/api-keys", q, "apiKeys", "paginationToken", "paginationToken")
+	if err != nil {
+		return err
+	}
+	all := make([]keyRecord, len(raws))
+	for i, r := range raws {
+		if err := json.Unmarshal(r, &all[i]); err != nil {
 			return err
 		}
-		for _, r := range page.APIKeys {
-			var k keyRecord
-			if err := json.Unmarshal(r, &k); err != nil {
-				return err
-			}
-			all = append(all, k)
-			raws = append(raws, r)
-		}
-		if page.PaginationToken == "" {
-			break
-		}
-		q.Set("paginationToken", page.PaginationToken)
 	}
 	if *asJSON {
 		return env.printJSON(map[string]any{"apiKeys": nonNil(raws)})
@@ -184,36 +171,11 @@ func nonNil(r []json.RawMessage) []json.RawMessage {
 	return r
 }
 
-// oneID parses flags and requires exactly one positional argument.
-func oneID(fs interface {
-	Parse([]string) error
-	NArg() int
-	Arg(int) string
-}, args []string, what string) (string, error) {
-	// Let the id come before or after the flags.
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		if err := fs.Parse(args[1:]); err != nil {
-			return "", err
-		}
-		if fs.NArg() != 0 {
-			return "", fmt.Errorf("unexpected argument %q", fs.Arg(0))
-		}
-		return args[0], nil
-	}
-	if err := fs.Parse(args); err != nil {
-		return "", err
-	}
-	if fs.NArg() != 1 {
-		return "", fmt.Errorf("exactly one %s is required", what)
-	}
-	return fs.Arg(0), nil
-}
-
 func keysRotate(env *cliEnv, args []string) error {
 	fs, asJSON := newFlags(env, "keys rotate")
 	grace := fs.String("old-expire", "", "how long the old secret stays valid: duration (e.g. 1h) or RFC 3339 time; default 24h, at most 7 days")
 	expire := fs.String("expire", "", "expiry of the new secret (default: inherit)")
-	id, err := oneID(fs, args, "key id")
+	id, err := idAndFlags(fs, args, "key id")
 	if err != nil {
 		return err
 	}
@@ -249,7 +211,7 @@ func keysRotate(env *cliEnv, args []string) error {
 
 func keysSetDisabled(env *cliEnv, args []string, disabled bool) error {
 	fs, asJSON := newFlags(env, "keys disable")
-	id, err := oneID(fs, args, "key id")
+	id, err := idAndFlags(fs, args, "key id")
 	if err != nil {
 		return err
 	}
@@ -271,7 +233,7 @@ func keysSetDisabled(env *cliEnv, args []string, disabled bool) error {
 
 func keysDelete(env *cliEnv, args []string) error {
 	fs, _ := newFlags(env, "keys delete")
-	id, err := oneID(fs, args, "key id")
+	id, err := idAndFlags(fs, args, "key id")
 	if err != nil {
 		return err
 	}

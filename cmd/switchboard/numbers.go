@@ -310,30 +310,15 @@ func numbersList(env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	var (
-		all  []numberRecord
-		raws []json.RawMessage
-	)
-	q := url.Values{"page_size": {"1000"}}
-	for {
-		var page struct {
-			PhoneNumbers  []json.RawMessage `json:"phone_numbers"`
-			NextPageToken string            `json:"next_page_token"`
-		}
-		if err := c.do("GET", "/v2/phone-numbers", q, nil, &page); err != nil {
+	raws, err := c.listAll("/v2/phone-numbers", url.Values{"page_size": {"1000"}}, "phone_numbers", "page_token", "next_page_token")
+	if err != nil {
+		return err
+	}
+	all := make([]numberRecord, len(raws))
+	for i, r := range raws {
+		if err := json.Unmarshal(r, &all[i]); err != nil {
 			return err
 		}
-		for _, r := range page.PhoneNumbers {
-			var n numberRecord
-			if err := json.Unmarshal(r, &n); err != nil {
-				return err
-			}
-			all, raws = append(all, n), append(raws, r)
-		}
-		if page.NextPageToken == "" {
-			break
-		}
-		q.Set("page_token", page.NextPageToken)
 	}
 	if *asJSON {
 		return env.printJSON(map[string]any{"phone_numbers": nonNil(raws)})
@@ -384,25 +369,4 @@ func numbersDelete(env *cliEnv, args []string) error {
 	}
 	fmt.Fprintf(env.stdout, "deleted phone number %s\n", id)
 	return nil
-}
-
-// idAndFlags parses flags that may come before and after the one
-// positional id ("numbers update pn_1 --name x", "numbers update --name x
-// pn_1 --json").
-func idAndFlags(fs *flag.FlagSet, args []string, what string) (string, error) {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return "", err
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		pos = append(pos, fs.Arg(0))
-		args = fs.Args()[1:]
-	}
-	if len(pos) != 1 {
-		return "", fmt.Errorf("exactly one %s is required", what)
-	}
-	return pos[0], nil
 }
