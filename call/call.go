@@ -67,7 +67,11 @@ type Call struct {
 type convHolder struct{ c Conversation }
 
 func newCall(m *Manager, in *sip.InboundCall) *Call {
-	return &Call{m: m, in: in, id: in.ID(), log: in.Logger(), started: time.Now(), state: StateRinging}
+	started := in.ReceivedAt()
+	if started.IsZero() {
+		started = time.Now()
+	}
+	return &Call{m: m, in: in, id: in.ID(), log: in.Logger(), started: started, state: StateRinging}
 }
 
 // ID is the call id (a UUID).

@@ -55,7 +55,11 @@ type InboundCall struct {
 	busy       bool
 	remoteCSeq uint32
 	refer      chan int
+	received   time.Time
 }
+
+// ReceivedAt is when the INVITE arrived (before admission checks).
+func (c *InboundCall) ReceivedAt() time.Time { return c.received }
 
 func newInboundCall(s *Server, req *sip.Request, tx sip.ServerTransaction, route *Route, src netip.AddrPort, offer *parsedSDP, params MediaParams, log zerolog.Logger) *InboundCall {
 	id := uuid.NewString()

@@ -22,6 +22,7 @@ func (s *Server) onInvite(req *sip.Request, tx sip.ServerTransaction) {
 		c.onOffer(req, tx)
 		return
 	}
+	received := s.now()
 	s.respond(req, tx, 100, "Trying", nil)
 
 	callID := ""
@@ -104,6 +105,7 @@ func (s *Server) onInvite(req *sip.Request, tx sip.ServerTransaction) {
 	}
 
 	call := newInboundCall(s, req, tx, route, src, offer, params, log)
+	call.received = received
 	handedOver = true
 	s.metrics.InviteResult(ResultAccepted)
 	call.log.Info().Str("from", call.From()).Str("media", params.String()).Msg("call admitted")
