@@ -572,18 +572,31 @@ func TestDial(t *testing.T) {
 		require.Contains(t, errs, "no RTP received from the far end")
 	})
 
+	t.Run("play_22k", func(t *testing.T) {
+		t.Parallel()
+		// espeak-ng writes 22050 Hz: dial resamples it.
+		raw := filepath.Join(t.TempDir(), "22k.wav")
+		b, err := exec.Command("espeak-ng", "-w", raw, "twenty two kilohertz").CombinedOutput()
+		require.NoError(t, err, "%s", b)
+		out, _, code := dial(t, sipTarget(sipAddr, lineTestNumber), "--play", raw, "--duration", "1s")
+		require.Equal(t, 0, code, out)
+	})
+
 	t.Run("bad_input", func(t *testing.T) {
 		t.Parallel()
 		espeak, err := exec.LookPath("espeak-ng")
 		require.NoError(t, err, "espeak-ng is required by this test")
 		raw := filepath.Join(t.TempDir(), "22k.wav")
-		b, err := exec.Command(espeak, "-w", raw, "wrong rate").CombinedOutput()
+		b, err := exec.Command(espeak, "-w", raw, "wrong format").CombinedOutput()
+		require.NoError(t, err, "%s", b)
+		eight := filepath.Join(t.TempDir(), "8bit.wav")
+		b, err = exec.Command("sox", raw, "-b", "8", eight).CombinedOutput()
 		require.NoError(t, err, "%s", b)
 		for _, tc := range []struct {
 			args []string
 			want string
 		}{
-			{[]string{sipTarget(sipAddr, demoNumber), "--play", raw}, "22050 Hz is not supported"},
+			{[]string{sipTarget(sipAddr, demoNumber), "--play", eight}, "sox"},
 			{[]string{sipTarget(sipAddr, demoNumber), "--dtmf", "12x"}, `'x' is not a DTMF key`},
 			{[]string{"sips:" + demoNumber + "@" + sipAddr.String()}, "sips (TLS) is not supported"},
 			{[]string{sipAddr.String()}, "no number before @"},

@@ -22,6 +22,7 @@ import (
 	"switchboard/media"
 	"switchboard/media/wav"
 	"switchboard/sip"
+	"switchboard/speech"
 )
 
 func init() {
@@ -531,7 +532,8 @@ loop:
 }
 
 // loadPhoneAudio reads a WAV file as 8 kHz mono PCM: stereo is mixed
-// down, 16/24/48 kHz resampled.
+// down, 16/24/48 kHz go through the media resampler, other rates (22050,
+// 44100: what espeak-ng and most editors write) through the speech one.
 func loadPhoneAudio(path string) ([]int16, error) {
 	a, err := wav.ReadFile(path)
 	if err != nil {
@@ -543,7 +545,10 @@ func loadPhoneAudio(path string) ([]int16, error) {
 	}
 	rs, err := media.NewResampler(a.SampleRate, media.ClockRate)
 	if err != nil {
-		return nil, fmt.Errorf("--play %s: %d Hz is not supported (8000, 16000, 24000 or 48000; convert with sox %s -r 8000 out.wav)", path, a.SampleRate, path)
+		if a.SampleRate < 4000 || a.SampleRate > 192000 {
+			return nil, fmt.Errorf("--play %s: %d Hz is not a usable sample rate", path, a.SampleRate)
+		}
+		return speech.Resample(pcm, a.SampleRate, media.ClockRate), nil
 	}
 	return rs.Process(make([]int16, 0, len(pcm)*media.ClockRate/a.SampleRate+1), pcm), nil
 }
