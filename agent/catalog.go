@@ -1,6 +1,10 @@
 package agent
 
-import "strings"
+import (
+	"strings"
+
+	"switchboard/speech"
+)
 
 // DefaultVoice is the voice of an agent that names none.
 const DefaultVoice = "eve"
@@ -8,23 +12,23 @@ const DefaultVoice = "eve"
 // DefaultModel is the realtime model of an agent that names none.
 const DefaultModel = "svc-voice-latest"
 
-// Voices lists the built-in voice ids, lower-case. It is the one place that
-// says which voices an agent may use; the speech engines extend it when
-// they add voices.
-var Voices = []string{"eve", "ara", "rex", "sal", "leo"}
+// Voices lists the voice ids an agent may use, lower-case: the speech
+// package's voices (speech.Voices is the one list).
+var Voices = func() []string {
+	ids := make([]string, len(speech.Voices))
+	for i, v := range speech.Voices {
+		ids[i] = strings.ToLower(v.ID)
+	}
+	return ids
+}()
 
 // Models lists the realtime models an agent may use.
 var Models = []string{"svc-voice-latest", "svc-voice-think-fast-1.0", "svc-voice-fast-1.0"}
 
 // KnownVoice reports whether id (case-insensitive) is a voice of Voices.
 func KnownVoice(id string) bool {
-	id = strings.ToLower(id)
-	for _, v := range Voices {
-		if v == id {
-			return true
-		}
-	}
-	return false
+	_, ok := speech.LookupVoice(id)
+	return ok && id != ""
 }
 
 // KnownModel reports whether m is a model of Models.
