@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"sync"
 
 	"github.com/rs/zerolog"
 
@@ -83,7 +84,9 @@ func (a *App) buildCalls(cfg *config.Config, log zerolog.Logger) error {
 	if cfg.RTP.PublicIP != "" {
 		publicIP = netip.MustParseAddr(cfg.RTP.PublicIP)
 	}
-	sip.SetLibraryLogger(log)
+	// sipgo has one process-wide logger: the first appliance of the
+	// process sets it (tests start several side by side).
+	libLoggerOnce.Do(func() { sip.SetLibraryLogger(log) })
 	a.sip, err = sip.NewServer(sip.Options{
 		Addr: cfg.SIP.Addr, PublicAddr: cfg.SIP.PublicAddr, TLSAddr: cfg.SIP.TLSAddr, TLSCert: cfg.SIP.TLSCert, TLSKey: cfg.SIP.TLSKey,
 		RTPPublicIP: publicIP, ChallengeStatus: cfg.SIP.ChallengeStatus, DigestAlgorithms: cfg.SIP.DigestAlgorithms, NonceTTL: cfg.SIP.NonceTTL,
@@ -119,6 +122,8 @@ func (a *App) buildControl(cfg *config.Config, engines map[string]realtime.Engin
 	}
 	return nil
 }
+
+var libLoggerOnce sync.Once
 
 // modelRate is the audio rate between calls and realtime sessions.
 const modelRate = 24000
