@@ -278,7 +278,7 @@ type runningDial struct {
 	cmd    *exec.Cmd
 	out    strings.Builder
 	lines  chan string
-	stderr bytes.Buffer
+	stderr apptest.SyncBuffer
 }
 
 func startDial(t *testing.T, args ...string) *runningDial {
