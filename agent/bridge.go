@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -60,10 +61,23 @@ type bridge struct {
 	toolStart   time.Time
 	toolDone    chan toolResult
 	comfort     []byte
+	comfortSaid bool      // the comfort prompt was said in this busy spell
+	promptUntil time.Time // the comfort prompt plays until then
+	comfortText *prompt   // nil: no comfort prompt (tone only)
+	announce    *prompt   // nil: no transfer announcement
 	transferErr chan error
 	dtmfText    chan string
 	reconnected time.Time // last reconnect: one per ReconnectWindow
 	wg          sync.WaitGroup
+
+	// The STT fallback (nil turns without a Transcriber).
+	turns       *turnAudio
+	transcribes bool // the session has input transcription on (Prepare, then Run goroutine)
+	sttPending  []sttTurn
+	sttBusy     int
+	sttDone     chan sttResult
+	heardItems  map[string]bool // user items the provider transcribed
+	histSeq     int             // items ever remembered (history is trimmed)
 }
 
 // ReconnectWindow bounds reconnects: a session lost again within this time
@@ -83,7 +97,7 @@ type Observer interface {
 
 type pendingTransfer struct {
 	callID, target, uri string
-	started             bool
+	announced, started  bool
 }
 
 type toolResult struct {
@@ -99,6 +113,11 @@ func newBridge(rt *Runtime, cfg *Config, log zerolog.Logger) *bridge {
 		b.g711 = &media.PCMU
 	case realtime.FormatPCMA:
 		b.g711 = &media.PCMA
+	}
+	if rt.opts.Transcriber != nil {
+		b.turns = newTurnAudio(b.AudioRate())
+		b.sttDone = make(chan sttResult, maxTranscriptions)
+		b.heardItems = map[string]bool{}
 	}
 	return b
 }
@@ -156,6 +175,7 @@ func (b *bridge) open(ctx context.Context) (realtime.Session, error) {
 			}
 			switch e := ev.(type) {
 			case *realtime.SessionUpdated:
+				b.transcribes = hasTranscription(e.Session)
 				return s, nil
 			case *realtime.ErrorEvent:
 				b.log.Warn().Str("code", e.Error.Code).Str("message", e.Error.Message).Msg("session configuration error")
@@ -171,6 +191,9 @@ func (b *bridge) open(ctx context.Context) (realtime.Session, error) {
 // G.711 session the 8 kHz PCM is coded back to G.711 (exact for every
 // code the caller sent), so the provider gets the phone's bytes.
 func (b *bridge) Audio(pcm []byte) {
+	if b.turns != nil {
+		b.turns.add(pcm)
+	}
 	s := b.session()
 	if s == nil {
 		return
@@ -228,6 +251,7 @@ func (b *bridge) Run(ctx context.Context, phone call.Phone) error {
 	}
 	s := b.session()
 	b.greet(ctx, s)
+	b.renderPrompts(ctx)
 	var maxC <-chan time.Time
 	if d := b.cfg.Settings.MaxDurationS; d > 0 {
 		t := time.NewTimer(time.Duration(d) * time.Second)
@@ -257,6 +281,8 @@ func (b *bridge) Run(ctx context.Context, phone call.Phone) error {
 			b.toolFinished(ctx, s, r)
 		case text := <-b.dtmfText:
 			b.digits(ctx, s, text)
+		case r := <-b.sttDone:
+			b.transcribed(r)
 		case err := <-b.transferErr:
 			if err == nil {
 				return call.Hangup("transferred")
@@ -285,10 +311,16 @@ func (b *bridge) handle(ctx context.Context, s realtime.Session, ev realtime.Eve
 		if e.Item.Type == realtime.ItemMessage {
 			b.assistant[e.Item.ID] = true
 		}
+	case *realtime.SessionUpdated:
+		b.transcribes = hasTranscription(e.Session)
 	case *realtime.InputAudioBufferSpeechStarted:
+		if b.turns != nil {
+			b.turns.start()
+		}
 		b.bargeIn(ctx, s)
 	case *realtime.InputAudioBufferSpeechStopped:
 		b.idleAt = time.Time{}
+		b.turnEnded(e.ItemID)
 	case *realtime.ResponseDone:
 		b.respActive = false
 		b.cancelAt = time.Time{}
@@ -300,10 +332,13 @@ func (b *bridge) handle(ctx context.Context, s realtime.Session, ev realtime.Eve
 				Content: []realtime.ContentPart{{Type: realtime.ContentOutputText, Text: e.Transcript}}})
 		}
 	case *realtime.InputAudioTranscriptionCompleted:
+		b.providerTranscribed(e.ItemID)
 		if e.Transcript != "" {
 			b.phone.Note(call.Note{Kind: call.NoteTranscript, Role: "user", Text: e.Transcript})
 			b.remember(realtime.UserText(e.Transcript))
 		}
+	case *realtime.InputAudioTranscriptionFailed:
+		b.transcribeNow(e.ItemID)
 	case *realtime.ResponseFunctionCallArgumentsDone:
 		b.functionCall(ctx, s, e)
 	case *realtime.ErrorEvent:
@@ -313,6 +348,7 @@ func (b *bridge) handle(ctx context.Context, s realtime.Session, ev realtime.Eve
 
 // remember keeps an item for re-seeding, bounded to the last 200.
 func (b *bridge) remember(it realtime.Item) {
+	b.histSeq++
 	b.history = append(b.history, it)
 	if len(b.history) > 200 {
 		b.history = b.history[len(b.history)-200:]
@@ -361,8 +397,7 @@ func (b *bridge) onTick(ctx context.Context, s realtime.Session, now time.Time) 
 		return call.Hangup(b.endReason)
 	}
 	if t := b.transferTo; t != nil && !t.started && drained {
-		t.started = true
-		b.startTransfer(ctx, t)
+		b.transferStep(ctx, t)
 	}
 	if !b.idleAt.IsZero() && now.After(b.idleAt) {
 		b.idleAt = time.Time{}
@@ -371,9 +406,46 @@ func (b *bridge) onTick(ctx context.Context, s realtime.Session, now time.Time) 
 		}
 	}
 	if b.toolsBusy > 0 && now.Sub(b.toolStart) >= b.rt.opts.ComfortDelay && b.phone.Pending() < 2*tick {
-		b.phone.Play(comfortItem, b.comfortTone())
+		b.comfortNow(now)
 	}
+	b.dispatchSTT(ctx, now)
 	return nil
+}
+
+// comfortNow fills the wait of a slow tool: the comfort prompt once per
+// busy spell (when it is rendered), then the soft tone pattern.
+func (b *bridge) comfortNow(now time.Time) {
+	if !b.comfortSaid {
+		b.comfortSaid = true
+		if pcm := b.comfortText.ready(); pcm != nil {
+			b.phone.Play(comfortPromptItem, pcm)
+			b.promptUntil = now.Add(b.phone.Pending())
+			b.phone.Note(call.Note{Kind: call.NoteTranscript, Role: "assistant", Text: b.comfortText.text})
+			return
+		}
+	}
+	b.phone.Play(comfortItem, b.comfortTone())
+}
+
+// busyStart counts a tool, keypad send or transfer in progress; the first
+// one starts the comfort delay.
+func (b *bridge) busyStart() {
+	if b.toolsBusy == 0 {
+		b.toolStart = time.Now()
+		b.comfortSaid = false
+	}
+	b.toolsBusy++
+}
+
+// busyEnd ends one; once none is left the comfort tone stops (a comfort
+// prompt being said is let finish).
+func (b *bridge) busyEnd() {
+	if b.toolsBusy > 0 {
+		b.toolsBusy--
+	}
+	if b.toolsBusy == 0 && !b.respActive && !time.Now().Before(b.promptUntil) {
+		b.phone.Flush() // the comfort tone
+	}
 }
 
 // checkIn is the appliance's idle_timeout_ms: the caller stayed silent
@@ -469,9 +541,11 @@ func (b *bridge) digits(ctx context.Context, s realtime.Session, text string) {
 
 // Items the appliance plays itself (never truncated in the model).
 const (
-	greetingItem = "greeting"
-	comfortItem  = "comfort"
-	apologyItem  = "apology"
+	greetingItem      = "greeting"
+	comfortItem       = "comfort"
+	comfortPromptItem = "comfort_prompt"
+	announceItem      = "transfer_announcement"
+	apologyItem       = "apology"
 )
 
 // reconnect opens a new session once after the old one failed, and seeds
@@ -516,10 +590,7 @@ func errText(err error) string {
 // fallback URI or hang up. The caller never sits in silence.
 func (b *bridge) apologize(ctx context.Context, cause error) error {
 	b.phone.Note(call.Note{Kind: call.NoteEvent, Text: "fallback: " + errText(cause)})
-	text := b.cfg.Settings.Apology
-	if text == "" {
-		text = DefaultApology
-	}
+	text := b.cfg.Settings.apologyText()
 	pcm, err := []byte(nil), errors.New("no greeter")
 	if g := b.rt.opts.Greeter; g != nil {
 		pcm, err = g.Render(ctx, text, b.cfg.Settings.Voice, b.phone.Rate())
@@ -584,8 +655,7 @@ func (b *bridge) functionCall(ctx context.Context, s realtime.Session, e *realti
 			case <-ctx.Done():
 			}
 		}()
-		b.toolsBusy++
-		b.toolStart = time.Now()
+		b.busyStart()
 	case ToolTransferCall:
 		var args struct {
 			Target string `json:"target"`
@@ -613,10 +683,7 @@ func (b *bridge) functionCall(ctx context.Context, s realtime.Session, e *realti
 // runTool calls a custom tool in its own goroutine with its timeout; the
 // result comes back on toolDone.
 func (b *bridge) runTool(ctx context.Context, t Tool, callID, args string) {
-	if b.toolsBusy == 0 {
-		b.toolStart = time.Now()
-	}
-	b.toolsBusy++
+	b.busyStart()
 	timeout := time.Duration(t.TimeoutMS) * time.Millisecond
 	if timeout <= 0 {
 		timeout = DefaultToolTimeout * time.Millisecond
@@ -647,10 +714,7 @@ func (b *bridge) runTool(ctx context.Context, t Tool, callID, args string) {
 }
 
 func (b *bridge) toolFinished(ctx context.Context, s realtime.Session, r toolResult) {
-	b.toolsBusy--
-	if b.toolsBusy == 0 && !b.respActive {
-		b.phone.Flush() // the comfort tone
-	}
+	b.busyEnd()
 	b.output(ctx, s, r.callID, r.name, r.output, true)
 }
 
@@ -664,10 +728,31 @@ func (b *bridge) output(ctx context.Context, s realtime.Session, callID, name, o
 	}
 }
 
-// startTransfer sends the REFER once the assistant finished its sentence.
+// transferStep runs once the assistant finished its sentence: first the
+// transfer announcement (from the cache), then, once it played out, the
+// REFER.
+func (b *bridge) transferStep(ctx context.Context, t *pendingTransfer) {
+	if !t.announced {
+		if b.announce != nil && !b.announce.settled() {
+			return // still rendering (bounded by promptRenderTimeout)
+		}
+		t.announced = true
+		if pcm := b.announce.ready(); pcm != nil {
+			b.phone.Play(announceItem, pcm)
+			b.phone.Note(call.Note{Kind: call.NoteTranscript, Role: "assistant", Text: b.announce.text})
+			return // the REFER follows once it played out
+		}
+	}
+	t.started = true
+	b.startTransfer(ctx, t)
+}
+
+// startTransfer sends the REFER once the assistant finished its sentence
+// and the transfer announcement played out.
 func (b *bridge) startTransfer(ctx context.Context, t *pendingTransfer) {
 	b.phone.Note(call.Note{Kind: call.NoteTransfer, Text: t.uri, Data: map[string]string{"target": t.target}})
 	b.log.Info().Str("target_uri", t.uri).Msg("transferring the call")
+	b.busyStart()
 	b.wg.Add(1)
 	go func() {
 		defer b.wg.Done()
@@ -683,6 +768,7 @@ func (b *bridge) startTransfer(ctx context.Context, t *pendingTransfer) {
 func (b *bridge) transferFailed(ctx context.Context, s realtime.Session, err error) {
 	t := b.transferTo
 	b.transferTo = nil
+	b.busyEnd()
 	b.log.Warn().Err(err).Msg("transfer failed")
 	b.phone.Note(call.Note{Kind: call.NoteTransfer, Text: "failed: " + err.Error()})
 	if t != nil {
@@ -722,4 +808,272 @@ func tone(rate int, freq, secs, amp float64) []byte {
 		out[2*i], out[2*i+1] = byte(v), byte(uint16(v)>>8)
 	}
 	return out
+}
+
+// prompt is a sentence the appliance says itself during a call (comfort
+// prompt, transfer announcement), rendered by the Greeter (from its cache)
+// in the background so the Run goroutine never waits for TTS.
+type prompt struct {
+	text string
+	pcm  atomic.Pointer[[]byte]
+	done chan struct{} // closed once rendering ended, rendered or not
+}
+
+// ready is the rendered audio, nil while rendering or when it failed (and
+// for a nil prompt).
+func (p *prompt) ready() []byte {
+	if p == nil {
+		return nil
+	}
+	if v := p.pcm.Load(); v != nil {
+		return *v
+	}
+	return nil
+}
+
+// settled reports whether rendering ended.
+func (p *prompt) settled() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// promptRenderTimeout bounds the rendering of a call's prompts; a prompt
+// not rendered by then is skipped (the comfort tone, the REFER go on).
+const promptRenderTimeout = 5 * time.Second
+
+// renderPrompts starts rendering the comfort prompt and, for an agent with
+// transfer targets, the transfer announcement. Without a Greeter there are
+// none: the comfort tone alone fills a wait, and the REFER goes at once.
+func (b *bridge) renderPrompts(ctx context.Context) {
+	g := b.rt.opts.Greeter
+	if g == nil {
+		return
+	}
+	st := &b.cfg.Settings
+	var ps []*prompt
+	if text := st.comfortText(); text != "" {
+		b.comfortText = &prompt{text: text, done: make(chan struct{})}
+		ps = append(ps, b.comfortText)
+	}
+	if text := st.announcementText(); text != "" && len(st.TransferTargets) > 0 {
+		b.announce = &prompt{text: text, done: make(chan struct{})}
+		ps = append(ps, b.announce)
+	}
+	if len(ps) == 0 {
+		return
+	}
+	voice, rate := st.Voice, b.phone.Rate()
+	b.wg.Add(1)
+	go func() {
+		defer b.wg.Done()
+		rctx, cancel := context.WithTimeout(ctx, promptRenderTimeout)
+		defer cancel()
+		for _, p := range ps {
+			pcm, err := g.Render(rctx, p.text, voice, rate)
+			if err != nil {
+				b.log.Warn().Err(err).Str("prompt", p.text).Msg("prompt not rendered")
+			} else {
+				p.pcm.Store(&pcm)
+			}
+			close(p.done)
+		}
+	}()
+}
+
+// The STT fallback: when the provider gives no transcript of a caller's
+// turn, the caller's audio of that turn goes to the Transcriber and its
+// text becomes the turn's transcript in the call record.
+const (
+	// maxTurnAudio bounds the audio kept of one turn (the rest is cut).
+	maxTurnAudio = 60 * time.Second
+	// turnPreRoll is kept before speech_started: a provider's VAD reports
+	// the start of speech after it began.
+	turnPreRoll = 500 * time.Millisecond
+	// minTurnAudio is the shortest turn worth transcribing.
+	minTurnAudio = 200 * time.Millisecond
+	// maxTranscriptions bounds the Transcriber calls of one call at once.
+	maxTranscriptions = 2
+	// maxSTTPending bounds the turns waiting for a Transcriber call; past
+	// it the oldest is dropped.
+	maxSTTPending = 8
+	// maxHeardItems bounds the memory of items the provider transcribed.
+	maxHeardItems = 64
+)
+
+// turnAudio collects the caller's audio (PCM16LE at the conversation rate)
+// from speech_started to speech_stopped. add runs on the media goroutine,
+// start and stop on the Run goroutine.
+type turnAudio struct {
+	mu     sync.Mutex
+	pre    []byte // the last turnPreRoll of audio while no turn is open
+	preMax int
+	on     bool
+	buf    []byte
+	max    int
+}
+
+func newTurnAudio(rate int) *turnAudio {
+	bytesPer := func(d time.Duration) int { return 2 * int(int64(rate)*int64(d)/int64(time.Second)) }
+	return &turnAudio{preMax: bytesPer(turnPreRoll), max: bytesPer(maxTurnAudio)}
+}
+
+// add takes one frame of the caller's audio; it never blocks for long.
+func (t *turnAudio) add(pcm []byte) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.on {
+		if room := t.max - len(t.buf); room > 0 {
+			t.buf = append(t.buf, pcm[:min(len(pcm), room)]...)
+		}
+		return
+	}
+	t.pre = append(t.pre, pcm...)
+	if n := len(t.pre) - t.preMax; n > 0 {
+		t.pre = t.pre[n&^1:]
+	}
+}
+
+// start opens a turn with the pre-roll (a turn already open goes on).
+func (t *turnAudio) start() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.on {
+		return
+	}
+	t.on = true
+	t.buf = append(make([]byte, 0, 2*len(t.pre)+t.preMax), t.pre...)
+	t.pre = t.pre[:0]
+}
+
+// stop closes the turn and returns its audio (nil when none was open).
+func (t *turnAudio) stop() []byte {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.on {
+		return nil
+	}
+	t.on = false
+	pcm := t.buf
+	t.buf = nil
+	return pcm
+}
+
+// sttTurn is a caller turn waiting for its transcript.
+type sttTurn struct {
+	item string
+	pcm  []byte
+	at   time.Time // speech_stopped
+	due  time.Time // transcribe then unless the provider's transcript came
+	seq  int       // histSeq at speech_stopped: where the text goes in history
+}
+
+type sttResult struct {
+	turn sttTurn
+	text string
+	err  error
+}
+
+// hasTranscription reports whether a session transcribes the caller.
+func hasTranscription(c realtime.SessionConfig) bool {
+	return c.Audio != nil && c.Audio.Input != nil && c.Audio.Input.Transcription.Value != nil
+}
+
+// turnEnded queues the audio of the turn that ended: transcribed at once
+// when the session does not transcribe, else after TranscriptWait unless
+// the provider's transcript comes first.
+func (b *bridge) turnEnded(item string) {
+	if b.turns == nil {
+		return
+	}
+	pcm := b.turns.stop()
+	if len(pcm) < 2*int(int64(b.AudioRate())*int64(minTurnAudio)/int64(time.Second)) || b.heardItems[item] {
+		return
+	}
+	now := time.Now()
+	due := now
+	if b.transcribes {
+		due = now.Add(b.rt.opts.TranscriptWait)
+	}
+	if len(b.sttPending) >= maxSTTPending {
+		b.log.Warn().Str("item_id", b.sttPending[0].item).Msg("stt fallback behind: a caller turn is not transcribed")
+		b.sttPending = b.sttPending[1:]
+	}
+	b.sttPending = append(b.sttPending, sttTurn{item: item, pcm: pcm, at: now, due: due, seq: b.histSeq})
+}
+
+// providerTranscribed records that the provider transcribed item: its
+// turn needs no fallback.
+func (b *bridge) providerTranscribed(item string) {
+	if b.turns == nil || item == "" {
+		return
+	}
+	if len(b.heardItems) >= maxHeardItems {
+		clear(b.heardItems)
+	}
+	b.heardItems[item] = true
+	for i, t := range b.sttPending {
+		if t.item == item {
+			b.sttPending = append(b.sttPending[:i], b.sttPending[i+1:]...)
+			return
+		}
+	}
+}
+
+// transcribeNow makes item's turn due at once (the provider's
+// transcription failed).
+func (b *bridge) transcribeNow(item string) {
+	for i := range b.sttPending {
+		if b.sttPending[i].item == item {
+			b.sttPending[i].due = time.Time{}
+		}
+	}
+}
+
+// dispatchSTT hands due turns to the Transcriber, at most
+// maxTranscriptions at once, each in its own goroutine.
+func (b *bridge) dispatchSTT(ctx context.Context, now time.Time) {
+	for len(b.sttPending) > 0 && b.sttBusy < maxTranscriptions && !now.Before(b.sttPending[0].due) {
+		t := b.sttPending[0]
+		b.sttPending = b.sttPending[1:]
+		b.sttBusy++
+		tr, rate, timeout := b.rt.opts.Transcriber, b.AudioRate(), b.rt.opts.TranscribeTimeout
+		b.wg.Add(1)
+		go func() {
+			defer b.wg.Done()
+			tctx, cancel := context.WithTimeout(ctx, timeout)
+			text, err := tr.Transcribe(tctx, t.pcm, rate)
+			cancel()
+			t.pcm = nil
+			select {
+			case b.sttDone <- sttResult{turn: t, text: text, err: err}:
+			case <-ctx.Done():
+			}
+		}()
+	}
+}
+
+// transcribed notes a fallback transcript as the caller's line (unless the
+// provider's came meanwhile) and keeps it for re-seeding, in its place.
+func (b *bridge) transcribed(r sttResult) {
+	b.sttBusy--
+	if r.err != nil {
+		b.log.Warn().Err(r.err).Str("item_id", r.turn.item).Msg("stt fallback failed")
+		return
+	}
+	text := strings.TrimSpace(r.text)
+	if text == "" || b.heardItems[r.turn.item] {
+		return
+	}
+	b.phone.Note(call.Note{At: r.turn.at, Kind: call.NoteTranscript, Role: "user", Text: text, Data: map[string]string{"source": "stt"}})
+	it := realtime.UserText(text)
+	if i := r.turn.seq - (b.histSeq - len(b.history)); i >= 0 && i < len(b.history) {
+		b.histSeq++
+		b.history = append(b.history[:i], append([]realtime.Item{it}, b.history[i:]...)...)
+		return
+	}
+	b.remember(it)
 }

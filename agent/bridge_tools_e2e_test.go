@@ -56,7 +56,9 @@ func TestAgentEndCall(t *testing.T) {
 func TestAgentTransferCall(t *testing.T) {
 	t.Parallel()
 	e := startUpstream(t, realtimetest.Options{}, nil)
-	targets := map[string]any{"transfer_targets": []map[string]any{
+	// No transfer announcement here (TestAgentTransferAnnouncement has one):
+	// the REFER follows the model's sentence at once.
+	targets := map[string]any{"transfer_announcement": "", "transfer_targets": []map[string]any{
 		{"name": "sales", "uri": "sip:sales@127.0.0.1"}, {"name": "billing", "uri": "tel:+14155550123"}}}
 
 	t.Run("accepted", func(t *testing.T) {

@@ -47,6 +47,13 @@ type Settings struct {
 	FallbackURI string `json:"fallback_uri,omitempty"`
 	// Apology is said by the fallback; empty: a stock sentence.
 	Apology string `json:"apology,omitempty"`
+	// ComfortPrompt is said once when a tool, a keypad send or a transfer
+	// runs longer than the comfort delay, before the soft tone pattern;
+	// "" for none. Absent from a stored agent: DefaultComfortPrompt.
+	ComfortPrompt *string `json:"comfort_prompt,omitempty"`
+	// TransferAnnouncement is said before the REFER of transfer_call; ""
+	// for none. Absent from a stored agent: DefaultTransferAnnouncement.
+	TransferAnnouncement *string `json:"transfer_announcement,omitempty"`
 	// IdleTimeoutMS, when set, makes the agent check in after the caller
 	// stayed silent that long once the assistant finished.
 	IdleTimeoutMS int `json:"idle_timeout_ms,omitempty"`
@@ -124,6 +131,74 @@ func fromRecord(a *store.Agent) (*Config, error) {
 		c.Settings.Fallback = FallbackRefuse
 	}
 	return c, nil
+}
+
+// Defaults of the sentences the appliance says itself.
+const (
+	DefaultComfortPrompt        = "One moment, please."
+	DefaultTransferAnnouncement = "Please hold while I transfer your call."
+)
+
+// defaultPrompts fills the prompts a document does not set (the API shows
+// the sentences in effect; the store keeps only what was set, so a new
+// default reaches agents that never chose).
+func (s *Settings) defaultPrompts() {
+	if s.ComfortPrompt == nil {
+		v := DefaultComfortPrompt
+		s.ComfortPrompt = &v
+	}
+	if s.TransferAnnouncement == nil {
+		v := DefaultTransferAnnouncement
+		s.TransferAnnouncement = &v
+	}
+}
+
+// comfortText is the comfort prompt ("" for none).
+func (s *Settings) comfortText() string {
+	if s.ComfortPrompt == nil {
+		return DefaultComfortPrompt
+	}
+	return *s.ComfortPrompt
+}
+
+// announcementText is the transfer announcement ("" for none).
+func (s *Settings) announcementText() string {
+	if s.TransferAnnouncement == nil {
+		return DefaultTransferAnnouncement
+	}
+	return *s.TransferAnnouncement
+}
+
+// apologyText is the fallback's apology.
+func (s *Settings) apologyText() string {
+	if s.Apology == "" {
+		return DefaultApology
+	}
+	return s.Apology
+}
+
+// Prompts are the sentences the appliance says itself on the agent's calls
+// (greeting, comfort prompt, transfer announcement when the agent has
+// transfer targets, apology when its fallback apologizes): the greeting
+// cache renders them when the agent is saved, so a call plays them from
+// the cache.
+func (c *Config) Prompts() []string {
+	s := &c.Settings
+	var out []string
+	for _, p := range []struct {
+		text string
+		used bool
+	}{
+		{s.Greeting, true},
+		{s.comfortText(), true},
+		{s.announcementText(), len(s.TransferTargets) > 0},
+		{s.apologyText(), s.Fallback == FallbackApologize},
+	} {
+		if p.used && p.text != "" {
+			out = append(out, p.text)
+		}
+	}
+	return out
 }
 
 // record encodes c as a store record.

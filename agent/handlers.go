@@ -22,7 +22,9 @@ type agentJSON struct {
 }
 
 func toJSON(c *Config) agentJSON {
-	return agentJSON{AgentID: c.ID, TeamID: c.TeamID, Name: c.Name, Settings: c.Settings,
+	st := c.Settings
+	st.defaultPrompts()
+	return agentJSON{AgentID: c.ID, TeamID: c.TeamID, Name: c.Name, Settings: st,
 		CreatedAt: c.CreateTime.UTC().Format(time.RFC3339), UpdatedAt: c.UpdateTime.UTC().Format(time.RFC3339)}
 }
 
@@ -43,6 +45,8 @@ type request struct {
 	Fallback        *string           `json:"fallback"`
 	FallbackURI     *string           `json:"fallback_uri"`
 	Apology         *string           `json:"apology"`
+	ComfortPrompt   *string           `json:"comfort_prompt"`
+	Announcement    *string           `json:"transfer_announcement"`
 	IdleTimeoutMS   *int              `json:"idle_timeout_ms"`
 	MaxDurationS    *int              `json:"max_duration_s"`
 	DTMF            *dtmf.Policy      `json:"dtmf"`

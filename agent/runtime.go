@@ -21,10 +21,18 @@ const (
 )
 
 // Greeter renders a sentence to PCM16LE at rate with the agent's voice, so
-// the greeting and the fallback apology play at once, without waiting for
-// the model.
+// the greeting, the comfort prompt, the transfer announcement and the
+// fallback apology play at once, without waiting for the model. It is
+// expected to cache what it rendered (see Config.Prompts).
 type Greeter interface {
 	Render(ctx context.Context, text, voice string, rate int) ([]byte, error)
+}
+
+// Transcriber turns the caller's audio of one turn (PCM16LE mono at rate)
+// into text: the fallback transcript of calls whose realtime provider
+// gives none.
+type Transcriber interface {
+	Transcribe(ctx context.Context, pcm []byte, rate int) (string, error)
 }
 
 // ToolCaller runs a custom tool: it POSTs the arguments to the tool's URL
@@ -43,8 +51,20 @@ type RuntimeOptions struct {
 	Greeter Greeter
 	// Tools runs custom tools (optional: without it they answer an error).
 	Tools ToolCaller
-	// ComfortDelay is how long a tool may run before the caller hears a
-	// soft comfort tone (default 1 s).
+	// Transcriber, when set, transcribes the caller's turns the provider
+	// did not transcribe (optional: without it the record keeps only the
+	// provider's transcripts of the caller).
+	Transcriber Transcriber
+	// TranscriptWait is how long after speech_stopped the provider's
+	// input transcript may take before the Transcriber is asked, when the
+	// session has input transcription on (default 2 s). With it off the
+	// Transcriber is asked at once.
+	TranscriptWait time.Duration
+	// TranscribeTimeout bounds one Transcriber call (default 15 s).
+	TranscribeTimeout time.Duration
+	// ComfortDelay is how long a tool (a keypad send, a transfer) may run
+	// before the caller hears the agent's comfort prompt, then a soft
+	// comfort tone (default 1 s).
 	ComfortDelay time.Duration
 	// CancelGrace is how long after speech_started the runtime waits for
 	// the provider to cancel the response itself before it sends
@@ -76,6 +96,12 @@ func NewRuntime(agents *Service, opts RuntimeOptions) *Runtime {
 	if opts.ReconnectTimeout == 0 {
 		opts.ReconnectTimeout = 5 * time.Second
 	}
+	if opts.TranscriptWait == 0 {
+		opts.TranscriptWait = 2 * time.Second
+	}
+	if opts.TranscribeTimeout == 0 {
+		opts.TranscribeTimeout = 15 * time.Second
+	}
 	return &Runtime{agents: agents, opts: opts}
 }
 
@@ -92,6 +118,15 @@ func (r *Runtime) Conversation(ctx context.Context, id string, log zerolog.Logge
 		return call.NewEcho(0), nil
 	}
 	return newBridge(r, cfg, log.With().Str("agent_id", cfg.ID).Logger()), nil
+}
+
+// AudioRate is the sample rate of c's calls (8000 when its sessions speak
+// G.711, else 24000): the rate to pre-render its prompts at.
+func (r *Runtime) AudioRate(c *Config) int {
+	if f := r.format(c.Settings.Engine); f == realtime.FormatPCMU || f == realtime.FormatPCMA {
+		return 8000
+	}
+	return 24000
 }
 
 // format is the audio format of an agent's sessions.

@@ -23,6 +23,9 @@ const (
 	MinIdleTimeoutMS   = 1000
 	MaxDurationLimitS  = 4 * 3600
 	MinDurationS       = 10
+	// MaxComfortPromptLen bounds comfort_prompt, in characters: it is
+	// said while the caller waits, so it must stay short.
+	MaxComfortPromptLen = 200
 )
 
 // toolNameRE is the function-name charset realtime providers accept.
@@ -75,6 +78,20 @@ func (req *request) applyRuntime(c *Config) error {
 			return httpx.BadRequest("apology", "apology is longer than %d characters", MaxGreetingLen)
 		}
 		s.Apology = *req.Apology
+	}
+	if req.ComfortPrompt != nil {
+		v := strings.TrimSpace(*req.ComfortPrompt)
+		if utf8.RuneCountInString(v) > MaxComfortPromptLen {
+			return httpx.BadRequest("comfort_prompt", "comfort_prompt is longer than %d characters", MaxComfortPromptLen)
+		}
+		s.ComfortPrompt = &v
+	}
+	if req.Announcement != nil {
+		v := strings.TrimSpace(*req.Announcement)
+		if utf8.RuneCountInString(v) > MaxGreetingLen {
+			return httpx.BadRequest("transfer_announcement", "transfer_announcement is longer than %d characters", MaxGreetingLen)
+		}
+		s.TransferAnnouncement = &v
 	}
 	if req.IdleTimeoutMS != nil {
 		if v := *req.IdleTimeoutMS; v != 0 && (v < MinIdleTimeoutMS || v > MaxIdleTimeoutMS) {

@@ -32,11 +32,7 @@ func (a *App) buildCalls(cfg *config.Config, log zerolog.Logger) error {
 		sipHost = cfg.SIP.Addr
 	}
 	a.numbers = numbers.NewService(a.st, numbers.Options{SIPHost: sipHost, Pool: cfg.Numbers.Pool, Sealer: a.box, NewWebhookSecret: auth.NewWebhookSecret, Log: log})
-	a.agents = agent.NewService(a.st, agent.Options{OnSave: func(c *agent.Config) {
-		if a.greeter != nil {
-			a.greeter.Warm(c.Settings.Greeting, c.Settings.Voice, modelRate)
-		}
-	}})
+	a.agents = agent.NewService(a.st, agent.Options{OnSave: func(c *agent.Config) { a.warmPrompts(c) }})
 
 	bindIP, err := rtpBindIP(cfg)
 	if err != nil {
@@ -65,8 +61,12 @@ func (a *App) buildCalls(cfg *config.Config, log zerolog.Logger) error {
 	if err != nil {
 		return err
 	}
+	stt, err := buildTranscriber(cfg)
+	if err != nil {
+		return err
+	}
 	a.runtime = agent.NewRuntime(a.agents, agent.RuntimeOptions{Engines: engines, Greeter: a.greeter, Tools: toolCaller{tools},
-		UpstreamFormat: "audio/" + cfg.Upstream.AudioFormat})
+		Transcriber: stt, UpstreamFormat: "audio/" + cfg.Upstream.AudioFormat})
 	if err := a.buildControl(cfg, engines, log); err != nil {
 		return err
 	}
@@ -103,7 +103,20 @@ func (a *App) buildCalls(cfg *config.Config, log zerolog.Logger) error {
 	if demo != "" {
 		log.Info().Str("phone_number", demo).Str("dial", "sip:"+demo+"@"+sipHost).Msg("created the demo number, routed to the demo agent")
 	}
-	return a.agents.Each(context.Background(), func(c *agent.Config) { a.greeter.Warm(c.Settings.Greeting, c.Settings.Voice, modelRate) })
+	return a.agents.Each(context.Background(), a.warmPrompts)
+}
+
+// warmPrompts renders an agent's greeting and prompts into the greeting
+// cache at its calls' rate (agent saved, appliance started).
+func (a *App) warmPrompts(c *agent.Config) {
+	if a.greeter == nil {
+		return
+	}
+	rate := modelRate
+	if a.runtime != nil {
+		rate = a.runtime.AudioRate(c)
+	}
+	a.greeter.Warm(c.Settings.Voice, rate, c.Prompts()...)
 }
 
 // buildControl wires webhook-routed calls, the realtime sockets, client

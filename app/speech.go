@@ -1,12 +1,19 @@
 package app
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/rs/zerolog"
 
+	"switchboard/agent"
 	"switchboard/config"
 	"switchboard/speech"
 )
@@ -21,6 +28,40 @@ func buildSpeech(cfg *config.Config, log zerolog.Logger) (*speech.Service, error
 		return nil, fmt.Errorf("speech: %w", err)
 	}
 	return s, nil
+}
+
+// sttTimeout bounds one fallback transcription request to the provider.
+const sttTimeout = 30 * time.Second
+
+// buildTranscriber returns the STT fallback of agent calls: the provider's
+// POST /v1/stt (the engine speech.stt_engine=upstream selects, with the
+// same URL and key) when it is configured, else nil (no fallback).
+func buildTranscriber(cfg *config.Config) (agent.Transcriber, error) {
+	if !strings.EqualFold(cfg.Speech.STTEngine, speech.EngineUpstream) {
+		return nil, nil
+	}
+	keyEnv := cfg.Upstream.APIKeyEnv
+	if keyEnv == "" {
+		keyEnv = "SWITCHBOARD_UPSTREAM_API_KEY"
+	}
+	u, err := speech.NewUpstreamSTT(cfg.Speech.UpstreamURL, os.Getenv(keyEnv), &http.Client{Timeout: sttTimeout})
+	if err != nil {
+		return nil, fmt.Errorf("stt fallback: %w", err)
+	}
+	return transcriber{u}, nil
+}
+
+// transcriber sends a caller's turn to the STT engine as raw PCM.
+type transcriber struct{ stt *speech.UpstreamSTT }
+
+// Transcribe returns the text of pcm (PCM16LE mono at rate) (agent.Transcriber).
+func (t transcriber) Transcribe(ctx context.Context, pcm []byte, rate int) (string, error) {
+	tr, err := t.stt.Transcribe(ctx, &speech.STTRequest{File: bytes.NewReader(pcm), FileSize: int64(len(pcm)),
+		Fields: []speech.Field{{Name: "audio_format", Value: "pcm"}, {Name: "sample_rate", Value: strconv.Itoa(rate)}}})
+	if err != nil {
+		return "", err
+	}
+	return tr.Text, nil
 }
 
 // greeter renders agents' greetings and apologies with the TTS engine and
@@ -83,15 +124,20 @@ func (g *greeter) Render(ctx context.Context, text, voice string, rate int) ([]b
 	return pcm, nil
 }
 
-// Warm renders text ahead of the first call (agent saved, appliance
-// started); failures are logged, the call will retry.
-func (g *greeter) Warm(text, voice string, rate int) {
-	if text == "" {
+// Warm renders texts, one after the other, ahead of the first call (agent
+// saved, appliance started); failures are logged, the call will retry.
+func (g *greeter) Warm(voice string, rate int, texts ...string) {
+	if len(texts) == 0 {
 		return
 	}
 	go func() {
-		if _, err := g.Render(context.Background(), text, voice, rate); err != nil {
-			g.log.Warn().Err(err).Msg("greeting not pre-rendered")
+		for _, text := range texts {
+			if text == "" {
+				continue
+			}
+			if _, err := g.Render(context.Background(), text, voice, rate); err != nil {
+				g.log.Warn().Err(err).Str("text", text).Msg("prompt not pre-rendered")
+			}
 		}
 	}()
 }
