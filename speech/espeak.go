@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"switchboard/media"
 	"unicode"
 
 	"golang.org/x/sync/errgroup"
@@ -97,7 +98,7 @@ func (e *Espeak) run(ctx context.Context, doc, voice string, wordsPerMinute, rat
 	if err != nil {
 		return nil, fmt.Errorf("espeak-ng output: %w", err)
 	}
-	return Resample(pcm, inRate, rate), nil
+	return media.Convert(pcm, inRate, rate), nil
 }
 
 // Phonemes returns espeak-ng's phoneme mnemonics (-x) for an SSML document,

@@ -18,20 +18,9 @@ var upgrader = websocket.Upgrader{
 	CheckOrigin: func(*http.Request) bool { return true },
 }
 
-// upgrade switches the request to a WebSocket. The API server wraps the
-// ResponseWriter (status logging), so the Hijacker is looked for through
-// Unwrap.
+// upgrade switches the request to a WebSocket (the API server's
+// ResponseWriter hands over its connection).
 func upgrade(w http.ResponseWriter, r *http.Request) (*websocket.Conn, error) {
-	for {
-		if _, ok := w.(http.Hijacker); ok {
-			break
-		}
-		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
-		if !ok {
-			break
-		}
-		w = u.Unwrap()
-	}
 	return upgrader.Upgrade(w, r, nil)
 }
 

@@ -22,7 +22,6 @@ import (
 	"switchboard/media"
 	"switchboard/media/wav"
 	"switchboard/sip"
-	"switchboard/speech"
 )
 
 func init() {
@@ -548,7 +547,7 @@ func loadPhoneAudio(path string) ([]int16, error) {
 		if a.SampleRate < 4000 || a.SampleRate > 192000 {
 			return nil, fmt.Errorf("--play %s: %d Hz is not a usable sample rate", path, a.SampleRate)
 		}
-		return speech.Resample(pcm, a.SampleRate, media.ClockRate), nil
+		return media.Convert(pcm, a.SampleRate, media.ClockRate), nil
 	}
 	return rs.Process(make([]int16, 0, len(pcm)*media.ClockRate/a.SampleRate+1), pcm), nil
 }

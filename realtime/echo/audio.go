@@ -5,6 +5,7 @@ import (
 
 	"github.com/zaf/g711"
 
+	"switchboard/media"
 	"switchboard/realtime"
 )
 
@@ -77,26 +78,8 @@ func convert(b []byte, from, to format) []byte {
 		return b
 	}
 	s := from.decode(nil, b)
-	s = resample(s, from.rate, to.rate)
+	if from.rate != to.rate {
+		s = media.Convert(s, from.rate, to.rate)
+	}
 	return to.encode(nil, s)
-}
-
-// resample converts s from rate `from` to rate `to` by linear interpolation.
-// It is a stand-in good enough for an echo; the media package owns the real
-// resampler.
-func resample(s []int16, from, to int) []int16 {
-	if from == to || len(s) == 0 {
-		return s
-	}
-	n := int(int64(len(s)) * int64(to) / int64(from))
-	out := make([]int16, n)
-	for i := range out {
-		pos := float64(i) * float64(from) / float64(to)
-		j := int(pos)
-		frac := pos - float64(j)
-		a := float64(s[min(j, len(s)-1)])
-		b := float64(s[min(j+1, len(s)-1)])
-		out[i] = int16(a + (b-a)*frac)
-	}
-	return out
 }

@@ -3,11 +3,11 @@ package echo
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
-	"errors"
 	"fmt"
 	"math"
 	"os/exec"
+	"switchboard/media"
+	"switchboard/media/wav"
 )
 
 // Synthesizer turns text into mono 16-bit samples at sampleRate.
@@ -47,11 +47,11 @@ func (e Espeak) Synthesize(ctx context.Context, text string, sampleRate int) ([]
 	if err != nil {
 		return nil, fmt.Errorf("espeak-ng: %w: %s", err, bytes.TrimSpace(stderr.Bytes()))
 	}
-	s, rate, err := parseWAV(out)
+	a, err := wav.Decode(bytes.NewReader(out))
 	if err != nil {
 		return nil, fmt.Errorf("espeak-ng: %w", err)
 	}
-	return resample(s, rate, sampleRate), nil
+	return media.Convert(a.Mono(), a.SampleRate, sampleRate), nil
 }
 
 // Tone is the fallback Synthesizer: a short two-note chime whose length grows
@@ -81,45 +81,4 @@ func DefaultSynthesizer() Synthesizer {
 		return Espeak{Path: p}
 	}
 	return Tone{}
-}
-
-var errWAV = errors.New("not a 16-bit PCM mono WAV")
-
-// parseWAV reads a RIFF/WAVE file of 16-bit PCM (mono, or the first
-// channel). espeak-ng writes 0xFFFFFFFF sizes when streaming; a data chunk
-// then runs to the end.
-func parseWAV(b []byte) ([]int16, int, error) {
-	if len(b) < 12 || string(b[0:4]) != "RIFF" || string(b[8:12]) != "WAVE" {
-		return nil, 0, errWAV
-	}
-	var rate, channels, bits int
-	for p := 12; p+8 <= len(b); {
-		id := string(b[p : p+4])
-		size := int(binary.LittleEndian.Uint32(b[p+4:]))
-		body := b[p+8:]
-		if size < 0 || size > len(body) {
-			size = len(body)
-		}
-		switch id {
-		case "fmt ":
-			if size < 16 || binary.LittleEndian.Uint16(body) != 1 {
-				return nil, 0, errWAV
-			}
-			channels = int(binary.LittleEndian.Uint16(body[2:]))
-			rate = int(binary.LittleEndian.Uint32(body[4:]))
-			bits = int(binary.LittleEndian.Uint16(body[14:]))
-		case "data":
-			if rate <= 0 || bits != 16 || channels < 1 {
-				return nil, 0, errWAV
-			}
-			step := 2 * channels
-			s := make([]int16, 0, size/step)
-			for i := 0; i+1 < size; i += step {
-				s = append(s, int16(binary.LittleEndian.Uint16(body[i:])))
-			}
-			return s, rate, nil
-		}
-		p += 8 + size + size&1
-	}
-	return nil, 0, errWAV
 }

@@ -2,7 +2,6 @@ package echo
 
 import (
 	"context"
-	"encoding/binary"
 	"os/exec"
 	"testing"
 	"time"
@@ -38,78 +37,6 @@ func TestToneFallback(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 350*8, len(s))
 	require.Greater(t, frameDBFS(s), -30.0)
-}
-
-func wav(rate, channels int, samples []int16, streaming bool) []byte {
-	data := make([]byte, 0, 2*len(samples))
-	for _, v := range samples {
-		data = binary.LittleEndian.AppendUint16(data, uint16(v))
-	}
-	size := uint32(len(data))
-	if streaming {
-		size = 0xFFFFFFFF
-	}
-	b := []byte("RIFF\xff\xff\xff\xffWAVEfmt ")
-	b = binary.LittleEndian.AppendUint32(b, 16)
-	b = binary.LittleEndian.AppendUint16(b, 1)
-	b = binary.LittleEndian.AppendUint16(b, uint16(channels))
-	b = binary.LittleEndian.AppendUint32(b, uint32(rate))
-	b = binary.LittleEndian.AppendUint32(b, uint32(rate*2*channels))
-	b = binary.LittleEndian.AppendUint16(b, uint16(2*channels))
-	b = binary.LittleEndian.AppendUint16(b, 16)
-	b = append(b, "LIST"...)
-	b = binary.LittleEndian.AppendUint32(b, 3)
-	b = append(b, "abc\x00"...) // odd chunk, padded
-	b = append(b, "data"...)
-	b = binary.LittleEndian.AppendUint32(b, size)
-	return append(b, data...)
-}
-
-func TestParseWAV(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		in   []byte
-		ok   bool
-	}{
-		{"mono", wav(22050, 1, []int16{1, -2, 3}, false), true},
-		{"streaming size", wav(22050, 1, []int16{1, -2, 3}, true), true},
-		{"stereo keeps the first channel", wav(22050, 2, []int16{1, 9, -2, 9, 3, 9}, false), true},
-		{"not riff", []byte("hello world, not a wav"), false},
-		{"truncated", wav(22050, 1, nil, false)[:20], false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			s, rate, err := parseWAV(tc.in)
-			if !tc.ok {
-				require.Error(t, err)
-				return
-			}
-			require.NoError(t, err)
-			require.Equal(t, 22050, rate)
-			require.Equal(t, []int16{1, -2, 3}, s)
-		})
-	}
-}
-
-func FuzzParseWAV(f *testing.F) {
-	f.Add(wav(22050, 1, []int16{1, 2, 3}, true))
-	f.Add([]byte("RIFF\x00\x00\x00\x00WAVE"))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		s, rate, err := parseWAV(b)
-		if err == nil && (rate <= 0 || len(s) > len(b)) {
-			t.Fatalf("rate %d, %d samples from %d bytes", rate, len(s), len(b))
-		}
-	})
-}
-
-func TestResample(t *testing.T) {
-	in := make([]int16, 22050)
-	for i := range in {
-		in[i] = int16(i % 100)
-	}
-	out := resample(in, 22050, 24000)
-	require.Len(t, out, 24000)
-	require.Len(t, resample(out, 24000, 8000), 8000)
-	require.Equal(t, in, resample(in, 22050, 22050))
 }
 
 // TestEchoRepeatsEspeakSpeech feeds real synthetic speech through the VAD: one

@@ -1,16 +1,18 @@
-package speech
+package media
 
 import "math"
 
-// resampleTaps is the half-width of the windowed-sinc kernel in input
+// convertTaps is the half-width of the windowed-sinc kernel in input
 // samples at the narrower of the two rates.
-const resampleTaps = 16
+const convertTaps = 16
 
-// Resample converts mono 16-bit PCM from inRate to outRate with a
-// Blackman-windowed sinc low-pass filter at the lower Nyquist frequency
-// (band-limited, so downsampling does not alias). It handles any pair of
-// positive rates through the reduced ratio; equal rates return a copy.
-func Resample(in []int16, inRate, outRate int) []int16 {
+// Convert resamples a whole mono 16-bit PCM signal from inRate to outRate
+// with a Blackman-windowed sinc low-pass filter at the lower Nyquist
+// frequency (band-limited, so downsampling does not alias). Unlike the
+// per-frame Resampler it takes any pair of positive rates (22050, 44100:
+// what TTS engines and WAV files bring), through the reduced ratio; equal
+// rates return a copy. It allocates: it is for whole clips, not frames.
+func Convert(in []int16, inRate, outRate int) []int16 {
 	if inRate == outRate || len(in) == 0 {
 		return append([]int16(nil), in...)
 	}
@@ -20,7 +22,7 @@ func Resample(in []int16, inRate, outRate int) []int16 {
 	if outRate < inRate {
 		cutoff = float64(outRate) / float64(inRate)
 	}
-	half := int(math.Ceil(resampleTaps / cutoff))
+	half := int(math.Ceil(convertTaps / cutoff))
 	width := 2 * half
 	// One filter per output phase (n*down mod up), built once.
 	table := make([][]float64, up)
@@ -51,7 +53,7 @@ func Resample(in []int16, inRate, outRate int) []int16 {
 				acc += h[k] * float64(in[idx])
 			}
 		}
-		out[n] = clamp16(acc)
+		out[n] = clamp16(float32(acc))
 	}
 	return out
 }
@@ -70,22 +72,4 @@ func blackman(x, half float64) float64 {
 	}
 	t := (x + half) / (2 * half)
 	return 0.42 - 0.5*math.Cos(2*math.Pi*t) + 0.08*math.Cos(4*math.Pi*t)
-}
-
-func clamp16(v float64) int16 {
-	v = math.Round(v)
-	if v > math.MaxInt16 {
-		return math.MaxInt16
-	}
-	if v < math.MinInt16 {
-		return math.MinInt16
-	}
-	return int16(v)
-}
-
-func gcd(a, b int) int {
-	for b != 0 {
-		a, b = b, a%b
-	}
-	return a
 }

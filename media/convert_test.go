@@ -1,4 +1,4 @@
-package speech
+package media
 
 import (
 	"math"
@@ -32,7 +32,7 @@ func TestResampleKeepsToneAndLength(t *testing.T) {
 	} {
 		t.Run("", func(t *testing.T) {
 			in := sine(tc.in, 1000, 1, 10000)
-			out := Resample(in, tc.in, tc.out)
+			out := Convert(in, tc.in, tc.out)
 			require.InDelta(t, tc.out, len(out), 1, "one second stays one second")
 			// 1 kHz: 2000 zero crossings a second.
 			require.InDelta(t, 2000, zeroCrossings(out), 4)
@@ -45,14 +45,14 @@ func TestResampleKeepsToneAndLength(t *testing.T) {
 func TestResampleFiltersAboveNyquist(t *testing.T) {
 	// 6 kHz cannot be carried at 8 kHz: it must be filtered out, not
 	// folded down to 2 kHz.
-	out := Resample(sine(22050, 6000, 1, 10000), 22050, 8000)
+	out := Convert(sine(22050, 6000, 1, 10000), 22050, 8000)
 	mid := out[len(out)/4 : 3*len(out)/4]
 	require.Less(t, rms(mid), 10000/math.Sqrt2/100, "at least 40 dB down")
 }
 
 func TestResampleSameRateCopies(t *testing.T) {
 	in := []int16{1, 2, 3}
-	out := Resample(in, 8000, 8000)
+	out := Convert(in, 8000, 8000)
 	require.Equal(t, in, out)
 	out[0] = 9
 	require.Equal(t, int16(1), in[0])
@@ -62,7 +62,7 @@ func BenchmarkResample22050To8000(b *testing.B) {
 	in := sine(22050, 440, 1, 10000)
 	b.SetBytes(int64(len(in) * 2))
 	for b.Loop() {
-		Resample(in, 22050, 8000)
+		Convert(in, 22050, 8000)
 	}
 }
 
@@ -70,6 +70,6 @@ func BenchmarkResample22050To24000(b *testing.B) {
 	in := sine(22050, 440, 1, 10000)
 	b.SetBytes(int64(len(in) * 2))
 	for b.Loop() {
-		Resample(in, 22050, 24000)
+		Convert(in, 22050, 24000)
 	}
 }
