@@ -61,9 +61,9 @@ func (a *App) buildCalls(cfg *config.Config, log zerolog.Logger) error {
 	if err != nil {
 		return err
 	}
-	stt, err := buildTranscriber(cfg)
-	if err != nil {
-		return err
+	var stt agent.Transcriber
+	if a.speech.HasSTT() {
+		stt = sttFallback{a.speech}
 	}
 	a.runtime = agent.NewRuntime(a.agents, agent.RuntimeOptions{Engines: engines, Greeter: a.greeter, Tools: toolCaller{tools},
 		Transcriber: stt, UpstreamFormat: "audio/" + cfg.Upstream.AudioFormat})

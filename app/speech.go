@@ -1,19 +1,13 @@
 package app
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"net/http"
-	"os"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/rs/zerolog"
 
-	"switchboard/agent"
 	"switchboard/config"
 	"switchboard/speech"
 )
@@ -33,35 +27,12 @@ func buildSpeech(cfg *config.Config, log zerolog.Logger) (*speech.Service, error
 // sttTimeout bounds one fallback transcription request to the provider.
 const sttTimeout = 30 * time.Second
 
-// buildTranscriber returns the STT fallback of agent calls: the provider's
-// POST /v1/stt (the engine speech.stt_engine=upstream selects, with the
-// same URL and key) when it is configured, else nil (no fallback).
-func buildTranscriber(cfg *config.Config) (agent.Transcriber, error) {
-	if !strings.EqualFold(cfg.Speech.STTEngine, speech.EngineUpstream) {
-		return nil, nil
-	}
-	keyEnv := cfg.Upstream.APIKeyEnv
-	if keyEnv == "" {
-		keyEnv = "SWITCHBOARD_UPSTREAM_API_KEY"
-	}
-	u, err := speech.NewUpstreamSTT(cfg.Speech.UpstreamURL, os.Getenv(keyEnv), &http.Client{Timeout: sttTimeout})
-	if err != nil {
-		return nil, fmt.Errorf("stt fallback: %w", err)
-	}
-	return transcriber{u}, nil
-}
+// sttFallback is the agent runtime's transcript fallback: the speech
+// service's STT engine (agent.Transcriber).
+type sttFallback struct{ s *speech.Service }
 
-// transcriber sends a caller's turn to the STT engine as raw PCM.
-type transcriber struct{ stt *speech.UpstreamSTT }
-
-// Transcribe returns the text of pcm (PCM16LE mono at rate) (agent.Transcriber).
-func (t transcriber) Transcribe(ctx context.Context, pcm []byte, rate int) (string, error) {
-	tr, err := t.stt.Transcribe(ctx, &speech.STTRequest{File: bytes.NewReader(pcm), FileSize: int64(len(pcm)),
-		Fields: []speech.Field{{Name: "audio_format", Value: "pcm"}, {Name: "sample_rate", Value: strconv.Itoa(rate)}}})
-	if err != nil {
-		return "", err
-	}
-	return tr.Text, nil
+func (f sttFallback) Transcribe(ctx context.Context, pcm []byte, rate int) (string, error) {
+	return f.s.TranscribePCM(ctx, pcm, rate)
 }
 
 // greeter renders agents' greetings and apologies with the TTS engine and

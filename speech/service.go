@@ -1,10 +1,12 @@
 package speech
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -149,3 +151,21 @@ func (s *Service) Close() error {
 	s.wg.Wait()
 	return nil
 }
+
+// TranscribePCM transcribes raw PCM16LE mono audio at rate with the
+// configured STT engine (the agent runtime's transcript fallback). Without
+// an STT engine it returns ErrEngineUnavailable.
+func (s *Service) TranscribePCM(ctx context.Context, pcm []byte, rate int) (string, error) {
+	if s.stt == nil {
+		return "", ErrEngineUnavailable
+	}
+	tr, err := s.stt.Transcribe(ctx, &STTRequest{File: bytes.NewReader(pcm), FileSize: int64(len(pcm)),
+		Fields: []Field{{Name: "audio_format", Value: "pcm"}, {Name: "sample_rate", Value: strconv.Itoa(rate)}}})
+	if err != nil {
+		return "", err
+	}
+	return tr.Text, nil
+}
+
+// HasSTT reports whether an STT engine is configured.
+func (s *Service) HasSTT() bool { return s.stt != nil }
