@@ -40,7 +40,7 @@ bench: deps-go
 	$(GO) test -run '^$$' -bench . -benchmem ./media/... ./dtmf/... ./realtime/... ./webhook/...
 
 bench-calls: deps build
-	$(GO) run ./test/loadbench -calls $${CALLS:-200} -duration $${DURATION:-30s}
+	$(GO) run ./test/loadbench -calls $${CALLS:-200} -duration $${DURATION:-30s} -engine $${ENGINE:-echo}
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')

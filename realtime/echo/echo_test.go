@@ -417,3 +417,21 @@ func eqBytes(t *testing.T, want, got []byte) {
 		}
 	}
 }
+
+// TestOldItemsForgetTheirAudio: a long conversation keeps the audio of its
+// newest items only, so memory stays bounded; an old answer can no longer
+// be truncated, the latest one can.
+func TestOldItemsForgetTheirAudio(t *testing.T) {
+	s := open(t, Options{Unpaced: true}, realtime.SessionConfig{})
+	var answers []string
+	for turn := 0; turn < 6; turn++ {
+		feed(t, s, cat(pcm(200, 0), pcm(400, 8000), pcm(900, 0)), 960)
+		evs := until(t, s, realtime.TypeResponseDone)
+		answers = append(answers, find[*realtime.ResponseOutputItemAdded](t, evs).Item.ID)
+	}
+	require.NoError(t, s.Send(context.Background(), &realtime.ConversationItemTruncate{ItemID: answers[0], AudioEndMs: 10}))
+	e := until(t, s, realtime.TypeError)
+	require.Contains(t, e[len(e)-1].(*realtime.ErrorEvent).Error.Message, "with audio")
+	require.NoError(t, s.Send(context.Background(), &realtime.ConversationItemTruncate{ItemID: answers[5], AudioEndMs: 10}))
+	until(t, s, realtime.TypeConversationItemTruncated)
+}

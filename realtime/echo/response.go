@@ -95,6 +95,7 @@ func (s *session) startResponse(p *realtime.ResponseParams, src *item) {
 	}
 	ni.it.Content = []realtime.ContentPart{{Type: contentType, Transcript: r.transcript}}
 	s.items = append(s.items, ni)
+	s.forgetAudio()
 	s.emit(&realtime.ResponseCreated{Response: realtime.Response{ID: r.id, Object: "realtime.response", Status: realtime.StatusInProgress,
 		Output: []realtime.Item{}, OutputModalities: mods, Audio: &realtime.AudioConfig{Output: &realtime.AudioOutput{Format: s.cfg.OutputFormat(), Voice: s.cfg.Audio.Output.Voice}}}})
 	s.emit(&realtime.ResponseOutputItemAdded{ResponseID: r.id, Item: it})

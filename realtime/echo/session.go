@@ -353,6 +353,22 @@ func (s *session) onAudio(b []byte) {
 	}
 }
 
+// keptAudioItems is how many of the newest items keep their audio. Older
+// items keep their place in the conversation but not their audio, so a long
+// call's memory stays bounded (the caller cannot barge into, truncate or
+// replay an answer that old anyway).
+const keptAudioItems = 8
+
+// forgetAudio drops the audio of items older than the newest keptAudioItems.
+func (s *session) forgetAudio() {
+	for i := len(s.items) - keptAudioItems - 1; i >= 0; i-- {
+		if s.items[i].audio == nil {
+			break
+		}
+		s.items[i].audio = nil
+	}
+}
+
 func boolOr(b *bool, def bool) bool {
 	if b == nil {
 		return def
@@ -372,6 +388,7 @@ func (s *session) commit(itemID string, from, to, speechEnd int64) {
 	it := realtime.Item{ID: itemID, Object: "realtime.item", Type: realtime.ItemMessage, Status: realtime.StatusCompleted, Role: realtime.RoleUser,
 		Content: []realtime.ContentPart{{Type: realtime.ContentInputAudio}}}
 	s.items = append(s.items, &item{it: it, audio: audio, audioFm: s.in, spokeMs: s.ms(speechEnd - s.onsetOr(from))})
+	s.forgetAudio()
 	s.emit(&realtime.ConversationItemAdded{PreviousItemID: prev, Item: it})
 	s.emit(&realtime.ConversationItemDone{PreviousItemID: prev, Item: it})
 	if tr := s.cfg.Audio.Input.Transcription; tr.Value != nil {

@@ -1,6 +1,7 @@
 // Command loadbench measures the appliance under concurrent calls: it
 // starts the built switchboard binary on loopback, has sipp place -calls
-// concurrent calls to the demo number that play sipp's G.711 speech pcap
+// concurrent calls to the demo number (or a line-test number with
+// -engine loopback) that play sipp's G.711 speech pcap
 // for -duration, and reports completed and failed calls, the appliance's
 // CPU and memory per call (read from /proc, the appliance being its own
 // process), and the appliance's own media statistics (late, lost and
@@ -28,6 +29,7 @@ func main() {
 	flag.StringVar(&o.pcap, "pcap", "/usr/share/sip-tester/g711a.pcap", "G.711 A-law RTP capture sipp plays (7.08 s, 30 ms packets)")
 	flag.IntVar(&o.rtpBase, "rtp-base", 40000, "first RTP port of the appliance's range (4 ports per call are reserved)")
 	flag.BoolVar(&o.keep, "keep", false, "keep the temporary directory (logs, sipp statistics)")
+	flag.StringVar(&o.engine, "engine", "echo", "what answers: echo (the demo agent on the offline echo engine: VAD, greeting, turns) or loopback (the line test: media only)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -74,7 +74,7 @@ func (r *report) print(w io.Writer) {
 		return fmt.Sprintf("%.3f%%", 100*v/in)
 	}
 	fmt.Fprintf(w, "\nmachine: %s\n", r.machine)
-	fmt.Fprintf(w, "load:    %d calls, %.0f new calls/s, each playing %v of A-law speech (%v loop) then BYE\n", r.opts.calls, r.opts.rate, r.opts.duration, r.audioLen.Round(10*time.Millisecond))
+	fmt.Fprintf(w, "load:    %d calls to the %s engine, %.0f new calls/s, each playing %v of A-law speech (%v loop) then BYE\n", r.opts.calls, r.opts.engine, r.opts.rate, r.opts.duration, r.audioLen.Round(10*time.Millisecond))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	row := func(k string, v ...any) { fmt.Fprintf(tw, "  %s\t%s\n", k, fmt.Sprint(v...)) }
 	fmt.Fprintln(tw, "\ncalls\t")

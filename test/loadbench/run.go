@@ -2,7 +2,9 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -25,6 +27,7 @@ type options struct {
 	pcap     string
 	rtpBase  int
 	keep     bool
+	engine   string
 }
 
 func numCPU() int { return runtime.NumCPU() }
@@ -84,6 +87,16 @@ func run(ctx context.Context, o options) (*report, error) {
 	}
 	defer app.stop()
 
+	number := "18005550100" // the demo agent, seeded on first start
+	switch o.engine {
+	case "echo":
+	case "loopback":
+		if number, err = lineTestNumber(ctx, app.url, filepath.Join(tmp, "data", "owner.key")); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, fmt.Errorf("-engine %q: want echo or loopback", o.engine)
+	}
 	rep := &report{opts: o, machine: machine(), audioLen: audioLen}
 	time.Sleep(time.Second)
 	if rep.idle, err = readProc(app.cmd.Process.Pid); err != nil {
@@ -95,7 +108,7 @@ func run(ctx context.Context, o options) (*report, error) {
 	}
 
 	stat := filepath.Join(tmp, "sipp_stat.csv")
-	args := []string{app.sip, "-sf", scen, "-s", "18005550100", "-t", "u1",
+	args := []string{app.sip, "-sf", scen, "-s", number, "-t", "u1",
 		"-i", "127.0.0.1", "-mi", "127.0.0.1",
 		"-m", strconv.Itoa(o.calls), "-l", strconv.Itoa(o.calls),
 		"-r", strconv.FormatFloat(o.rate, 'f', -1, 64), "-rp", "1000",
@@ -281,4 +294,42 @@ func lastLines(path string) string {
 		}
 	}
 	return strings.Join(lines, "\n")
+}
+
+// lineTestNumber creates, through the appliance's API, an agent on the
+// loopback engine and a number routed to it, and returns the number's
+// digits to dial.
+func lineTestNumber(ctx context.Context, base, keyFile string) (string, error) {
+	key, err := os.ReadFile(keyFile)
+	if err != nil {
+		return "", fmt.Errorf("owner key: %w", err)
+	}
+	post := func(path string, body any) (map[string]any, error) {
+		b, _ := json.Marshal(body)
+		req, err := http.NewRequestWithContext(ctx, "POST", base+path, bytes.NewReader(b))
+		if err != nil {
+			return nil, err
+		}
+		req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(key)))
+		req.Header.Set("Content-Type", "application/json")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return nil, err
+		}
+		defer res.Body.Close()
+		var m map[string]any
+		if err := json.NewDecoder(res.Body).Decode(&m); err != nil || res.StatusCode != 200 {
+			return nil, fmt.Errorf("POST %s: %d %v", path, res.StatusCode, m)
+		}
+		return m, nil
+	}
+	ag, err := post("/v1/agents", map[string]any{"name": "loadbench line test", "engine": "loopback"})
+	if err != nil {
+		return "", err
+	}
+	if _, err := post("/v2/phone-numbers", map[string]any{"origin": "byo_trunk", "name": "loadbench line test",
+		"phone_number": "+14155550150", "agent_id": ag["agent_id"]}); err != nil {
+		return "", err
+	}
+	return "14155550150", nil
 }
