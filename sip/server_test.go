@@ -175,6 +175,7 @@ type sippCase struct {
 	Header       string
 	HeaderRegexp string
 	Hold         bool
+	Update       bool
 	WaitBye      bool
 }
 
@@ -307,6 +308,24 @@ func TestSippHoldUnhold(t *testing.T) {
 	require.Equal(t, SendRecv, r.updates[1].Direction)
 	require.True(t, r.updates[1].CanSend())
 	require.Equal(t, uint16(40002), r.updates[1].RemoteAddr.Port())
+}
+
+// TestSippUpdateInactive: an UPDATE (RFC 3311) with a=inactive is answered
+// with the current SDP marked inactive, and the call sees the new media
+// (no RTP either way, a new remote port).
+func TestSippUpdateInactive(t *testing.T) {
+	h := newAnsweringHandler()
+	srv := startServer(t, Options{}, h)
+	c := g711Case("update", 200)
+	c.Update = true
+	out, err := runSipp(t, srv.UDPAddr(), "u1", renderScenario(t, c), "15551230000")
+	requireSipp(t, out, err)
+	r := h.next(t)
+	require.ErrorIs(t, r.cause, ErrRemoteBye)
+	require.Len(t, r.updates, 1)
+	require.Equal(t, Inactive, r.updates[0].Direction)
+	require.False(t, r.updates[0].CanSend())
+	require.Equal(t, uint16(40004), r.updates[0].RemoteAddr.Port())
 }
 
 func TestSippRefusals(t *testing.T) {
