@@ -12,7 +12,7 @@ import (
 func init() {
 	register("agents", "manage agents: create|list|get|update|delete", func(env *cliEnv, args []string) error {
 		return subcommand(env, "agents", args, map[string]func(*cliEnv, []string) error{
-			"create": agentsCreate, "list": agentsList, "get": agentsGet, "update": agentsUpdate, "delete": agentsDelete,
+			"create": agentsCreate, "list": agents.list, "get": agents.get, "update": agentsUpdate, "delete": agents.delete,
 		})
 	})
 }
@@ -28,6 +28,9 @@ type agentRecord struct {
 	Instructions string `json:"instructions"`
 	UpdatedAt    string `json:"updated_at"`
 }
+
+// agents is the /v1/agents collection for the generic commands.
+var agents = resource[agentRecord]{noun: "agents", what: "agent", path: "/v1/agents", field: "agents", table: (*cliEnv).agentTable}
 
 func (e *cliEnv) agentTable(as []agentRecord) error {
 	rows := make([][]string, 0, len(as))
@@ -92,18 +95,6 @@ func agentBody(env *cliEnv, args []string, name string, wantID bool) (id string,
 	return id, body, *jsonFlag, nil
 }
 
-// printAgent prints one agent answer.
-func (e *cliEnv) printAgent(raw json.RawMessage, asJSON bool) error {
-	if asJSON {
-		return e.printJSON(raw)
-	}
-	var a agentRecord
-	if err := json.Unmarshal(raw, &a); err != nil {
-		return err
-	}
-	return e.agentTable([]agentRecord{a})
-}
-
 func agentsCreate(env *cliEnv, args []string) error {
 	_, body, asJSON, err := agentBody(env, args, "agents create", false)
 	if err != nil {
@@ -120,7 +111,7 @@ func agentsCreate(env *cliEnv, args []string) error {
 	if err := c.do("POST", "/v1/agents", nil, body, &raw); err != nil {
 		return err
 	}
-	return env.printAgent(raw, asJSON)
+	return agents.print(env, raw, asJSON)
 }
 
 func agentsUpdate(env *cliEnv, args []string) error {
@@ -139,71 +130,5 @@ func agentsUpdate(env *cliEnv, args []string) error {
 	if err := c.do("PATCH", "/v1/agents/"+url.PathEscape(id), nil, body, &raw); err != nil {
 		return err
 	}
-	return env.printAgent(raw, asJSON)
-}
-
-func agentsList(env *cliEnv, args []string) error {
-	fs, asJSON := newFlags(env, "agents list")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if fs.NArg() != 0 {
-		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
-	}
-	c, err := env.client()
-	if err != nil {
-		return err
-	}
-	raws, err := c.listAll("/v1/agents", url.Values{"page_size": {"1000"}}, "agents", "page_token", "next_page_token")
-	if err != nil {
-		return err
-	}
-	all := make([]agentRecord, len(raws))
-	for i, r := range raws {
-		if err := json.Unmarshal(r, &all[i]); err != nil {
-			return err
-		}
-	}
-	if *asJSON {
-		return env.printJSON(map[string]any{"agents": nonNil(raws)})
-	}
-	return env.agentTable(all)
-}
-
-func agentsGet(env *cliEnv, args []string) error {
-	fs, asJSON := newFlags(env, "agents get")
-	id, err := idAndFlags(fs, args, "agent id")
-	if err != nil {
-		return err
-	}
-	c, err := env.client()
-	if err != nil {
-		return err
-	}
-	var raw json.RawMessage
-	if err := c.do("GET", "/v1/agents/"+url.PathEscape(id), nil, nil, &raw); err != nil {
-		return err
-	}
-	return env.printAgent(raw, *asJSON)
-}
-
-func agentsDelete(env *cliEnv, args []string) error {
-	fs, asJSON := newFlags(env, "agents delete")
-	id, err := idAndFlags(fs, args, "agent id")
-	if err != nil {
-		return err
-	}
-	c, err := env.client()
-	if err != nil {
-		return err
-	}
-	var raw json.RawMessage
-	if err := c.do("DELETE", "/v1/agents/"+url.PathEscape(id), nil, nil, &raw); err != nil {
-		return err
-	}
-	if *asJSON {
-		return env.printJSON(raw)
-	}
-	fmt.Fprintf(env.stdout, "deleted agent %s\n", id)
-	return nil
+	return agents.print(env, raw, asJSON)
 }

@@ -243,3 +243,92 @@ func (c *apiClient) listAll(path string, q url.Values, field, tokenParam, tokenF
 		q.Set(tokenParam, next)
 	}
 }
+
+// resource describes an API collection for the generic list, get and
+// delete commands: its path, the JSON field of a listing, and how a
+// record prints as a table.
+type resource[T any] struct {
+	noun  string // "agents"
+	what  string // "agent" (messages)
+	path  string // "/v1/agents"
+	field string // "agents"
+	table func(*cliEnv, []T) error
+}
+
+// list prints every record of the collection (no arguments).
+func (r resource[T]) list(env *cliEnv, args []string) error {
+	fs, asJSON := newFlags(env, r.noun+" list")
+	if _, err := positionals(fs, args, "no argument is", 0); err != nil {
+		return err
+	}
+	c, err := env.client()
+	if err != nil {
+		return err
+	}
+	raws, err := c.listAll(r.path, url.Values{"page_size": {"1000"}}, r.field, "page_token", "next_page_token")
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return env.printJSON(map[string]any{r.field: raws})
+	}
+	all := make([]T, len(raws))
+	for i, raw := range raws {
+		if err := json.Unmarshal(raw, &all[i]); err != nil {
+			return err
+		}
+	}
+	return r.table(env, all)
+}
+
+// get prints one record.
+func (r resource[T]) get(env *cliEnv, args []string) error {
+	fs, asJSON := newFlags(env, r.noun+" get")
+	id, err := idAndFlags(fs, args, r.what+" id")
+	if err != nil {
+		return err
+	}
+	c, err := env.client()
+	if err != nil {
+		return err
+	}
+	var raw json.RawMessage
+	if err := c.do("GET", r.path+"/"+url.PathEscape(id), nil, nil, &raw); err != nil {
+		return err
+	}
+	return r.print(env, raw, *asJSON)
+}
+
+// print shows one record as JSON or as a one-row table.
+func (r resource[T]) print(env *cliEnv, raw json.RawMessage, asJSON bool) error {
+	if asJSON {
+		return env.printJSON(raw)
+	}
+	var v T
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return err
+	}
+	return r.table(env, []T{v})
+}
+
+// delete removes one record.
+func (r resource[T]) delete(env *cliEnv, args []string) error {
+	fs, asJSON := newFlags(env, r.noun+" delete")
+	id, err := idAndFlags(fs, args, r.what+" id")
+	if err != nil {
+		return err
+	}
+	c, err := env.client()
+	if err != nil {
+		return err
+	}
+	var raw json.RawMessage
+	if err := c.do("DELETE", r.path+"/"+url.PathEscape(id), nil, nil, &raw); err != nil {
+		return err
+	}
+	if asJSON != nil && *asJSON {
+		return env.printJSON(raw)
+	}
+	fmt.Fprintf(env.stdout, "deleted %s %s\n", r.what, id)
+	return nil
+}

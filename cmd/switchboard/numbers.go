@@ -13,7 +13,7 @@ import (
 func init() {
 	register("numbers", "manage phone numbers: create|list|get|update|delete", func(env *cliEnv, args []string) error {
 		return subcommand(env, "numbers", args, map[string]func(*cliEnv, []string) error{
-			"create": numbersCreate, "list": numbersList, "get": numbersGet, "update": numbersUpdate, "delete": numbersDelete,
+			"create": numbersCreate, "list": phoneNumbers.list, "get": phoneNumbers.get, "update": numbersUpdate, "delete": phoneNumbers.delete,
 		})
 	})
 }
@@ -45,6 +45,9 @@ type numberResponse struct {
 		DispatchSigningSecret string `json:"dispatch_signing_secret"`
 	} `json:"webhook"`
 }
+
+// phoneNumbers is the /v2/phone-numbers collection for the generic commands.
+var phoneNumbers = resource[numberRecord]{noun: "numbers", what: "phone number", path: "/v2/phone-numbers", field: "phone_numbers", table: (*cliEnv).numberTable}
 
 func (e *cliEnv) numberTable(ns []numberRecord) error {
 	rows := make([][]string, 0, len(ns))
@@ -296,77 +299,4 @@ func numbersUpdate(env *cliEnv, args []string) error {
 		return err
 	}
 	return env.printNumberResponse(raw, *asJSON)
-}
-
-func numbersList(env *cliEnv, args []string) error {
-	fs, asJSON := newFlags(env, "numbers list")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if fs.NArg() != 0 {
-		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
-	}
-	c, err := env.client()
-	if err != nil {
-		return err
-	}
-	raws, err := c.listAll("/v2/phone-numbers", url.Values{"page_size": {"1000"}}, "phone_numbers", "page_token", "next_page_token")
-	if err != nil {
-		return err
-	}
-	all := make([]numberRecord, len(raws))
-	for i, r := range raws {
-		if err := json.Unmarshal(r, &all[i]); err != nil {
-			return err
-		}
-	}
-	if *asJSON {
-		return env.printJSON(map[string]any{"phone_numbers": nonNil(raws)})
-	}
-	return env.numberTable(all)
-}
-
-func numbersGet(env *cliEnv, args []string) error {
-	fs, asJSON := newFlags(env, "numbers get")
-	id, err := idAndFlags(fs, args, "phone number id")
-	if err != nil {
-		return err
-	}
-	c, err := env.client()
-	if err != nil {
-		return err
-	}
-	var raw json.RawMessage
-	if err := c.do("GET", "/v2/phone-numbers/"+url.PathEscape(id), nil, nil, &raw); err != nil {
-		return err
-	}
-	if *asJSON {
-		return env.printJSON(raw)
-	}
-	var n numberRecord
-	if err := json.Unmarshal(raw, &n); err != nil {
-		return err
-	}
-	return env.numberTable([]numberRecord{n})
-}
-
-func numbersDelete(env *cliEnv, args []string) error {
-	fs, asJSON := newFlags(env, "numbers delete")
-	id, err := idAndFlags(fs, args, "phone number id")
-	if err != nil {
-		return err
-	}
-	c, err := env.client()
-	if err != nil {
-		return err
-	}
-	var raw json.RawMessage
-	if err := c.do("DELETE", "/v2/phone-numbers/"+url.PathEscape(id), nil, nil, &raw); err != nil {
-		return err
-	}
-	if *asJSON {
-		return env.printJSON(raw)
-	}
-	fmt.Fprintf(env.stdout, "deleted phone number %s\n", id)
-	return nil
 }

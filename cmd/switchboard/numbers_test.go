@@ -11,9 +11,10 @@ import (
 	"sync"
 	"testing"
 
+	"net/http/httptest"
+
 	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/require"
-	"net/http/httptest"
 
 	"switchboard/agent"
 	"switchboard/api"
