@@ -110,12 +110,12 @@ func NewServer(opts Options, numbers Numbers, handler Handler, log zerolog.Logge
 	}
 	s.srv.OnInvite(s.guard(s.onInvite))
 	s.srv.OnAck(s.guard(s.onAck))
-	s.srv.OnBye(s.guard(s.onBye))
+	s.srv.OnBye(s.guard(s.inDialog("Call/Transaction Does Not Exist", (*InboundCall).onBye)))
 	s.srv.OnCancel(s.guard(s.onCancel))
 	s.srv.OnOptions(s.guard(s.onOptions))
-	s.srv.OnUpdate(s.guard(s.onUpdate))
-	s.srv.OnInfo(s.guard(s.onInfo))
-	s.srv.OnNotify(s.guard(s.onNotify))
+	s.srv.OnUpdate(s.guard(s.inDialog("Call/Transaction Does Not Exist", (*InboundCall).onOffer)))
+	s.srv.OnInfo(s.guard(s.inDialog("Call/Transaction Does Not Exist", (*InboundCall).onInfo)))
+	s.srv.OnNotify(s.guard(s.inDialog("Subscription Does Not Exist", (*InboundCall).onNotify)))
 	s.srv.OnNoRoute(s.guard(s.onNoRoute))
 	return s, nil
 }
@@ -431,40 +431,17 @@ func (s *Server) onAck(req *sip.Request, tx sip.ServerTransaction) {
 	}
 }
 
-func (s *Server) onBye(req *sip.Request, tx sip.ServerTransaction) {
-	c := s.lookup(req)
-	if c == nil {
-		s.respond(req, tx, 481, "Call/Transaction Does Not Exist", nil)
-		return
+// inDialog routes an in-dialog request to its call's handler, or answers
+// 481 (with reason) when no call has the dialog.
+func (s *Server) inDialog(reason string, handle func(*InboundCall, *sip.Request, sip.ServerTransaction)) sipgo.RequestHandler {
+	return func(req *sip.Request, tx sip.ServerTransaction) {
+		c := s.lookup(req)
+		if c == nil {
+			s.respond(req, tx, 481, reason, nil)
+			return
+		}
+		handle(c, req, tx)
 	}
-	c.onBye(req, tx)
-}
-
-func (s *Server) onUpdate(req *sip.Request, tx sip.ServerTransaction) {
-	c := s.lookup(req)
-	if c == nil {
-		s.respond(req, tx, 481, "Call/Transaction Does Not Exist", nil)
-		return
-	}
-	c.onOffer(req, tx)
-}
-
-func (s *Server) onInfo(req *sip.Request, tx sip.ServerTransaction) {
-	c := s.lookup(req)
-	if c == nil {
-		s.respond(req, tx, 481, "Call/Transaction Does Not Exist", nil)
-		return
-	}
-	c.onInfo(req, tx)
-}
-
-func (s *Server) onNotify(req *sip.Request, tx sip.ServerTransaction) {
-	c := s.lookup(req)
-	if c == nil {
-		s.respond(req, tx, 481, "Subscription Does Not Exist", nil)
-		return
-	}
-	c.onNotify(req, tx)
 }
 
 // contactFor is our Contact for a transport.
