@@ -42,6 +42,7 @@ func (u TimeUnit) valid() bool {
 var (
 	errTooManyBuckets = errors.New("too many intervals")
 	errBadUnit        = errors.New("invalid time unit")
+	errBadZone        = errors.New("time zone without progress")
 )
 
 // Buckets are the intervals of a series: interval i covers
@@ -62,11 +63,16 @@ func NewBuckets(unit TimeUnit, from, end time.Time, loc *time.Location, max int)
 		b.Starts = []time.Time{from}
 		return b, nil
 	}
-	for t := align(unit, from, loc); t.Before(end); t = next(unit, t, loc) {
+	for t := align(unit, from, loc); t.Before(end); {
 		if len(b.Starts) == max {
 			return nil, fmt.Errorf("%w: more than %d", errTooManyBuckets, max)
 		}
 		b.Starts = append(b.Starts, t)
+		n := next(unit, t, loc)
+		if !n.After(t) {
+			return nil, fmt.Errorf("%w: no interval after %s in %s", errBadZone, t, loc)
+		}
+		t = n
 	}
 	return b, nil
 }
@@ -77,12 +83,12 @@ func align(unit TimeUnit, t time.Time, loc *time.Location) time.Time {
 	y, m, d := lt.Date()
 	switch unit {
 	case TimeUnitMonth:
-		return time.Date(y, m, 1, 0, 0, 0, 0, loc)
+		return dayStart(y, m, 1, loc)
 	case TimeUnitCalendarWeek:
 		back := (int(lt.Weekday()) + 6) % 7 // days since Monday
-		return time.Date(y, m, d-back, 0, 0, 0, 0, loc)
+		return dayStart(y, m, d-back, loc)
 	case TimeUnitDay:
-		return time.Date(y, m, d, 0, 0, 0, 0, loc)
+		return dayStart(y, m, d, loc)
 	}
 	// Units of the clock: truncate the local wall time, then go back by the
 	// offset in force at t. An hour after a daylight-saving change starts at
@@ -95,17 +101,55 @@ func align(unit TimeUnit, t time.Time, loc *time.Location) time.Time {
 	return time.Unix(wall-int64(off), 0).In(loc)
 }
 
+// dayStart returns the first instant of a day in loc (y, m, d are
+// normalized as time.Date does). It is midnight, except where a
+// daylight-saving change skips midnight (America/Santiago, Asia/Beirut):
+// time.Date then reads 00:00 with the offset before the change, an instant
+// of the day before, and the day starts at the change instead.
+func dayStart(y int, m time.Month, d int, loc *time.Location) time.Time {
+	t := time.Date(y, m, d, 0, 0, 0, 0, loc)
+	want := time.Date(y, m, d, 0, 0, 0, 0, time.UTC) // the normalized date
+	if sameDate(t, want) {
+		return t
+	}
+	// Find the first second whose local date is the wanted day: no zone
+	// moves its clock by more than a day.
+	lo, hi := t.Unix(), t.Add(26*time.Hour).Unix()
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		if !reached(time.Unix(mid, 0).In(loc), want) {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	return time.Unix(lo, 0).In(loc)
+}
+
+// sameDate reports whether t (in its location) falls on the date of day.
+func sameDate(t, day time.Time) bool {
+	y, m, d := t.Date()
+	yy, mm, dd := day.Date()
+	return y == yy && m == mm && d == dd
+}
+
+// reached reports whether the local date of t is day's date or later.
+func reached(t, day time.Time) bool {
+	y, m, d := t.Date()
+	return !time.Date(y, m, d, 0, 0, 0, 0, time.UTC).Before(day)
+}
+
 // next returns the start of the interval after the one starting at t.
 func next(unit TimeUnit, t time.Time, loc *time.Location) time.Time {
 	lt := t.In(loc)
 	y, m, d := lt.Date()
 	switch unit {
 	case TimeUnitMonth:
-		return time.Date(y, m+1, 1, 0, 0, 0, 0, loc)
+		return dayStart(y, m+1, 1, loc)
 	case TimeUnitCalendarWeek:
-		return time.Date(y, m, d+7, 0, 0, 0, 0, loc)
+		return dayStart(y, m, d+7, loc)
 	case TimeUnitDay:
-		return time.Date(y, m, d+1, 0, 0, 0, 0, loc)
+		return dayStart(y, m, d+1, loc)
 	}
 	step := clockStep[unit]
 	if n := align(unit, t.Add(step), loc); n.After(t) {

@@ -143,9 +143,9 @@ func loadLocation(name string) (*time.Location, error) {
 	return time.LoadLocation(name)
 }
 
-// wallTime reads a wall time of loc. A wall time skipped by a
-// daylight-saving change is read the way time.Date reads it (moved
-// forward by the change); one that occurs twice is its first occurrence.
+// wallTime reads a wall time of loc. A wall time that a daylight-saving
+// change skips or repeats is read the way time.Date reads it (in
+// America/New_York, 01:30 of the fall-back day is the first 01:30, EDT).
 func wallTime(param, s string, loc *time.Location) (time.Time, error) {
 	if s == "" {
 		return time.Time{}, httpx.BadRequest(param, "%s is required", param[strings.LastIndex(param, ".")+1:])
