@@ -104,7 +104,7 @@ func TestUsageOverHTTP(t *testing.T) {
 			InviteTime: inv, AnswerTime: inv.Add(answered), EndTime: inv.Add(answered + dur)}
 		require.NoError(t, st.Calls().Create(ctx, c))
 	}
-	add("c1", "default", "+18005550100", day.Add(time.Hour), time.Second, 2*time.Minute)  // 01:00 EST
+	add("c1", "default", "+18005550100", day.Add(time.Hour), time.Second, 2*time.Minute) // 01:00 EST
 	add("c2", "default", "+18005550100", day.Add(3*time.Hour), time.Second, time.Minute) // 04:00 EDT
 	add("c3", "default", "+18005550101", day.Add(3*time.Hour), time.Second, 3*time.Minute)
 	add("c4", "other", "+18005550100", day.Add(3*time.Hour), time.Second, time.Hour)
