@@ -1,6 +1,7 @@
 // Package usage answers POST /v1/billing/teams/{team_id}/usage: time
 // series of a team's call usage (call minutes, calls, answered calls, call
-// durations), read from the stored call records.
+// durations), read from the stored call records. Records are written when
+// a call ends, so a call in progress counts once it has ended.
 //
 // A request names a time range (wall times in an IANA time zone, the end
 // exclusive), a time unit, the values to compute (a field and an
