@@ -25,6 +25,7 @@ import (
 	"switchboard/sip"
 	"switchboard/speech"
 	"switchboard/store"
+	"switchboard/usage"
 	"switchboard/webhook"
 )
 
@@ -43,6 +44,7 @@ type App struct {
 	speech   *speech.Service
 	greeter  *greeter
 	callLog  *calls.Service
+	usage    *usage.Service
 	ports    *media.PortPool
 	calls    *call.Manager
 	control  *control.Service
@@ -92,7 +94,8 @@ func New(ctx context.Context, cfg *config.Config, log zerolog.Logger) (_ *App, e
 	if err := a.buildCalls(cfg, log); err != nil {
 		return nil, err
 	}
-	modules := []api.Module{a.keys, a.numbers, a.agents, a.speech, a.callLog, a.control}
+	a.usage = usage.NewService(a.st.Usage(), usage.Options{})
+	modules := []api.Module{a.keys, a.numbers, a.agents, a.speech, a.callLog, a.control, a.usage}
 	a.api = api.New(log, a.keys, modules,
 		api.WithMetrics(a.reg),
 		api.WithReadyCheck(func(ctx context.Context) error { return a.st.Ping(ctx) }),

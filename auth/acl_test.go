@@ -177,7 +177,7 @@ func TestMatchesFilter(t *testing.T) {
 func TestEndpoints(t *testing.T) {
 	eps := Endpoints()
 	names := EndpointNames()
-	require.Equal(t, []string{"phone-numbers", "agents", "calls", "realtime", "client-secrets", "tts", "stt", "api-keys", "audit"}, names)
+	require.Equal(t, []string{"phone-numbers", "agents", "calls", "realtime", "client-secrets", "tts", "stt", "api-keys", "audit", "usage"}, names)
 	require.Len(t, eps, len(names))
 	for i, e := range eps {
 		require.Equal(t, names[i], e.Name)
@@ -186,7 +186,7 @@ func TestEndpoints(t *testing.T) {
 		require.True(t, IsEndpoint(e.Name))
 		_, err := ParseACL("api-key:endpoint:" + e.Name)
 		require.NoError(t, err)
-		require.Equal(t, e.Name == EndpointAPIKeys || e.Name == EndpointAudit, e.Management, e.Name)
+		require.Equal(t, e.Name == EndpointAPIKeys || e.Name == EndpointAudit || e.Name == EndpointUsage, e.Management, e.Name)
 	}
 	eps[0].Name = "mutated"
 	require.Equal(t, "phone-numbers", Endpoints()[0].Name, "callers get a copy")

@@ -11,6 +11,7 @@ const (
 	EndpointSTT           = "stt"
 	EndpointAPIKeys       = "api-keys"
 	EndpointAudit         = "audit"
+	EndpointUsage         = "usage"
 )
 
 // Endpoint describes one endpoint name an ACL can grant.
@@ -33,6 +34,7 @@ var endpoints = [...]Endpoint{
 	{EndpointSTT, "speech to text", false},
 	{EndpointAPIKeys, "API key management: create, list, update, rotate, delete", true},
 	{EndpointAudit, "audit event log", true},
+	{EndpointUsage, "usage time series of call minutes (/v1/billing/teams/{team_id}/usage)", true},
 }
 
 // Endpoints returns the appliance's endpoint names with one-line

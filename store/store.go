@@ -30,6 +30,8 @@ type Store interface {
 	Calls() CallStore
 	// ClientSecrets keeps ephemeral realtime client secrets.
 	ClientSecrets() ClientSecretStore
+	// Usage reads call records for usage analytics.
+	Usage() UsageStore
 	// Tx runs fn against a Store whose writes commit together, or not at
 	// all when fn returns an error.
 	Tx(ctx context.Context, fn func(Store) error) error
