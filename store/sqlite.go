@@ -75,6 +75,7 @@ func (s *SQLite) migrate(ctx context.Context) error {
 		return fmt.Errorf("migrate: %w", err)
 	}
 	sort.Strings(files)
+	seen := map[int]string{}
 	for _, f := range files {
 		name := filepath.Base(f)
 		num, _, _ := strings.Cut(name, "_")
@@ -82,6 +83,10 @@ func (s *SQLite) migrate(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("migrate: bad file name %s", name)
 		}
+		if other, dup := seen[v]; dup {
+			return fmt.Errorf("migrate: %s and %s share version %d", other, name, v)
+		}
+		seen[v] = name
 		var n int
 		if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM schema_migrations WHERE version = ?`, v).Scan(&n); err != nil {
 			return fmt.Errorf("migrate: %w", err)
