@@ -64,6 +64,7 @@ type bridge struct {
 	transferErr chan error
 	dtmfText    chan string
 	reconnected time.Time // last reconnect: one per ReconnectWindow
+	greetQueued bool      // BeforeAnswer queued the greeting
 	wg          sync.WaitGroup
 
 	// The STT fallback (nil turns without a Transcriber).
@@ -468,9 +469,14 @@ func (b *bridge) greet(ctx context.Context, s realtime.Session) {
 		return
 	}
 	if g := b.rt.opts.Greeter; g != nil {
-		pcm, err := g.Render(ctx, text, b.cfg.Settings.Voice, b.phone.Rate())
+		var err error
+		if !b.greetQueued {
+			var pcm []byte
+			if pcm, err = g.Render(ctx, text, b.cfg.Settings.Voice, b.phone.Rate()); err == nil {
+				b.phone.Play(greetingItem, pcm)
+			}
+		}
 		if err == nil {
-			b.phone.Play(greetingItem, pcm)
 			item := realtime.Item{Type: realtime.ItemMessage, Role: realtime.RoleAssistant,
 				Content: []realtime.ContentPart{{Type: realtime.ContentOutputText, Text: text}}}
 			b.send(ctx, s, &realtime.ConversationItemCreate{Item: item})
@@ -485,6 +491,28 @@ func (b *bridge) greet(ctx context.Context, s realtime.Session) {
 		instr = "Greet the caller by saying exactly this, and nothing else: " + text
 	}
 	b.send(ctx, s, &realtime.ResponseCreate{Response: &realtime.ResponseParams{Instructions: instr}})
+}
+
+// greetAhead is how long BeforeAnswer may spend rendering a greeting that
+// is not cached yet; past it, Run greets after the answer.
+const greetAhead = 150 * time.Millisecond
+
+// BeforeAnswer queues the greeting before the 200 OK (call.BeforeAnswerer),
+// so its first frame is the caller's first packet: from the cache at once,
+// or rendered now when it fits in greetAhead.
+func (b *bridge) BeforeAnswer(p call.Phone) {
+	g := b.rt.opts.Greeter
+	if b.failure != nil || g == nil || b.cfg.Settings.Greeting == "" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), greetAhead)
+	defer cancel()
+	pcm, err := g.Render(ctx, b.cfg.Settings.Greeting, b.cfg.Settings.Voice, p.Rate())
+	if err != nil {
+		return
+	}
+	p.Play(greetingItem, pcm)
+	b.greetQueued = true
 }
 
 // Items the appliance plays itself (never truncated in the model).

@@ -235,6 +235,9 @@ func (c *Call) run(ctx context.Context) {
 		return
 	}
 	c.conv.Store(&convHolder{conv})
+	if ba, ok := conv.(BeforeAnswerer); ok {
+		ba.BeforeAnswer(phone{c})
+	}
 	// Read INFOs (and media updates) from the 200 OK on: the caller may send
 	// INFO as soon as it has sent its ACK, before Answer has seen the ACK,
 	// and the SIP call's queue of INFOs is short.

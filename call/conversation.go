@@ -75,6 +75,14 @@ const (
 	NoteEvent      = "event"
 )
 
+// BeforeAnswerer is a conversation that queues audio before the 200 OK
+// (its greeting): the media is held until the answer, so that audio is the
+// first packet the caller gets. BeforeAnswer runs on the call's goroutine,
+// after Prepare and before Run, and must be quick.
+type BeforeAnswerer interface {
+	BeforeAnswer(phone Phone)
+}
+
 // Router picks the conversation of a call from its route. It may reject
 // the call with an error carrying a SIP status (see RejectError).
 type Router interface {

@@ -79,8 +79,10 @@ type Pacer struct {
 	ts      uint32
 	ssrc    uint32
 	paused  bool
-	talking bool // the previous packet carried queued audio
-	marker  bool // the next audio packet starts a talkspurt whatever came before
+	// reanchor moves the schedule to the next Tick after a Resume.
+	reanchor bool
+	talking  bool // the previous packet carried queued audio
+	marker   bool // the next audio packet starts a talkspurt whatever came before
 
 	pcm     []int16
 	payload []byte
@@ -184,13 +186,16 @@ func (p *Pacer) Pause() {
 	p.paused = true
 }
 
-// Resume undoes Pause.
+// Resume undoes Pause. The next Tick sends at once and re-anchors the
+// schedule there, so audio queued during the pause (a greeting queued
+// before the answer) starts without waiting for the old schedule's slot.
 func (p *Pacer) Resume() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.paused {
 		p.paused = false
 		p.marker = true
+		p.reanchor = true
 	}
 }
 
@@ -210,6 +215,12 @@ func (p *Pacer) Tick(now time.Time) (next time.Time, err error) {
 	defer p.mu.Unlock()
 	if !p.started {
 		p.started, p.start = true, now
+	}
+	if p.reanchor {
+		p.reanchor = false
+		if due := p.start.Add(time.Duration(p.n) * p.ptime); due.After(now) {
+			p.start = p.start.Add(now.Sub(due))
+		}
 	}
 	for {
 		due := p.start.Add(time.Duration(p.n) * p.ptime)

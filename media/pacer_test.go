@@ -260,3 +260,26 @@ func TestPacerRunRealClock(t *testing.T) {
 		require.Equal(t, pkts[i-1].h.Timestamp+80, pkts[i].h.Timestamp)
 	}
 }
+
+// TestPacerResumeSendsAtOnce: audio queued while paused (a greeting queued
+// before the answer) goes out on the first Tick after Resume, not at the
+// old schedule's next slot, and the schedule then runs from there.
+func TestPacerResumeSendsAtOnce(t *testing.T) {
+	p, q, rec, clk := newTestPacer(t)
+	p.Pause()
+	_, err := p.Tick(clk.t) // anchors the schedule; the paused frame is skipped
+	require.NoError(t, err)
+	clk.t = clk.t.Add(20 * time.Millisecond)
+	_, err = p.Tick(clk.t) // the media loop keeps ticking while paused
+	require.NoError(t, err)
+	require.Empty(t, rec.take())
+	q.Write("greeting", make([]int16, 800))
+	clk.t = clk.t.Add(7 * time.Millisecond) // 13 ms before the next slot
+	p.Resume()
+	next, err := p.Tick(clk.t)
+	require.NoError(t, err)
+	pkts := rec.take()
+	require.Len(t, pkts, 1, "the first frame goes out at the Resume's tick")
+	require.True(t, pkts[0].h.Marker)
+	require.Equal(t, clk.t.Add(20*time.Millisecond), next, "the schedule continues from there")
+}

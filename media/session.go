@@ -78,6 +78,7 @@ type Session struct {
 	rx         rxStats
 	report     reportState
 	ptimeCh    chan struct{}
+	wakeCh     chan struct{}
 	timeout    time.Duration
 	timedOut   bool
 	outBuf     []byte
@@ -112,7 +113,7 @@ func NewSession(pair *PortPair, opts SessionOptions) (*Session, error) {
 		opts.Now = time.Now
 	}
 	s := &Session{opts: opts, pair: pair, log: opts.Logger, now: opts.Now, playout: NewPlayout(),
-		timeout: opts.MediaTimeout, outBuf: make([]byte, 1500), ptimeCh: make(chan struct{}, 1)}
+		timeout: opts.MediaTimeout, outBuf: make([]byte, 1500), ptimeCh: make(chan struct{}, 1), wakeCh: make(chan struct{}, 1)}
 	jb, err := NewJitterBuffer(JitterOptions{Ptime: opts.Ptime, Delay: opts.JitterDelay})
 	if err != nil {
 		return nil, fmt.Errorf("new session: %w", err)
@@ -197,7 +198,13 @@ func (s *Session) SetPtime(d time.Duration) error {
 func (s *Session) Hold() { s.pacer.Pause() }
 
 // Resume undoes Hold.
-func (s *Session) Resume() { s.pacer.Resume() }
+func (s *Session) Resume() {
+	s.pacer.Resume()
+	select {
+	case s.wakeCh <- struct{}{}:
+	default:
+	}
+}
 
 // SetMediaTimeout changes the media timeout (zero disables it, e.g. while
 // the peer holds the call) and restarts its count from now.
@@ -338,6 +345,7 @@ func (s *Session) run(ctx context.Context) {
 			s.mu.Lock()
 			ptime = s.jb.Ptime()
 			s.mu.Unlock()
+		case <-s.wakeCh: // Resume: the pacer sends at once
 		case <-timer.C:
 		}
 		now := s.now()
