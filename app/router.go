@@ -39,6 +39,7 @@ func (r router) Conversation(ctx context.Context, c *call.Call) (call.Conversati
 	if err != nil {
 		return nil, &call.RejectError{Status: 404, Reason: "Not Found", Err: err}
 	}
+	c.SetDTMFInband(call.Inband(res.DTMFInband))
 	switch {
 	case res.AgentID != "":
 		c.SetRoute("agent:" + res.AgentID)

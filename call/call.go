@@ -62,6 +62,7 @@ type Call struct {
 	finalStats media.StatsSnapshot
 	notes      []Note
 	route      string
+	inband     Inband
 }
 
 type convHolder struct{ c Conversation }

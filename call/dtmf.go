@@ -82,6 +82,12 @@ func newKeypad(c *Call, conv Conversation, offer sip.MediaParams, idle time.Dura
 			inband = v
 		}
 	}
+	// The number's own setting wins over the agent's.
+	c.mu.Lock()
+	if c.inband != "" {
+		inband = c.inband
+	}
+	c.mu.Unlock()
 	if inband == InbandOn || (inband != InbandOff && offer.DTMFPayloadType == 0) {
 		k.detector = dtmf.NewDetector(dtmf.DetectorOptions{})
 	}
@@ -233,6 +239,15 @@ func (k *keypad) close() {
 		k.timer.Stop()
 	}
 	k.mu.Unlock()
+}
+
+// SetDTMFInband sets the number's in-band DTMF detection for this call
+// ("" follows the conversation's setting); the router calls it before the
+// conversation starts.
+func (c *Call) SetDTMFInband(v Inband) {
+	c.mu.Lock()
+	c.inband = v
+	c.mu.Unlock()
 }
 
 // errNoDigits is returned for an empty or invalid digit string.

@@ -21,6 +21,7 @@ type createBody struct {
 	PhoneNumber *string      `json:"phone_number"`
 	SIPAuth     *sipAuthBody `json:"sip_auth"`
 	Webhook     *webhookBody `json:"webhook"`
+	DTMFInband  *string      `json:"dtmf_inband"`
 }
 
 // patchBody is the body of PATCH /v2/phone-numbers/{id}: the fields
@@ -33,6 +34,7 @@ type patchBody struct {
 	PhoneNumber *string      `json:"phone_number"`
 	SIPAuth     *sipAuthBody `json:"sip_auth"`
 	Webhook     *webhookBody `json:"webhook"`
+	DTMFInband  *string      `json:"dtmf_inband"`
 }
 
 type sipAuthBody struct {

@@ -23,8 +23,10 @@ type Record struct {
 	InboundTrunkID string       `json:"inbound_trunk_id"`
 	SIPAuth        SIPAuth      `json:"sip_auth"`
 	Webhook        *WebhookInfo `json:"webhook,omitempty"`
-	CreatedAt      string       `json:"created_at"`
-	UpdatedAt      string       `json:"updated_at"`
+	// DTMFInband is "" (follow the agent), auto, on or off.
+	DTMFInband string `json:"dtmf_inband,omitempty"`
+	CreatedAt  string `json:"created_at"`
+	UpdatedAt  string `json:"updated_at"`
 }
 
 // SIPAuth is how the appliance authenticates a number's INVITEs. The
@@ -67,7 +69,7 @@ func rfc3339(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 func (s *Service) view(ctx context.Context, st store.Store, n *store.PhoneNumber, names map[string]string) (*Record, error) {
 	rec := &Record{
 		PhoneNumberID: n.ID, TeamID: n.TeamID, PhoneNumber: n.PhoneNumber, Name: n.Name, AgentID: n.AgentID,
-		WebhookID: n.WebhookID, Origin: n.Origin, SIPHost: s.sipHost, InboundTrunkID: n.InboundTrunkID,
+		WebhookID: n.WebhookID, Origin: n.Origin, SIPHost: s.sipHost, InboundTrunkID: n.InboundTrunkID, DTMFInband: n.DTMFInband,
 		SIPAuth:   SIPAuth{AuthUsername: n.AuthUsername, AllowedAddresses: n.AllowedAddresses},
 		CreatedAt: rfc3339(n.CreateTime), UpdatedAt: rfc3339(n.UpdateTime),
 	}

@@ -20,12 +20,14 @@ var (
 // Resolved is what the SIP layer needs to admit and route a call to a
 // number. AuthPassword is the decrypted digest password: never log it.
 type Resolved struct {
-	NumberID  string
-	TeamID    string
-	E164      string
-	Name      string
-	AgentID   string // set when the number routes to an agent
-	WebhookID string // set when the number routes to a webhook
+	NumberID string
+	TeamID   string
+	E164     string
+	Name     string
+	AgentID  string // set when the number routes to an agent
+	// DTMFInband is the number's in-band DTMF setting ("" follows the agent).
+	DTMFInband string
+	WebhookID  string // set when the number routes to a webhook
 	// AllowedPrefixes are the source ranges allowed to send INVITEs;
 	// empty: any source.
 	AllowedPrefixes []netip.Prefix
@@ -55,7 +57,7 @@ func (s *Service) Resolve(ctx context.Context, e164 string) (*Resolved, error) {
 	if err != nil {
 		return nil, fmt.Errorf("resolve %s: %w", canon, err)
 	}
-	res := &Resolved{NumberID: n.ID, TeamID: n.TeamID, E164: n.PhoneNumber, Name: n.Name, AgentID: n.AgentID,
+	res := &Resolved{NumberID: n.ID, TeamID: n.TeamID, E164: n.PhoneNumber, Name: n.Name, AgentID: n.AgentID, DTMFInband: n.DTMFInband,
 		WebhookID: n.WebhookID, AuthUsername: n.AuthUsername}
 	for _, a := range n.AllowedAddresses {
 		p, ok := parsePrefix(a)

@@ -50,6 +50,11 @@ func (s *Service) update(w http.ResponseWriter, r *http.Request) error {
 				return err
 			}
 		}
+		if f.has("dtmf_inband") {
+			if n.DTMFInband, err = checkInband(deref(b.DTMFInband)); err != nil {
+				return err
+			}
+		}
 		if f.has("phone_number") {
 			if n.Origin != OriginBYOTrunk {
 				return httpx.BadRequest("phone_number", "only %s numbers can change their phone_number", OriginBYOTrunk)

@@ -163,3 +163,13 @@ func hasControl(s string) bool {
 	}
 	return false
 }
+
+// checkInband reads dtmf_inband: "" (follow the agent, else auto when no
+// telephone-event was negotiated), auto, on or off; case-insensitive.
+func checkInband(v string) (string, error) {
+	switch v = strings.ToLower(strings.TrimSpace(v)); v {
+	case "", "auto", "on", "off":
+		return v, nil
+	}
+	return "", httpx.BadRequest("dtmf_inband", "dtmf_inband must be auto, on or off")
+}

@@ -8,7 +8,7 @@ import (
 type sqlNumbers struct{ q querier }
 
 const numberCols = `id, team_id, phone_number, name, origin, agent_id, webhook_id, auth_username, auth_password_enc,
-	allowed_addresses, inbound_trunk_id, create_us, update_us`
+	allowed_addresses, inbound_trunk_id, create_us, update_us, dtmf_inband`
 
 func scanNumber(row scanner) (*PhoneNumber, error) {
 	var (
@@ -18,7 +18,7 @@ func scanNumber(row scanner) (*PhoneNumber, error) {
 		cUS, uUS           int64
 	)
 	if err := row.Scan(&n.ID, &n.TeamID, &n.PhoneNumber, &n.Name, &n.Origin, &agentID, &webhookID, &n.AuthUsername,
-		&n.AuthPasswordEnc, &allowed, &n.InboundTrunkID, &cUS, &uUS); err != nil {
+		&n.AuthPasswordEnc, &allowed, &n.InboundTrunkID, &cUS, &uUS, &n.DTMFInband); err != nil {
 		return nil, err
 	}
 	var err error
@@ -31,9 +31,9 @@ func scanNumber(row scanner) (*PhoneNumber, error) {
 }
 
 func (s sqlNumbers) Create(ctx context.Context, n *PhoneNumber, w *Webhook) error {
-	_, err := s.q.ExecContext(ctx, `INSERT INTO phone_numbers(`+numberCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+	_, err := s.q.ExecContext(ctx, `INSERT INTO phone_numbers(`+numberCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
 		n.ID, n.TeamID, n.PhoneNumber, n.Name, n.Origin, nullStr(n.AgentID), nullStr(n.WebhookID), n.AuthUsername,
-		n.AuthPasswordEnc, jsonList(n.AllowedAddresses), n.InboundTrunkID, toUS(n.CreateTime), toUS(n.UpdateTime))
+		n.AuthPasswordEnc, jsonList(n.AllowedAddresses), n.InboundTrunkID, toUS(n.CreateTime), toUS(n.UpdateTime), n.DTMFInband)
 	if err != nil {
 		return mapErr("create phone number", err)
 	}
@@ -64,9 +64,9 @@ func (s sqlNumbers) List(ctx context.Context, teamID string, p Page) ([]*PhoneNu
 
 func (s sqlNumbers) Update(ctx context.Context, n *PhoneNumber) error {
 	res, err := s.q.ExecContext(ctx, `UPDATE phone_numbers SET phone_number=?, name=?, agent_id=?, webhook_id=?, auth_username=?,
-		auth_password_enc=?, allowed_addresses=?, update_us=? WHERE id=?`,
+		auth_password_enc=?, allowed_addresses=?, update_us=?, dtmf_inband=? WHERE id=?`,
 		n.PhoneNumber, n.Name, nullStr(n.AgentID), nullStr(n.WebhookID), n.AuthUsername, n.AuthPasswordEnc,
-		jsonList(n.AllowedAddresses), toUS(n.UpdateTime), n.ID)
+		jsonList(n.AllowedAddresses), toUS(n.UpdateTime), n.DTMFInband, n.ID)
 	return affected("update phone number", res, err)
 }
 

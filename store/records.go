@@ -53,8 +53,11 @@ type PhoneNumber struct {
 	AuthPasswordEnc  string // sealed with the master key; never plaintext
 	AllowedAddresses []string
 	InboundTrunkID   string
-	CreateTime       time.Time
-	UpdateTime       time.Time
+	// DTMFInband is the number's in-band DTMF detection: "" (the agent's
+	// setting or the default), "auto", "on" or "off".
+	DTMFInband string
+	CreateTime time.Time
+	UpdateTime time.Time
 }
 
 // Webhook receives realtime.call.incoming events for one phone number.

@@ -86,13 +86,18 @@ func newDTMFEnv(t *testing.T) *dtmfEnv {
 func (e *dtmfEnv) number(t *testing.T, settings map[string]any) string {
 	t.Helper()
 	body := map[string]any{"name": "dtmf " + t.Name(), "engine": "upstream"}
+	numBody := map[string]any{"origin": "byo_trunk", "name": "dtmf"}
 	for k, v := range settings {
+		if nk, ok := strings.CutPrefix(k, "number."); ok { // a setting of the number, not the agent
+			numBody[nk] = v
+			continue
+		}
 		body[k] = v
 	}
 	ag := e.d.JSON(t, "POST", "/v1/agents", e.d.OwnerKey, body, 200)["agent_id"].(string)
 	num := fmt.Sprintf("+1415556%04d", dtmfNumbers.Add(1))
-	e.d.JSON(t, "POST", "/v2/phone-numbers", e.d.OwnerKey, map[string]any{
-		"origin": "byo_trunk", "name": "dtmf", "phone_number": num, "agent_id": ag}, 200)
+	numBody["phone_number"], numBody["agent_id"] = num, ag
+	e.d.JSON(t, "POST", "/v2/phone-numbers", e.d.OwnerKey, numBody, 200)
 	return num
 }
 

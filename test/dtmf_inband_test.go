@@ -213,6 +213,17 @@ func TestDTMFInbandSetting(t *testing.T) {
 		require.Equal(t, "on", a["dtmf_inband"])
 		a = e.d.JSON(t, "PATCH", "/v1/agents/"+a["agent_id"].(string), e.d.OwnerKey, map[string]any{"dtmf_inband": "off"}, 200)
 		require.Equal(t, "off", a["dtmf_inband"])
+		// The number's own setting.
+		st, _, raw = e.d.Do(t, "POST", "/v2/phone-numbers", e.d.OwnerKey, map[string]any{"origin": "byo_trunk", "name": "x",
+			"phone_number": "+14155557001", "agent_id": a["agent_id"], "dtmf_inband": "sometimes"})
+		require.Equal(t, 400, st)
+		_, param, _ = apptest.ErrorOf(t, raw)
+		require.Equal(t, "dtmf_inband", param)
+		n := e.d.JSON(t, "POST", "/v2/phone-numbers", e.d.OwnerKey, map[string]any{"origin": "byo_trunk", "name": "x",
+			"phone_number": "+14155557001", "agent_id": a["agent_id"], "dtmf_inband": "On"}, 200)["phone_number"].(map[string]any)
+		require.Equal(t, "on", n["dtmf_inband"])
+		n = e.d.JSON(t, "PATCH", "/v2/phone-numbers/"+n["phone_number_id"].(string), e.d.OwnerKey, map[string]any{"dtmf_inband": "off"}, 200)["phone_number"].(map[string]any)
+		require.Equal(t, "off", n["dtmf_inband"])
 	})
 	t.Run("off", func(t *testing.T) {
 		t.Parallel()
@@ -230,11 +241,21 @@ func TestDTMFInbandSetting(t *testing.T) {
 	// Tones 2, 4, # and INFO 2, 6, # at the same instants: with "on" the
 	// model gets 246 (2 and # once each); with "auto" the tones are not
 	// listened to (events were negotiated) and it gets 26.
-	for _, tc := range []struct{ setting, want string }{{"on", "246"}, {"auto", "26"}} {
-		t.Run(tc.setting, func(t *testing.T) {
+	// "number on": the agent says nothing (auto) but the number says on;
+	// the number's setting wins.
+	for _, tc := range []struct {
+		name, setting, want string
+		settings            map[string]any
+	}{
+		{"on", "on", "246", map[string]any{"dtmf_inband": "on"}},
+		{"auto", "auto", "26", map[string]any{"dtmf_inband": "auto"}},
+		{"number on", "on", "246", map[string]any{"number.dtmf_inband": "on"}},
+		{"number off over agent on", "auto", "26", map[string]any{"dtmf_inband": "on", "number.dtmf_inband": "off"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			e := newDTMFEnv(t)
-			p := e.dial(t, e.number(t, map[string]any{"dtmf_inband": tc.setting}), callerOptions{})
+			p := e.dial(t, e.number(t, tc.settings), callerOptions{})
 			c := e.accept(t)
 			var m mix
 			m.silence(200 * time.Millisecond)
