@@ -104,7 +104,7 @@ func (s *Service) create(w http.ResponseWriter, r *http.Request) error {
 		return httpx.BadRequest("name", "name is required")
 	}
 	now := s.now().UTC()
-	c := &Config{ID: httpx.NewID("ag"), TeamID: teamOf(r.Context()), CreateTime: now, UpdateTime: now,
+	c := &Config{ID: httpx.NewID("ag"), TeamID: httpx.TeamOf(r.Context()), CreateTime: now, UpdateTime: now,
 		Settings: Settings{Voice: DefaultVoice, Model: DefaultModel, Engine: EngineEcho, Fallback: FallbackRefuse}}
 	if err := req.apply(r, c); err != nil {
 		return err
@@ -137,11 +137,11 @@ func (s *Service) get(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Service) list(w http.ResponseWriter, r *http.Request) error {
-	p, err := pageOf(r)
+	p, err := httpx.PageOf(r.URL.Query(), "page_size", "page_token")
 	if err != nil {
 		return err
 	}
-	recs, next, err := s.st.Agents().List(r.Context(), teamOf(r.Context()), p)
+	recs, next, err := s.st.Agents().List(r.Context(), httpx.TeamOf(r.Context()), p)
 	if err != nil {
 		return pageErr(err)
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 	"time"
 
 	"switchboard/api/httpx"
@@ -52,38 +51,17 @@ func (s *Service) Routes() []httpx.Route {
 	}
 }
 
-// teamOf is the team of the request's caller.
-func teamOf(ctx context.Context) string {
-	if p := httpx.PrincipalFrom(ctx); p != nil && p.TeamID != "" {
-		return p.TeamID
-	}
-	return "default"
-}
-
 // getOwned reads agent id of the caller's team: another team's agent is
 // as unknown as a missing one.
 func getOwned(ctx context.Context, st store.Store, id string) (*Config, error) {
 	a, err := st.Agents().Get(ctx, id)
-	if errors.Is(err, store.ErrNotFound) || (err == nil && a.TeamID != teamOf(ctx)) {
+	if errors.Is(err, store.ErrNotFound) || (err == nil && a.TeamID != httpx.TeamOf(ctx)) {
 		return nil, httpx.NotFound("no agent %s", id)
 	}
 	if err != nil {
 		return nil, err
 	}
 	return fromRecord(a)
-}
-
-// pageOf reads page_size (1-1000, default 100) and page_token.
-func pageOf(r *http.Request) (store.Page, error) {
-	p := store.Page{Size: store.DefaultPageSize, Token: r.URL.Query().Get("page_token")}
-	if v := r.URL.Query().Get("page_size"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > store.MaxPageSize {
-			return p, httpx.BadRequest("page_size", "page_size must be an integer from 1 to %d", store.MaxPageSize)
-		}
-		p.Size = n
-	}
-	return p, nil
 }
 
 func pageErr(err error) error {

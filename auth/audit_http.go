@@ -3,7 +3,6 @@ package auth
 import (
 	"errors"
 	"net/http"
-	"strconv"
 
 	"switchboard/api/httpx"
 	"switchboard/store"
@@ -34,14 +33,9 @@ func (s *KeyService) auditEvents(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	aq := store.AuditQuery{
 		UserID: q.Get("eventFilter.userId"), EventID: q.Get("eventFilter.eventId"), Query: q.Get("eventFilter.query"),
-		Page: store.Page{Token: q.Get("pageToken")},
 	}
-	if v := q.Get("pageSize"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > store.MaxPageSize {
-			return httpx.BadRequest("pageSize", "pageSize must be an integer from 1 to %d", store.MaxPageSize)
-		}
-		aq.Page.Size = n
+	if aq.Page, err = httpx.PageOf(q, "pageSize", "pageToken"); err != nil {
+		return err
 	}
 	if aq.From, err = parseTime("eventTimeFrom", q.Get("eventTimeFrom")); err != nil {
 		return err

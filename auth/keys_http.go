@@ -189,13 +189,9 @@ func (s *KeyService) list(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	q := r.URL.Query()
-	kq := store.KeyQuery{Now: s.now(), Page: store.Page{Token: q.Get("paginationToken")}}
-	if v := q.Get("pageSize"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > store.MaxPageSize {
-			return httpx.BadRequest("pageSize", "pageSize must be an integer from 1 to %d", store.MaxPageSize)
-		}
-		kq.Page.Size = n
+	kq := store.KeyQuery{Now: s.now()}
+	if kq.Page, err = httpx.PageOf(q, "pageSize", "paginationToken"); err != nil {
+		return err
 	}
 	if v := q.Get("activeOnly"); v != "" {
 		b, err := strconv.ParseBool(v)

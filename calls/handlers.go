@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/url"
 	"sort"
-	"strconv"
 	"time"
 
 	"switchboard/api/httpx"
@@ -30,14 +29,10 @@ func queryOf(v url.Values) (store.CallQuery, error) {
 	q := store.CallQuery{
 		PhoneNumberID: v.Get("phone_number_id"), PhoneNumber: v.Get("phone_number"), State: v.Get("state"),
 		From: v.Get("from"), To: v.Get("to"),
-		Page: store.Page{Size: store.DefaultPageSize, Token: v.Get("page_token")},
 	}
-	if s := v.Get("page_size"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 || n > store.MaxPageSize {
-			return q, httpx.BadRequest("page_size", "page_size must be an integer from 1 to %d", store.MaxPageSize)
-		}
-		q.Page.Size = n
+	var err error
+	if q.Page, err = httpx.PageOf(v, "page_size", "page_token"); err != nil {
+		return q, err
 	}
 	if q.State != "" && !states[q.State] {
 		return q, httpx.BadRequest("state", "state must be ringing, active or ended")
@@ -84,7 +79,7 @@ func (s *Service) list(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	team := teamOf(ctx)
+	team := httpx.TeamOf(ctx)
 	stored, next, err := s.st.Calls().List(ctx, team, q)
 	if errors.Is(err, store.ErrBadPageToken) {
 		return httpx.BadRequest("page_token", "page_token was not issued by this server")
@@ -150,7 +145,7 @@ func (s *Service) liveRecords(r *http.Request, team string, q store.CallQuery, s
 // stored record. Another team's call is as unknown as a missing one.
 func (s *Service) get(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
-	id, team := r.PathValue("call_id"), teamOf(ctx)
+	id, team := r.PathValue("call_id"), httpx.TeamOf(ctx)
 	if s.live != nil {
 		if snap, ok := s.live.LiveSnapshot(id); ok {
 			t, err := newTeams(s.st, s.opts.DefaultTeam).of(ctx, snap.NumberID)

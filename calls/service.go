@@ -1,7 +1,6 @@
 package calls
 
 import (
-	"context"
 	"net/http"
 	"time"
 
@@ -45,12 +44,4 @@ func (s *Service) Routes() []httpx.Route {
 		{Method: http.MethodGet, Pattern: "/v1/calls", Endpoint: Endpoint, Access: httpx.APIKey, Handler: s.list},
 		{Method: http.MethodGet, Pattern: "/v1/calls/{call_id}", Endpoint: Endpoint, Access: httpx.APIKey, Handler: s.get},
 	}
-}
-
-// teamOf is the team of the request's caller.
-func teamOf(ctx context.Context) string {
-	if p := httpx.PrincipalFrom(ctx); p != nil && p.TeamID != "" {
-		return p.TeamID
-	}
-	return DefaultTeam
 }

@@ -27,7 +27,7 @@ func (s *Service) create(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	now := s.now().UTC()
-	n := &store.PhoneNumber{ID: httpx.NewID("pn"), TeamID: teamOf(ctx), Name: name, Origin: origin,
+	n := &store.PhoneNumber{ID: httpx.NewID("pn"), TeamID: httpx.TeamOf(ctx), Name: name, Origin: origin,
 		InboundTrunkID: httpx.NewID("tr"), AllowedAddresses: []string{}, CreateTime: now, UpdateTime: now}
 
 	areaCode := deref(b.AreaCode)

@@ -23,11 +23,11 @@ func (s *Service) get(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Service) list(w http.ResponseWriter, r *http.Request) error {
-	p, err := pageOf(r)
+	p, err := httpx.PageOf(r.URL.Query(), "page_size", "page_token")
 	if err != nil {
 		return err
 	}
-	ns, next, err := s.st.Numbers().List(r.Context(), teamOf(r.Context()), p)
+	ns, next, err := s.st.Numbers().List(r.Context(), httpx.TeamOf(r.Context()), p)
 	if errors.Is(err, store.ErrBadPageToken) {
 		return httpx.BadRequest("page_token", "page_token was not issued by this server")
 	}

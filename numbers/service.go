@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 	"time"
 
 	"switchboard/api/httpx"
@@ -67,19 +66,11 @@ func (s *Service) Routes() []httpx.Route {
 	}
 }
 
-// teamOf is the team of the request's caller.
-func teamOf(ctx context.Context) string {
-	if p := httpx.PrincipalFrom(ctx); p != nil && p.TeamID != "" {
-		return p.TeamID
-	}
-	return "default"
-}
-
 // getOwned reads number id of the caller's team: another team's number is
 // as unknown as a missing one.
 func getOwned(ctx context.Context, st store.Store, id string) (*store.PhoneNumber, error) {
 	n, err := st.Numbers().Get(ctx, id)
-	if errors.Is(err, store.ErrNotFound) || (err == nil && n.TeamID != teamOf(ctx)) {
+	if errors.Is(err, store.ErrNotFound) || (err == nil && n.TeamID != httpx.TeamOf(ctx)) {
 		return nil, httpx.NotFound("no phone number %s", id)
 	}
 	return n, err
@@ -88,7 +79,7 @@ func getOwned(ctx context.Context, st store.Store, id string) (*store.PhoneNumbe
 // checkAgent requires agent id to exist in the caller's team.
 func checkAgent(ctx context.Context, st store.Store, id string) error {
 	a, err := st.Agents().Get(ctx, id)
-	if errors.Is(err, store.ErrNotFound) || (err == nil && a.TeamID != teamOf(ctx)) {
+	if errors.Is(err, store.ErrNotFound) || (err == nil && a.TeamID != httpx.TeamOf(ctx)) {
 		return httpx.BadRequest("agent_id", "no agent %s", id)
 	}
 	return err
@@ -146,19 +137,6 @@ func (s *Service) open(sealed, aad string) (string, error) {
 func passwordAAD(numberID string) string { return "phone_number:" + numberID + ":auth_password" }
 func secretAAD(webhookID string) string  { return "webhook:" + webhookID + ":signing_secret" }
 func tokenAAD(webhookID string) string   { return "webhook:" + webhookID + ":auth_token" }
-
-// pageOf reads page_size (1-1000, default 100) and page_token.
-func pageOf(r *http.Request) (store.Page, error) {
-	p := store.Page{Size: store.DefaultPageSize, Token: r.URL.Query().Get("page_token")}
-	if v := r.URL.Query().Get("page_size"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > store.MaxPageSize {
-			return p, httpx.BadRequest("page_size", "page_size must be an integer from 1 to %d", store.MaxPageSize)
-		}
-		p.Size = n
-	}
-	return p, nil
-}
 
 // storeErr maps a store error of a write to the API error.
 func storeErr(op string, err error) error {
