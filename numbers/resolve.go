@@ -35,6 +35,9 @@ type Resolved struct {
 	// no digest challenge.
 	AuthUsername string
 	AuthPassword string
+	// Webhook is the number's webhook with its secrets when it routes to
+	// one (read with the number: an INVITE reads the store once).
+	Webhook *WebhookDetails
 }
 
 // String describes r without its password.
@@ -50,7 +53,7 @@ func (s *Service) Resolve(ctx context.Context, e164 string) (*Resolved, error) {
 	if !ok {
 		return nil, fmt.Errorf("resolve %q: %w", e164, ErrUnknownNumber)
 	}
-	n, err := s.st.Numbers().ByNumber(ctx, canon)
+	n, w, err := s.st.Numbers().Route(ctx, canon)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, fmt.Errorf("resolve %s: %w", canon, ErrUnknownNumber)
 	}
@@ -68,6 +71,11 @@ func (s *Service) Resolve(ctx context.Context, e164 string) (*Resolved, error) {
 	}
 	if res.AuthPassword, err = s.open(n.AuthPasswordEnc, passwordAAD(n.ID)); err != nil {
 		return nil, fmt.Errorf("resolve %s: %w", canon, err)
+	}
+	if w != nil && n.WebhookID != "" {
+		if res.Webhook, err = s.webhookDetails(n.ID, w); err != nil {
+			return nil, fmt.Errorf("resolve %s: %w", canon, err)
+		}
 	}
 	return res, nil
 }
@@ -100,12 +108,22 @@ func (s *Service) Webhook(ctx context.Context, numberID string) (*WebhookDetails
 	if err != nil {
 		return nil, fmt.Errorf("webhook of %s: %w", numberID, err)
 	}
-	d := &WebhookDetails{WebhookID: w.ID, NumberID: numberID, Name: w.Name, URL: w.URL, AuthURL: w.AuthURL}
-	if d.SigningSecret, err = s.open(w.SigningSecretEnc, secretAAD(w.ID)); err != nil {
+	d, err := s.webhookDetails(numberID, w)
+	if err != nil {
 		return nil, fmt.Errorf("webhook of %s: %w", numberID, err)
 	}
+	return d, nil
+}
+
+// webhookDetails opens the sealed secrets of number numberID's webhook w.
+func (s *Service) webhookDetails(numberID string, w *store.Webhook) (*WebhookDetails, error) {
+	d := &WebhookDetails{WebhookID: w.ID, NumberID: numberID, Name: w.Name, URL: w.URL, AuthURL: w.AuthURL}
+	var err error
+	if d.SigningSecret, err = s.open(w.SigningSecretEnc, secretAAD(w.ID)); err != nil {
+		return nil, err
+	}
 	if d.AuthToken, err = s.open(w.AuthTokenEnc, tokenAAD(w.ID)); err != nil {
-		return nil, fmt.Errorf("webhook of %s: %w", numberID, err)
+		return nil, err
 	}
 	return d, nil
 }

@@ -31,6 +31,9 @@ type NumberStore interface {
 	Create(ctx context.Context, n *PhoneNumber, w *Webhook) error
 	Get(ctx context.Context, id string) (*PhoneNumber, error)
 	ByNumber(ctx context.Context, e164 string) (*PhoneNumber, error)
+	// Route returns the number e164 and its webhook (nil when it has
+	// none) in one read: an INVITE reads the store once.
+	Route(ctx context.Context, e164 string) (*PhoneNumber, *Webhook, error)
 	List(ctx context.Context, teamID string, p Page) (numbers []*PhoneNumber, next string, err error)
 	Update(ctx context.Context, n *PhoneNumber) error
 	Delete(ctx context.Context, id string) error

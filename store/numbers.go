@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"strings"
 )
 
 type sqlNumbers struct{ q querier }
@@ -51,6 +52,46 @@ func (s sqlNumbers) Get(ctx context.Context, id string) (*PhoneNumber, error) {
 func (s sqlNumbers) ByNumber(ctx context.Context, e164 string) (*PhoneNumber, error) {
 	n, err := scanNumber(s.q.QueryRowContext(ctx, `SELECT `+numberCols+` FROM phone_numbers WHERE phone_number = ?`, e164))
 	return n, mapErr("find phone number", err)
+}
+
+func (s sqlNumbers) Route(ctx context.Context, e164 string) (*PhoneNumber, *Webhook, error) {
+	var (
+		w                                   Webhook
+		wID, wNumber, wName, wURL, wAuthURL sql.NullString
+		wTokenEnc, wSecretEnc               sql.NullString
+		wCreate                             sql.NullInt64
+	)
+	row := s.q.QueryRowContext(ctx, `SELECT `+prefixCols("n.", numberCols)+`,
+		w.id, w.phone_number_id, w.name, w.url, w.auth_url, w.auth_token_enc, w.signing_secret_enc, w.create_us
+		FROM phone_numbers n LEFT JOIN webhooks w ON w.phone_number_id = n.id WHERE n.phone_number = ?`, e164)
+	n, err := scanNumber(extraScan{row, []any{&wID, &wNumber, &wName, &wURL, &wAuthURL, &wTokenEnc, &wSecretEnc, &wCreate}})
+	if err != nil {
+		return nil, nil, mapErr("route phone number", err)
+	}
+	if !wID.Valid {
+		return n, nil, nil
+	}
+	w = Webhook{ID: wID.String, PhoneNumberID: wNumber.String, Name: wName.String, URL: wURL.String, AuthURL: wAuthURL.String,
+		AuthTokenEnc: wTokenEnc.String, SigningSecretEnc: wSecretEnc.String, CreateTime: fromUS(wCreate.Int64)}
+	return n, &w, nil
+}
+
+// extraScan appends more destinations to a row scanned by a scanX
+// function, for a query that selects a record's columns and then others.
+type extraScan struct {
+	row   scanner
+	extra []any
+}
+
+func (e extraScan) Scan(dest ...any) error { return e.row.Scan(append(dest, e.extra...)...) }
+
+// prefixCols qualifies each column of a comma-separated list with prefix.
+func prefixCols(prefix, cols string) string {
+	parts := strings.Split(cols, ",")
+	for i, p := range parts {
+		parts[i] = prefix + strings.TrimSpace(p)
+	}
+	return strings.Join(parts, ", ")
 }
 
 func (s sqlNumbers) List(ctx context.Context, teamID string, p Page) ([]*PhoneNumber, string, error) {

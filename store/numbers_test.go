@@ -1,0 +1,38 @@
+package store
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestRouteReadsNumberAndWebhookTogether pins the one read an INVITE
+// makes: the number with its webhook, or with none, or ErrNotFound.
+func TestRouteReadsNumberAndWebhookTogether(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t, t.TempDir())
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	require.NoError(t, s.Agents().Create(ctx, &Agent{ID: "ag_1", TeamID: "t1", Name: "a", Doc: []byte(`{}`), CreateTime: now, UpdateTime: now}))
+	require.NoError(t, s.Numbers().Create(ctx, &PhoneNumber{ID: "pn_a", TeamID: "t1", PhoneNumber: "+14155550100", Name: "a",
+		Origin: "byo_trunk", AgentID: "ag_1", InboundTrunkID: "tr", CreateTime: now, UpdateTime: now}, nil))
+	require.NoError(t, s.Numbers().Create(ctx, &PhoneNumber{ID: "pn_w", TeamID: "t1", PhoneNumber: "+14155550101", Name: "w",
+		Origin: "byo_trunk", WebhookID: "wh_1", InboundTrunkID: "tr", CreateTime: now, UpdateTime: now},
+		&Webhook{ID: "wh_1", PhoneNumberID: "pn_w", Name: "hook", URL: "https://example.test/hook", AuthURL: "https://example.test/token",
+			AuthTokenEnc: "tok", SigningSecretEnc: "sec", CreateTime: now}))
+
+	n, w, err := s.Numbers().Route(ctx, "+14155550100")
+	require.NoError(t, err)
+	require.Equal(t, "ag_1", n.AgentID)
+	require.Nil(t, w)
+
+	n, w, err = s.Numbers().Route(ctx, "+14155550101")
+	require.NoError(t, err)
+	require.Equal(t, "wh_1", n.WebhookID)
+	require.Equal(t, &Webhook{ID: "wh_1", PhoneNumberID: "pn_w", Name: "hook", URL: "https://example.test/hook",
+		AuthURL: "https://example.test/token", AuthTokenEnc: "tok", SigningSecretEnc: "sec", CreateTime: now}, w)
+
+	_, _, err = s.Numbers().Route(ctx, "+14155550199")
+	require.ErrorIs(t, err, ErrNotFound)
+}
