@@ -153,24 +153,24 @@ func (s *Settings) defaultPrompts() {
 	}
 }
 
-// comfortText is the comfort prompt ("" for none).
-func (s *Settings) comfortText() string {
+// ComfortText is the comfort prompt ("" for none).
+func (s *Settings) ComfortText() string {
 	if s.ComfortPrompt == nil {
 		return DefaultComfortPrompt
 	}
 	return *s.ComfortPrompt
 }
 
-// announcementText is the transfer announcement ("" for none).
-func (s *Settings) announcementText() string {
+// AnnouncementText is the transfer announcement ("" for none).
+func (s *Settings) AnnouncementText() string {
 	if s.TransferAnnouncement == nil {
 		return DefaultTransferAnnouncement
 	}
 	return *s.TransferAnnouncement
 }
 
-// apologyText is the fallback's apology.
-func (s *Settings) apologyText() string {
+// ApologyText is the fallback's apology.
+func (s *Settings) ApologyText() string {
 	if s.Apology == "" {
 		return DefaultApology
 	}
@@ -190,9 +190,9 @@ func (c *Config) Prompts() []string {
 		used bool
 	}{
 		{s.Greeting, true},
-		{s.comfortText(), true},
-		{s.announcementText(), len(s.TransferTargets) > 0},
-		{s.apologyText(), s.Fallback == FallbackApologize},
+		{s.ComfortText(), true},
+		{s.AnnouncementText(), len(s.TransferTargets) > 0},
+		{s.ApologyText(), s.Fallback == FallbackApologize},
 	} {
 		if p.used && p.text != "" {
 			out = append(out, p.text)
@@ -221,3 +221,13 @@ func (s *Service) Load(ctx context.Context, id string) (*Config, error) {
 	}
 	return fromRecord(a)
 }
+
+// Built-in tools every agent's calls have (their names are reserved).
+const (
+	ToolTransferCall = "transfer_call"
+	ToolEndCall      = "end_call"
+	ToolSendDTMF     = "send_dtmf"
+)
+
+// DefaultApology is said by the fallback when the agent sets none.
+const DefaultApology = "Sorry, our assistant is not available right now. Please try again later."

@@ -2,7 +2,8 @@
 // route calls to. It serves POST/GET/PATCH/DELETE /v1/agents[/{agent_id}],
 // validates every setting (voice, model, language, greeting, …) and keeps
 // the settings as the store record's JSON document, so later settings need
-// no migration. Load gives the per-call runtime an agent's typed Config.
+// no migration. Load gives the per-call runtime (package conversation) an
+// agent's typed Config.
 //
 // API choices: POST and PATCH answer 200 with the agent, DELETE answers {}
 // and is refused with 409 (param agent_id) while a number routes to the
@@ -11,7 +12,4 @@
 // and stored lower-case; naming a model needs the key's model ACL (403).
 // language is a 2-3 letter language with optional script and region, in
 // canonical case (en-us → en-US), or "auto".
-//
-// The per-call runtime (session config, greeting, tools, barge-in) comes in
-// a later issue and builds on Config.
 package agent

@@ -17,11 +17,12 @@ import (
 	"switchboard/api"
 	"switchboard/auth"
 	"switchboard/call"
-	"switchboard/calls"
 	"switchboard/config"
 	"switchboard/control"
+	"switchboard/conversation"
 	"switchboard/media"
 	"switchboard/numbers"
+	"switchboard/records"
 	"switchboard/sip"
 	"switchboard/speech"
 	"switchboard/store"
@@ -40,10 +41,11 @@ type App struct {
 	api      *api.Server
 	numbers  *numbers.Service
 	agents   *agent.Service
-	runtime  *agent.Runtime
+	runtime  *conversation.Runtime
+	routed   *conversation.Registry
 	speech   *speech.Service
 	greeter  *greeter
-	callLog  *calls.Service
+	callLog  *records.Service
 	usage    *usage.Service
 	ports    *media.PortPool
 	calls    *call.Manager
@@ -175,6 +177,7 @@ func (a *App) Close() error {
 	}
 	if a.control != nil {
 		errs = append(errs, a.control.Close())
+		a.routed.Wait()
 	}
 	if a.webhooks != nil {
 		errs = append(errs, a.webhooks.Close())

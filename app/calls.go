@@ -13,13 +13,14 @@ import (
 	"switchboard/api/httpx"
 	"switchboard/auth"
 	"switchboard/call"
-	"switchboard/calls"
 	"switchboard/config"
 	"switchboard/control"
+	"switchboard/conversation"
 	"switchboard/media"
 	"switchboard/numbers"
 	"switchboard/realtime"
 	"switchboard/realtime/echo"
+	"switchboard/records"
 	"switchboard/sip"
 	"switchboard/webhook"
 )
@@ -61,25 +62,33 @@ func (a *App) buildCalls(cfg *config.Config, log zerolog.Logger) error {
 	if err != nil {
 		return err
 	}
-	var stt agent.Transcriber
+	var stt conversation.Transcriber
 	if a.speech.HasSTT() {
 		stt = sttFallback{a.speech}
 	}
-	a.runtime = agent.NewRuntime(a.agents, agent.RuntimeOptions{Engines: engines, Greeter: a.greeter, Tools: toolCaller{tools},
-		Transcriber: stt, UpstreamFormat: "audio/" + cfg.Upstream.AudioFormat})
-	if err := a.buildControl(cfg, engines, log); err != nil {
+	a.runtime = conversation.NewRuntime(a.agents, conversation.RuntimeOptions{Engines: engines, Greeter: a.greeter, Tools: toolCaller{tools},
+		Transcriber: stt, AnswerTimeout: cfg.AnswerTimeout, UpstreamFormat: "audio/" + cfg.Upstream.AudioFormat})
+	a.webhooks = webhook.NewDispatcher(webhook.Options{}, log.With().Str("component", "webhook").Logger())
+	a.routed = conversation.NewRegistry()
+	router, err := conversation.NewRouter(a.runtime, a.webhooks, a.routed, conversation.ControlledOptions{
+		Engine: cfg.Control.Engine, RingTimeout: cfg.Control.RingTimeout, Grace: cfg.Control.Grace})
+	if err != nil {
 		return err
 	}
-	records := calls.NewRecorder(a.st, calls.RecorderOptions{DefaultTeam: cfg.TeamID})
+	a.control, err = control.NewService(control.Options{Calls: control.FromRegistry(a.routed), Keys: a.keys, Secrets: auth.NewClientSecrets(a.st, nil),
+		Engines: engines, Engine: cfg.Control.Engine, Log: log})
+	if err != nil {
+		return fmt.Errorf("control: %w", err)
+	}
+	recorder := records.NewRecorder(a.st, records.RecorderOptions{DefaultTeam: cfg.TeamID})
 	a.calls, err = call.NewManager(call.Options{
-		BindIP: bindIP, Ports: a.ports, JitterDelay: cfg.RTP.JitterDelay, MediaTimeout: cfg.RTP.MediaTimeout,
-		AnswerTimeout: cfg.AnswerTimeout, Router: router{numbers: a.numbers, agents: a.runtime, control: a.control}, Metrics: metrics,
-		OnEnd: records.OnEnd,
+		SIP:    call.SIPLegOptions{BindIP: bindIP, Ports: a.ports, JitterDelay: cfg.RTP.JitterDelay, MediaTimeout: cfg.RTP.MediaTimeout},
+		Router: router, Metrics: metrics, OnEnd: recorder.OnEnd,
 	}, log)
 	if err != nil {
 		return err
 	}
-	a.callLog = calls.NewService(a.st, calls.Join(calls.FromManager(a.calls), records), calls.Options{DefaultTeam: cfg.TeamID})
+	a.callLog = records.NewService(a.st, records.Join(records.FromManager(a.calls), recorder), records.Options{DefaultTeam: cfg.TeamID})
 	var publicIP netip.Addr
 	if cfg.RTP.PublicIP != "" {
 		publicIP = netip.MustParseAddr(cfg.RTP.PublicIP)
@@ -117,23 +126,6 @@ func (a *App) warmPrompts(c *agent.Config) {
 		rate = a.runtime.AudioRate(c)
 	}
 	a.greeter.Warm(c.Settings.Voice, rate, c.Prompts()...)
-}
-
-// buildControl wires webhook-routed calls, the realtime sockets, client
-// secrets and call control.
-func (a *App) buildControl(cfg *config.Config, engines map[string]realtime.Engine, log zerolog.Logger) error {
-	a.webhooks = webhook.NewDispatcher(webhook.Options{}, log.With().Str("component", "webhook").Logger())
-	var err error
-	a.control, err = control.NewService(control.Options{
-		Calls: control.CallsFunc(func(id string) (*call.Call, bool) { return a.calls.Get(id) }),
-		Keys:  a.keys, Secrets: auth.NewClientSecrets(a.st, nil), Numbers: a.numbers, Webhooks: a.webhooks,
-		Runtime: a.runtime, Engines: engines, Engine: cfg.Control.Engine,
-		RingTimeout: cfg.Control.RingTimeout, Grace: cfg.Control.Grace, Log: log,
-	})
-	if err != nil {
-		return fmt.Errorf("control: %w", err)
-	}
-	return nil
 }
 
 var libLoggerOnce sync.Once

@@ -5,14 +5,13 @@ import (
 	"errors"
 	"fmt"
 
-	"switchboard/agent"
 	"switchboard/call"
-	"switchboard/control"
 	"switchboard/numbers"
 	"switchboard/sip"
 )
 
-// sipNumbers answers the SIP server's number lookups from the store.
+// sipNumbers answers the SIP server's number lookups from the store: the
+// one read of an INVITE, whose result (call.Route) travels with the call.
 type sipNumbers struct{ n *numbers.Service }
 
 func (a sipNumbers) LookupNumber(ctx context.Context, e164 string) (*sip.Route, error) {
@@ -23,30 +22,11 @@ func (a sipNumbers) LookupNumber(ctx context.Context, e164 string) (*sip.Route, 
 	if err != nil {
 		return nil, err
 	}
+	route := &call.Route{NumberID: r.NumberID, PhoneNumber: r.E164, TeamID: r.TeamID, AgentID: r.AgentID,
+		WebhookID: r.WebhookID, DTMFInband: call.Inband(r.DTMFInband)}
+	if w := r.Webhook; w != nil {
+		route.Webhook = &call.WebhookTarget{ID: w.WebhookID, URL: w.URL, AuthURL: w.AuthURL, AuthToken: w.AuthToken, SigningSecret: w.SigningSecret}
+	}
 	return &sip.Route{NumberID: r.NumberID, PhoneNumber: r.E164, AllowedAddresses: r.AllowedPrefixes,
-		AuthUsername: r.AuthUsername, AuthPassword: r.AuthPassword}, nil
-}
-
-// router picks each call's conversation from its number's route.
-type router struct {
-	numbers *numbers.Service
-	agents  *agent.Runtime
-	control *control.Service
-}
-
-func (r router) Conversation(ctx context.Context, c *call.Call) (call.Conversation, error) {
-	res, err := r.numbers.Resolve(ctx, c.SIP().Route().PhoneNumber)
-	if err != nil {
-		return nil, &call.RejectError{Status: 404, Reason: "Not Found", Err: err}
-	}
-	c.SetDTMFInband(call.Inband(res.DTMFInband))
-	switch {
-	case res.AgentID != "":
-		c.SetRoute("agent:" + res.AgentID)
-		return r.agents.Conversation(ctx, res.AgentID, c.Logger())
-	case res.WebhookID != "":
-		c.SetRoute("webhook:" + res.WebhookID)
-		return r.control.Conversation(c, res), nil
-	}
-	return nil, &call.RejectError{Status: 480, Reason: "Temporarily Unavailable", Err: errors.New("the number routes nowhere")}
+		AuthUsername: r.AuthUsername, AuthPassword: r.AuthPassword, Data: route}, nil
 }

@@ -28,7 +28,7 @@ func buildSpeech(cfg *config.Config, log zerolog.Logger) (*speech.Service, error
 const sttTimeout = 30 * time.Second
 
 // sttFallback is the agent runtime's transcript fallback: the speech
-// service's STT engine (agent.Transcriber).
+// service's STT engine (conversation.Transcriber).
 type sttFallback struct{ s *speech.Service }
 
 func (f sttFallback) Transcribe(ctx context.Context, pcm []byte, rate int) (string, error) {
@@ -59,7 +59,7 @@ func newGreeter(tts *speech.Service, log zerolog.Logger) *greeter {
 	return &greeter{tts: tts, log: log, cache: map[greetKey][]byte{}}
 }
 
-// Render returns PCM16LE of text at rate (agent.Greeter).
+// Render returns PCM16LE of text at rate (conversation.Greeter).
 func (g *greeter) Render(ctx context.Context, text, voice string, rate int) ([]byte, error) {
 	k := greetKey{text, voice, rate}
 	g.mu.Lock()

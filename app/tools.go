@@ -45,7 +45,7 @@ func loadToolSecret(dataDir, configured string) (secret string, created bool, er
 	return secret, true, nil
 }
 
-// toolCaller runs agents' custom tools over HTTP (agent.ToolCaller).
+// toolCaller runs agents' custom tools over HTTP (conversation.ToolCaller).
 type toolCaller struct{ c *webhook.ToolClient }
 
 func (t toolCaller) CallTool(ctx context.Context, tool agent.Tool, callID, arguments string) (string, error) {

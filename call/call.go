@@ -4,17 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"net/netip"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/pion/rtp"
 	"github.com/rs/zerolog"
 
+	"switchboard/dtmf"
 	"switchboard/media"
-	"switchboard/sip"
 )
 
 // State is where a call is in its life.
@@ -34,24 +31,29 @@ const (
 	EndedByRejected  = "rejected"
 )
 
-// Call is one phone call. It is owned by the goroutine that took the
-// INVITE; its getters are safe from any goroutine.
+// hangupTimeout bounds the BYE transaction of a hangup: RFC 3261's
+// Timer F (64×T1, 32 s) is far longer than anyone waits for a call that
+// is over; 10 s covers a retransmitted BYE on a lossy path.
+const hangupTimeout = 10 * time.Second
+
+// Call is one phone call: a Leg (the phone side) and a Conversation (the
+// model side) joined by the audio path and the keypad. It is owned by the
+// goroutine that runs it; its getters are safe from any goroutine. *Call
+// is the Phone its conversation sees.
 type Call struct {
 	m   *Manager
-	in  *sip.InboundCall
+	leg Leg
 	id  string
 	log zerolog.Logger
 
-	sess    *media.Session
-	inPipe  *media.InboundPipeline
-	inBuf   []byte
-	outPipe *media.OutboundPipeline
-	rate    int // the conversation's audio rate
-	conv    atomic.Pointer[convHolder]
-	keypad  atomic.Pointer[keypad]
-	sender  *dtmfSender
-
+	route   Route
+	info    LegInfo
 	started time.Time
+
+	format AudioFormat
+	audio  *audioPath
+	conv   atomic.Pointer[convHolder]
+	keypad atomic.Pointer[keypad]
 
 	mu         sync.Mutex
 	state      State
@@ -61,34 +63,45 @@ type Call struct {
 	endReason  string
 	finalStats media.StatsSnapshot
 	notes      []Note
-	route      string
-	inband     Inband
 }
+
+var _ Phone = (*Call)(nil)
 
 type convHolder struct{ c Conversation }
 
-func newCall(m *Manager, in *sip.InboundCall) *Call {
-	started := in.ReceivedAt()
+func newCall(m *Manager, leg Leg, log zerolog.Logger) *Call {
+	info := leg.Info()
+	started := info.Received
 	if started.IsZero() {
 		started = time.Now()
 	}
-	return &Call{m: m, in: in, id: in.ID(), log: in.Logger(), started: started, state: StateRinging}
+	return &Call{m: m, leg: leg, id: leg.ID(), log: log, route: info.Route, info: info, started: started, state: StateRinging}
 }
 
 // ID is the call id (a UUID).
 func (c *Call) ID() string { return c.id }
 
-// SIP is the call's SIP side.
-func (c *Call) SIP() *sip.InboundCall { return c.in }
+// Route is where admission sent the call.
+func (c *Call) Route() Route { return c.route }
+
+// Info describes the caller.
+func (c *Call) Info() LegInfo { return c.info }
 
 // Logger is the call's logger (with call_id).
 func (c *Call) Logger() zerolog.Logger { return c.log }
+
+// Context ends with the call's leg.
+func (c *Call) Context() context.Context { return c.leg.Context() }
+
+// Format is the conversation's audio format.
+func (c *Call) Format() AudioFormat { return c.format }
 
 // Snapshot is a consistent view of a call for the API and call records.
 type Snapshot struct {
 	ID          string
 	NumberID    string
 	PhoneNumber string
+	TeamID      string
 	From, To    string
 	SIPCallID   string
 	State       State
@@ -97,7 +110,7 @@ type Snapshot struct {
 	Ended       time.Time
 	EndedBy     string
 	EndReason   string
-	// Route is "agent:<id>", "webhook:<id>" or "echo".
+	// Route is "agent:<id>" or "webhook:<id>".
 	Route string
 	Media media.StatsSnapshot
 	Notes []Note
@@ -106,25 +119,27 @@ type Snapshot struct {
 // Snapshot returns the call's current view.
 func (c *Call) Snapshot() Snapshot {
 	c.mu.Lock()
-	s := Snapshot{ID: c.id, From: c.in.From(), To: c.in.To(), SIPCallID: c.in.SIPCallID(), State: c.state,
+	s := Snapshot{ID: c.id, NumberID: c.route.NumberID, PhoneNumber: c.route.PhoneNumber, TeamID: c.route.TeamID,
+		From: c.info.From, To: c.info.To, SIPCallID: c.info.RemoteID, State: c.state,
 		Started: c.started, Answered: c.answered, Ended: c.ended, EndedBy: c.endedBy, EndReason: c.endReason, Media: c.finalStats,
-		Route: c.route, Notes: append([]Note(nil), c.notes...)}
-	sess := c.sess
+		Route: c.route.String(), Notes: append([]Note(nil), c.notes...)}
 	c.mu.Unlock()
-	if r := c.in.Route(); r != nil {
-		s.NumberID, s.PhoneNumber = r.NumberID, r.PhoneNumber
-	}
-	if sess != nil && s.State != StateEnded {
-		s.Media = sess.Stats()
+	if s.State != StateEnded {
+		s.Media = c.leg.Stats()
 	}
 	return s
 }
 
-// SetRoute names where the router sent the call, for the call record.
-func (c *Call) SetRoute(route string) {
-	c.mu.Lock()
-	c.route = route
-	c.mu.Unlock()
+// String names the route for call records: "agent:<id>" or
+// "webhook:<id>".
+func (r Route) String() string {
+	switch {
+	case r.AgentID != "":
+		return "agent:" + r.AgentID
+	case r.WebhookID != "":
+		return "webhook:" + r.WebhookID
+	}
+	return ""
 }
 
 // Note adds an entry to the call record.
@@ -145,114 +160,72 @@ func (c *Call) setEnd(by, reason string) {
 	}
 }
 
-// run drives the call: media, ringing, the conversation's preparation,
-// answer, the conversation, and the teardown.
+func (c *Call) getState() State {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.state
+}
+
+// run drives the call: the conversation's choice, the media, ringing,
+// the conversation's preparation, answer, the conversation, the teardown.
 func (c *Call) run(ctx context.Context) {
 	opts := c.m.opts
 	defer c.teardown()
-	offer := c.in.Offer()
-	pair, err := opts.Ports.Allocate()
-	if err != nil {
-		c.log.Error().Err(err).Msg("no RTP port for the call")
-		c.reject(503, "Service Unavailable", "no media ports", sip.Header{Name: "Retry-After", Value: "5"})
-		return
-	}
-	codec, ok := media.CodecByPayloadType(offer.Codec.PayloadType)
-	if !ok {
-		codec = media.PCMU
-	}
-	sess, err := media.NewSession(pair, media.SessionOptions{
-		Codec: codec, Ptime: offer.Ptime, JitterDelay: opts.JitterDelay, EventPayloadType: offer.DTMFPayloadType,
-		Remote: offer.RemoteAddr, MediaTimeout: opts.MediaTimeout, Logger: c.log,
-		OnAudio: c.onAudio, OnTimeout: c.onMediaTimeout, OnEvent: c.onEvent,
-	})
-	if err != nil {
-		pair.Close()
-		c.reject(500, "Server Internal Error", err.Error())
-		return
-	}
-	c.mu.Lock()
-	c.sess = sess
-	c.mu.Unlock()
-	c.applyMedia(offer)
-	// Nothing is sent before the answer: the caller learns our media
-	// address from the 200 OK (no early media).
-	sess.Hold()
-	if err := c.in.Ringing(); err != nil {
-		c.log.Debug().Err(err).Msg("180 not sent")
-	}
-
 	conv, err := opts.Router.Conversation(ctx, c)
 	if err != nil {
-		var re *RejectError
-		if errors.As(err, &re) {
-			c.reject(re.Status, re.Reason, err.Error())
-		} else {
-			c.reject(500, "Server Internal Error", err.Error())
-		}
+		c.rejectErr(err, 500, "Server Internal Error")
 		return
 	}
 	defer conv.Close()
-	c.rate = opts.Rate
-	if r, ok := conv.(interface{ AudioRate() int }); ok && r.AudioRate() > 0 {
-		c.rate = r.AudioRate()
+	c.format = conv.Format()
+	ks := conv.Keypad()
+	inband := opts.Inband
+	if ks.Inband != "" {
+		inband = ks.Inband
 	}
-	if c.inPipe, err = media.NewInboundPipeline(c.rate); err == nil {
-		c.outPipe, err = media.NewOutboundPipeline(c.rate, sess.Playout())
+	// The number's own setting wins over the conversation's.
+	if c.route.DTMFInband != "" {
+		inband = c.route.DTMFInband
 	}
-	if err != nil {
-		c.reject(500, "Server Internal Error", err.Error())
+	passthrough := c.leg.Codec() != "" && c.leg.Codec() == c.format.Encoding
+	if c.audio, err = newAudioPath(c.format, c.leg, passthrough); err != nil {
+		c.reject(500, "Server Internal Error", err.Error(), 0)
 		return
 	}
-	c.log.Debug().Str("media", offer.String()).Str("in", codec.Name+"(decode) -> Jitter -> "+c.inPipe.String()).
-		Str("out", c.outPipe.String()+" -> "+sess.Pacer().String()).Msg("media ready")
-	kp, err := newKeypad(c, conv, offer, opts.DTMFIdle, opts.Inband)
+	kp, err := newKeypad(c, conv, ks.Policy, opts.DTMFIdle)
 	if err != nil {
-		c.reject(500, "Server Internal Error", err.Error())
+		c.reject(500, "Server Internal Error", err.Error(), 0)
 		return
 	}
 	c.keypad.Store(kp)
 	defer kp.close()
-	if offer.DTMFPayloadType != 0 {
-		c.mu.Lock()
-		c.sender = &dtmfSender{pt: offer.DTMFPayloadType}
-		c.mu.Unlock()
-		sess.Pacer().SetEventSource(c.sender)
+	if err := c.leg.Start(legSink{c}, LegOptions{Passthrough: passthrough, Inband: inband}); err != nil {
+		c.log.Error().Err(err).Msg("media not started")
+		c.rejectErr(err, 500, "Server Internal Error")
+		return
 	}
-	pctx, cancel := context.WithTimeout(ctx, opts.AnswerTimeout)
-	err = conv.Prepare(pctx)
-	cancel()
-	if err != nil {
+	c.log.Debug().Str("audio", c.audio.String()).Msg("media ready")
+	if err := c.leg.Ring(); err != nil {
+		c.log.Debug().Err(err).Msg("180 not sent")
+	}
+	if err := conv.Prepare(ctx, c); err != nil {
 		if ctx.Err() != nil {
 			c.setEnd(EndedByCaller, "canceled while ringing")
 			return
 		}
-		var re *RejectError
-		if errors.As(err, &re) {
-			c.reject(re.Status, re.Reason, err.Error())
-		} else {
-			c.reject(480, "Temporarily Unavailable", "conversation not ready: "+err.Error())
-		}
+		c.rejectErr(err, 480, "Temporarily Unavailable")
 		return
 	}
 	c.conv.Store(&convHolder{conv})
-	if ba, ok := conv.(BeforeAnswerer); ok {
-		ba.BeforeAnswer(phone{c})
-	}
-	// Read INFOs (and media updates) from the 200 OK on: the caller may send
-	// INFO as soon as it has sent its ACK, before Answer has seen the ACK,
-	// and the SIP call's queue of INFOs is short.
-	go c.watchMedia(ctx)
-	if err := c.in.Answer(ctx, netip.AddrPortFrom(answerIP(opts.BindIP, offer.RemoteAddr), uint16(sess.LocalPort()))); err != nil {
+	if err := c.leg.Answer(ctx); err != nil {
 		c.setEnd(EndedByCaller, "not answered: "+err.Error())
 		return
 	}
 	c.mu.Lock()
 	c.state, c.answered = StateActive, time.Now()
 	c.mu.Unlock()
-	c.applyMedia(c.in.Media())
 
-	err = conv.Run(ctx, phone{c})
+	err = conv.Run(ctx, c)
 	var he *HangupError
 	switch {
 	case ctx.Err() != nil:
@@ -267,27 +240,6 @@ func (c *Call) run(ctx context.Context) {
 	}
 }
 
-// answerIP is the address to put in the SDP answer: the bind address, or,
-// when RTP listens on every address, the local address of the route
-// towards the caller's media (found by connecting a UDP socket, which sends
-// nothing). The SIP server replaces it with rtp.public_ip when set.
-func answerIP(bind netip.Addr, remote netip.AddrPort) netip.Addr {
-	if !bind.IsUnspecified() || !remote.IsValid() {
-		return bind
-	}
-	conn, err := net.DialUDP("udp", nil, net.UDPAddrFromAddrPort(remote))
-	if err != nil {
-		return bind
-	}
-	defer conn.Close()
-	if la, ok := conn.LocalAddr().(*net.UDPAddr); ok {
-		if ip, ok := netip.AddrFromSlice(la.IP); ok {
-			return ip.Unmap()
-		}
-	}
-	return bind
-}
-
 func causeText(err error) string {
 	if err == nil {
 		return ""
@@ -295,24 +247,39 @@ func causeText(err error) string {
 	return err.Error()
 }
 
-func (c *Call) reject(status int, reason, why string, hs ...sip.Header) {
-	c.setEnd(EndedByRejected, fmt.Sprintf("%d %s: %s", status, reason, why))
-	if err := c.in.Reject(status, reason, hs...); err != nil {
+// rejectErr refuses the call with the status err carries (a
+// RejectError), else with status and reason.
+func (c *Call) rejectErr(err error, status int, reason string) {
+	var re *RejectError
+	if errors.As(err, &re) {
+		c.reject(re.Status, re.Reason, err.Error(), re.RetryAfter)
+		return
+	}
+	c.reject(status, reason, err.Error(), 0)
+}
+
+func (c *Call) reject(status int, reason, why string, retryAfter time.Duration) {
+	c.setEnd(EndedByRejected, rejectText(status, reason, why))
+	if err := c.leg.Reject(status, reason, retryAfter); err != nil {
 		c.log.Debug().Err(err).Msg("reject")
 	}
 }
 
-// Hangup ends the call from the appliance's side (an API request): BYE
+func rejectText(status int, reason, why string) string {
+	return fmt.Sprintf("%d %s: %s", status, reason, why)
+}
+
+// Hangup ends the call from the appliance's side without waiting: BYE
 // with reason, and the call record says the appliance ended it.
-func (c *Call) Hangup(reason string) { c.hangup(reason) }
+func (c *Call) Hangup(reason string) { go c.hangup(reason) }
 
 // hangup sends BYE with reason (once) and marks the appliance as the one
 // who ended the call.
 func (c *Call) hangup(reason string) {
 	c.setEnd(EndedByAppliance, reason)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), hangupTimeout)
 	defer cancel()
-	if err := c.in.Hangup(ctx, reason); err != nil {
+	if err := c.leg.Hangup(ctx, reason); err != nil {
 		c.log.Debug().Err(err).Msg("hangup")
 	}
 }
@@ -320,23 +287,17 @@ func (c *Call) hangup(reason string) {
 // teardown runs once the call is over: it stops the media and records the
 // final figures.
 func (c *Call) teardown() {
-	c.mu.Lock()
-	sess := c.sess
-	c.mu.Unlock()
-	var st media.StatsSnapshot
-	if sess != nil {
-		st = sess.Stats()
-		if err := sess.Close(); err != nil {
-			c.log.Debug().Err(err).Msg("close media")
-		}
-	}
-	if c.in.Context().Err() == nil {
+	st := c.leg.Stats()
+	if c.leg.Context().Err() == nil {
 		c.hangup("call ended")
+	}
+	if err := c.leg.Close(); err != nil {
+		c.log.Debug().Err(err).Msg("close leg")
 	}
 	c.mu.Lock()
 	c.state, c.ended, c.finalStats = StateEnded, time.Now(), st
 	if c.endedBy == "" {
-		c.endedBy, c.endReason = EndedByCaller, causeText(context.Cause(c.in.Context()))
+		c.endedBy, c.endReason = EndedByCaller, causeText(context.Cause(c.leg.Context()))
 	}
 	answered, by := c.answered, c.endedBy
 	c.mu.Unlock()
@@ -353,102 +314,88 @@ func (c *Call) teardown() {
 	ev.Msg("call ended")
 }
 
-// onAudio runs on the media goroutine for every inbound frame.
-func (c *Call) onAudio(pcm []int16, _ media.FrameStatus) {
-	if k := c.keypad.Load(); k != nil {
-		k.audio(pcm)
-	}
-	h := c.conv.Load()
-	if h == nil {
-		return
-	}
-	c.inBuf = c.inPipe.Process(c.inBuf[:0], pcm)
-	h.c.Audio(c.inBuf)
-}
+// Play queues the conversation's audio (Phone).
+func (c *Call) Play(itemID string, b []byte) { c.audio.play(itemID, b) }
 
-// onEvent takes telephone-event packets (media reader goroutine).
-func (c *Call) onEvent(h *rtp.Header, payload []byte) {
-	if k := c.keypad.Load(); k != nil {
-		k.rtpEvent(h, payload)
-	}
-}
+// PlayPCM queues locally rendered PCM16LE at the conversation's rate
+// (Phone).
+func (c *Call) PlayPCM(itemID string, pcm []byte) { c.audio.playPCM(itemID, pcm) }
 
-func (c *Call) onMediaTimeout(err error) {
-	c.log.Warn().Err(err).Msg("media timeout")
-	go c.hangup("media timeout: no RTP received")
-}
-
-// watchMedia applies re-INVITE/UPDATE changes until the call ends.
-func (c *Call) watchMedia(ctx context.Context) {
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case p := <-c.in.MediaUpdates():
-			c.log.Info().Str("media", p.String()).Msg("media updated")
-			c.applyMedia(p)
-		case in := <-c.in.Infos():
-			if k := c.keypad.Load(); k != nil {
-				k.info(in)
-			}
-		}
-	}
-}
-
-// applyMedia follows the peer's media: address, codec, ptime and hold.
-func (c *Call) applyMedia(p sip.MediaParams) {
-	if p.RemoteAddr.IsValid() && !p.RemoteAddr.Addr().IsUnspecified() {
-		c.sess.SetRemote(p.RemoteAddr)
-	}
-	if codec, ok := media.CodecByPayloadType(p.Codec.PayloadType); ok {
-		c.sess.SetCodec(codec)
-	}
-	if p.Ptime > 0 {
-		if err := c.sess.SetPtime(p.Ptime); err != nil {
-			c.log.Warn().Err(err).Msg("ptime not applied")
-		}
-	}
-	if p.CanSend() {
-		c.sess.Resume()
-	} else {
-		c.sess.Hold()
-	}
-	// A peer that sends nothing (inactive, or recvonly) is not timed out.
-	if p.Direction == sip.Inactive || p.Direction == sip.RecvOnly {
-		c.sess.SetMediaTimeout(0)
-	} else {
-		c.sess.SetMediaTimeout(c.m.opts.MediaTimeout)
-	}
-}
-
-// phone is the Phone a conversation gets.
-type phone struct{ c *Call }
-
-func (p phone) ID() string { return p.c.id }
-func (p phone) Rate() int  { return p.c.rate }
-
-func (p phone) Play(itemID string, pcm []byte) { p.c.outPipe.Write(itemID, pcm) }
-
-func (p phone) Flush() (string, int) {
-	item, ms := p.c.sess.Playout().Flush()
-	p.c.outPipe.Reset()
+// Flush drops the queued audio (Phone).
+func (c *Call) Flush() (string, int) {
+	item, ms := c.leg.Flush()
+	c.audio.reset()
 	return item, ms
 }
 
-func (p phone) Pending() time.Duration { return p.c.sess.Playout().Len() }
+// Pending is the queued audio not sent yet (Phone).
+func (c *Call) Pending() time.Duration { return c.leg.Pending() }
 
-func (p phone) Hangup(reason string) { go p.c.hangup(reason) }
+// Transfer asks the caller's side to call target instead (Phone).
+func (c *Call) Transfer(ctx context.Context, target string, progress func(status int)) error {
+	return c.leg.Transfer(ctx, target, progress)
+}
 
-func (p phone) Note(n Note) { p.c.Note(n) }
-
-func (p phone) SpeechStarted() {
-	if k := p.c.keypad.Load(); k != nil {
+// SpeechStarted flushes the keypad buffer (Phone).
+func (c *Call) SpeechStarted() {
+	if k := c.keypad.Load(); k != nil {
 		k.speechStarted()
 	}
 }
 
-func (p phone) SendDTMF(ctx context.Context, digits string) error { return p.c.SendDTMF(ctx, digits) }
-
-func (p phone) Transfer(ctx context.Context, target string) error {
-	return p.c.in.Transfer(ctx, target, "")
+// SendDTMF plays digits to the caller: RFC 4733 events when the caller
+// negotiated telephone-event, in-band tones otherwise. It returns once
+// they are sent.
+func (c *Call) SendDTMF(ctx context.Context, digits string) error {
+	if len(digits) == 0 || len(digits) > 64 {
+		return ErrNoDigits
+	}
+	for i := 0; i < len(digits); i++ {
+		if !dtmf.ValidDigit(digits[i]) {
+			return ErrNoDigits
+		}
+	}
+	if c.getState() != StateActive {
+		return ErrNotActive
+	}
+	if err := c.leg.SendDTMF(ctx, digits); err != nil {
+		return err
+	}
+	c.Note(Note{Kind: NoteDTMF, Text: "sent " + digits})
+	return nil
 }
+
+// legSink is what the leg hands its media to.
+type legSink struct{ c *Call }
+
+// Audio takes a PCM frame from the leg (media goroutine).
+func (s legSink) Audio(pcm []int16) {
+	h := s.c.conv.Load()
+	if h == nil {
+		return
+	}
+	h.c.Audio(s.c.audio.in(pcm))
+}
+
+// Coded takes a passthrough frame from the leg (media goroutine).
+func (s legSink) Coded(payload []byte) {
+	if h := s.c.conv.Load(); h != nil {
+		h.c.Audio(payload)
+	}
+}
+
+// Key takes a key from the leg.
+func (s legSink) Key(ev dtmf.Event) {
+	if k := s.c.keypad.Load(); k != nil {
+		k.add(ev)
+	}
+}
+
+// Lost hangs up a call whose media stopped.
+func (s legSink) Lost(reason string) {
+	s.c.log.Warn().Str("reason", reason).Msg("media lost")
+	go s.c.hangup(reason)
+}
+
+// Leg is the call's phone side.
+func (c *Call) Leg() Leg { return c.leg }

@@ -4,52 +4,134 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/rs/zerolog"
+
+	"switchboard/dtmf"
 )
 
-// Conversation is the other side of a phone call. Prepare runs while the
-// caller hears ringing; the call is answered once it returns nil. Audio is
-// the hot path: it receives the caller's audio at the conversation's rate
-// (PCM16 little-endian mono), on the media goroutine, and must neither
-// block nor keep the slice. Run drives the conversation after answer until
-// it ends or ctx (the call) is done.
+// Conversation is the model side of a call (package conversation makes
+// them: an agent's bridge, a controller's session, the line-test
+// loopback). The Call uses it in this order: Format and Keypad once,
+// Prepare while the caller hears ringing (the call is answered once it
+// returns nil), Run after the answer until the call ends, Close once.
+// Audio, Key and Digits arrive from other goroutines meanwhile.
 type Conversation interface {
-	Prepare(ctx context.Context) error
-	Audio(pcm []byte)
-	Run(ctx context.Context, phone Phone) error
+	// Format is the audio the conversation takes (Audio) and gives
+	// (Phone.Play).
+	Format() AudioFormat
+	// Keypad says how the caller's keys are handled.
+	Keypad() KeypadSettings
+	// Prepare readies the conversation (the model session) while the
+	// caller hears ringing. It bounds its own wait and may queue audio
+	// with p.Play: it is the first audio the caller hears.
+	Prepare(ctx context.Context, p Phone) error
+	// Audio is the caller's audio in Format, on the media goroutine: it
+	// must neither block nor keep the slice.
+	Audio(b []byte)
+	// Key reports each accepted key as it is pressed (the digit is there
+	// even under the redact policy).
+	Key(ev dtmf.Event)
+	// Digits delivers a flush of the keypad buffer as the caller's text
+	// (already redacted under the redact policy).
+	Digits(text string)
+	// Run drives the conversation after the answer until it ends or ctx
+	// (the call) is done. A HangupError ends the call with its reason.
+	Run(ctx context.Context, p Phone) error
+	// Close releases the conversation; it runs once, after Run.
 	Close() error
 }
 
-// A conversation may implement AudioRate() int to take audio at another
-// rate than the manager's (8000 for a provider that speaks G.711).
+// AudioFormat is the audio between a call and its conversation.
+type AudioFormat struct {
+	// Encoding is EncodingPCM16 (little-endian mono), EncodingPCMU or
+	// EncodingPCMA.
+	Encoding string
+	// Rate is the sample rate (8000 for G.711).
+	Rate int
+}
 
-// Phone is what a conversation sees of its call. Play, Flush and Pending
-// are called from the conversation's own goroutine.
+// Encodings of AudioFormat.
+const (
+	EncodingPCM16 = "pcm16"
+	EncodingPCMU  = "pcmu"
+	EncodingPCMA  = "pcma"
+)
+
+// PCM16 is PCM16 little-endian mono at rate.
+func PCM16(rate int) AudioFormat { return AudioFormat{Encoding: EncodingPCM16, Rate: rate} }
+
+// BytesPerSecond is the format's data rate.
+func (f AudioFormat) BytesPerSecond() int {
+	if f.Encoding == EncodingPCM16 {
+		return 2 * f.Rate
+	}
+	return f.Rate
+}
+
+// Duration is how long n bytes of audio in f last.
+func (f AudioFormat) Duration(n int) time.Duration {
+	bps := f.BytesPerSecond()
+	if bps == 0 {
+		return 0
+	}
+	return time.Duration(int64(n) * int64(time.Second) / int64(bps))
+}
+
+// KeypadSettings are a conversation's keypad rules.
+type KeypadSettings struct {
+	// Policy is model (default), redact or route.
+	Policy dtmf.Policy
+	// Inband is the conversation's in-band detection ("" keeps the
+	// appliance's); the number's own setting wins over it.
+	Inband Inband
+}
+
+// Phone is what a conversation sees of its call. The *Call implements it.
 type Phone interface {
 	// ID is the call id.
 	ID() string
-	// Rate is the sample rate of the audio given to Play and Audio.
-	Rate() int
-	// Play queues audio (PCM16LE at Rate) tagged with an item id; the
-	// pacer sends it one frame per ptime.
-	Play(itemID string, pcm []byte)
+	// Route is where admission sent the call.
+	Route() Route
+	// Info describes the caller.
+	Info() LegInfo
+	// Logger is the call's logger (with call_id).
+	Logger() zerolog.Logger
+	// Context ends with the call.
+	Context() context.Context
+	// Snapshot is the call's current view.
+	Snapshot() Snapshot
+	// Format is the conversation's audio format.
+	Format() AudioFormat
+	// Play queues audio in Format (the model's audio), tagged with an
+	// item id.
+	Play(itemID string, b []byte)
+	// PlayPCM queues PCM16 little-endian at Format().Rate (audio rendered
+	// locally: greetings, prompts, tones), whatever the Format.
+	PlayPCM(itemID string, pcm []byte)
 	// Flush drops everything queued within one frame and reports which
 	// item was playing and how many ms of it the caller heard (barge-in).
 	Flush() (itemID string, playedMs int)
 	// Pending is how much queued audio has not been sent yet.
 	Pending() time.Duration
-	// Hangup ends the call with a BYE carrying reason.
+	// Hangup ends the call with a BYE carrying reason, without waiting.
 	Hangup(reason string)
-	// Transfer sends a SIP REFER to the caller's side and waits for the
-	// outcome.
-	Transfer(ctx context.Context, target string) error
-	// Note adds an entry to the call record (transcripts, tool calls, …).
+	// Transfer asks the caller's side to call target instead and waits for
+	// the outcome; progress, when set, gets each status reported.
+	Transfer(ctx context.Context, target string, progress func(status int)) error
+	// Note adds an entry to the call record.
 	Note(n Note)
 	// SpeechStarted tells the call the caller started speaking (the
-	// DTMF buffer flushes then).
+	// keypad buffer flushes then).
 	SpeechStarted()
-	// SendDTMF plays digits to the caller's side (to navigate an IVR)
-	// and returns once they are sent.
+	// SendDTMF plays digits to the caller's side and returns once sent.
 	SendDTMF(ctx context.Context, digits string) error
+}
+
+// Router picks the conversation of a call from its route. It may refuse
+// the call with an error carrying a SIP status (see RejectError).
+type Router interface {
+	Conversation(ctx context.Context, p Phone) (Conversation, error)
 }
 
 // Note is one entry of a call record: a transcript line of either side, a
@@ -75,25 +157,13 @@ const (
 	NoteEvent      = "event"
 )
 
-// BeforeAnswerer is a conversation that queues audio before the 200 OK
-// (its greeting): the media is held until the answer, so that audio is the
-// first packet the caller gets. BeforeAnswer runs on the call's goroutine,
-// after Prepare and before Run, and must be quick.
-type BeforeAnswerer interface {
-	BeforeAnswer(phone Phone)
-}
-
-// Router picks the conversation of a call from its route. It may reject
-// the call with an error carrying a SIP status (see RejectError).
-type Router interface {
-	Conversation(ctx context.Context, c *Call) (Conversation, error)
-}
-
-// RejectError tells the Manager which SIP status to refuse a call with.
+// RejectError tells the Call which SIP status to refuse a call with.
 type RejectError struct {
 	Status int
 	Reason string
-	Err    error
+	// RetryAfter, when set, asks the caller to try again then.
+	RetryAfter time.Duration
+	Err        error
 }
 
 func (e *RejectError) Error() string {
@@ -119,3 +189,13 @@ func (e *HangupError) Is(target error) bool { return target == ErrHangup }
 
 // Hangup returns the error a conversation ends the call with.
 func Hangup(reason string) error { return &HangupError{Reason: reason} }
+
+// Errors of the call's controls.
+var (
+	// ErrNotActive means the call is not answered, or already over.
+	ErrNotActive = errors.New("call is not active")
+	// ErrNotSupported means the leg cannot do what was asked.
+	ErrNotSupported = errors.New("not supported by this leg")
+	// ErrNoDigits is returned for an empty or invalid digit string.
+	ErrNoDigits = errors.New("dtmf: digits must be 1-64 of 0-9, *, #, A-D")
+)

@@ -3,34 +3,20 @@ package call
 import (
 	"context"
 	"errors"
-	"net/netip"
-	"sort"
+		"sort"
 	"sync"
 	"time"
 
 	"github.com/rs/zerolog"
 
-	"switchboard/media"
+	"switchboard/dtmf"
 	"switchboard/sip"
 )
 
 // Options configure a Manager.
 type Options struct {
-	// BindIP is the address RTP sockets are bound to, and the address of
-	// the SDP answer unless the SIP server advertises a public one.
-	BindIP netip.Addr
-	// Ports is the RTP port pool.
-	Ports *media.PortPool
-	// JitterDelay is the jitter buffer's target delay (default 40 ms).
-	JitterDelay time.Duration
-	// MediaTimeout hangs up a call that received no RTP for this long
-	// (0 disables it).
-	MediaTimeout time.Duration
-	// AnswerTimeout bounds Conversation.Prepare: the caller hears ringing
-	// at most this long before the call is answered or refused (default 5 s).
-	AnswerTimeout time.Duration
-	// Rate is the conversations' audio rate (default 24000).
-	Rate int
+	// SIP configures the legs of the calls the SIP server admits.
+	SIP SIPLegOptions
 	// DTMFIdle flushes buffered digits after this long without a key
 	// (default 2.5 s, the spec's rule).
 	DTMFIdle time.Duration
@@ -45,8 +31,9 @@ type Options struct {
 	OnEnd func(*Call)
 }
 
-// Manager takes the calls the SIP server admits (it is a sip.Handler) and
-// keeps the registry of live calls.
+// Manager runs calls and keeps the registry of live calls. It takes the
+// calls the SIP server admits (it is a sip.Handler); Run takes a call on
+// any other kind of leg.
 type Manager struct {
 	opts Options
 	log  zerolog.Logger
@@ -58,22 +45,14 @@ type Manager struct {
 
 var _ sip.Handler = (*Manager)(nil)
 
-// NewManager returns a manager; opts.Ports and opts.Router are required.
+// NewManager returns a manager; opts.SIP.Ports and opts.Router are
+// required.
 func NewManager(opts Options, log zerolog.Logger) (*Manager, error) {
-	if opts.Ports == nil || opts.Router == nil {
+	if opts.SIP.Ports == nil || opts.Router == nil {
 		return nil, errors.New("call: manager needs a port pool and a router")
 	}
-	if opts.JitterDelay == 0 {
-		opts.JitterDelay = 40 * time.Millisecond
-	}
-	if opts.AnswerTimeout == 0 {
-		opts.AnswerTimeout = 5 * time.Second
-	}
-	if opts.Rate == 0 {
-		opts.Rate = 24000
-	}
 	if opts.DTMFIdle == 0 {
-		opts.DTMFIdle = 2500 * time.Millisecond
+		opts.DTMFIdle = dtmf.DefaultIdleTimeout
 	}
 	if opts.Inband == "" {
 		opts.Inband = InbandAuto
@@ -84,9 +63,16 @@ func NewManager(opts Options, log zerolog.Logger) (*Manager, error) {
 	return &Manager{opts: opts, log: log, calls: map[string]*Call{}}, nil
 }
 
-// HandleCall runs one call from admission to its end (sip.Handler).
+// HandleCall runs one admitted INVITE from admission to its end
+// (sip.Handler).
 func (m *Manager) HandleCall(ctx context.Context, in *sip.InboundCall) {
-	c := newCall(m, in)
+	m.Run(ctx, NewSIPLeg(in, m.opts.SIP), in.Logger())
+}
+
+// Run runs one call on leg from admission to its end; ctx is the leg's
+// lifetime.
+func (m *Manager) Run(ctx context.Context, leg Leg, log zerolog.Logger) {
+	c := newCall(m, leg, log)
 	m.mu.Lock()
 	m.calls[c.id] = c
 	m.wg.Add(1)

@@ -1,9 +1,7 @@
 package control
 
 import (
-	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"time"
 
@@ -11,38 +9,24 @@ import (
 	"switchboard/api/httpx"
 	"switchboard/call"
 	"switchboard/dtmf"
-	"switchboard/sip"
-	"switchboard/webhook"
 )
 
 // liveCall finds the call of a call-control request: 404 when unknown or
 // of another team, 409 when not answered yet or already over.
-func (s *Service) liveCall(r *http.Request) (*call.Call, *entry, error) {
+func (s *Service) liveCall(r *http.Request) (Call, error) {
 	id := r.PathValue("call_id")
-	c, ok := s.opts.Calls.Get(id)
-	if !ok {
-		return nil, nil, httpx.NotFound("no call %s", id)
-	}
+	rc, ok := s.opts.Calls.Get(id)
 	p := httpx.PrincipalFrom(r.Context())
-	e := s.entry(id)
-	team := ""
-	if e != nil {
-		team = e.teamID
-	} else if rt := c.SIP().Route(); rt != nil {
-		if res, err := s.opts.Numbers.Resolve(r.Context(), rt.PhoneNumber); err == nil {
-			team = res.TeamID
-		}
+	if !ok || p == nil || rc.TeamID() != p.TeamID {
+		return nil, httpx.NotFound("no call %s", id)
 	}
-	if p == nil || team != p.TeamID {
-		return nil, nil, httpx.NotFound("no call %s", id)
-	}
-	switch st := c.Snapshot().State; st {
+	switch st := rc.Phone().Snapshot().State; st {
 	case call.StateActive:
-		return c, e, nil
+		return rc, nil
 	case call.StateRinging:
-		return nil, nil, httpx.Conflict("call_id", "call %s is not answered yet", id)
+		return nil, httpx.Conflict("call_id", "call %s is not answered yet", id)
 	default:
-		return nil, nil, httpx.Conflict("call_id", "call %s has ended", id)
+		return nil, httpx.Conflict("call_id", "call %s has ended", id)
 	}
 }
 
@@ -63,16 +47,11 @@ func (s *Service) refer(w http.ResponseWriter, r *http.Request) error {
 	if err := agent.CheckTransferURI(req.TargetURI); err != nil {
 		return httpx.BadRequest("target_uri", "target_uri must be tel:+E.164 or sip:user@host: %v", err)
 	}
-	c, e, err := s.liveCall(r)
+	rc, err := s.liveCall(r)
 	if err != nil {
 		return err
 	}
-	accepted := make(chan error, 1)
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		s.transfer(c, e, req.TargetURI, accepted)
-	}()
+	accepted := rc.Transfer(req.TargetURI)
 	t := time.NewTimer(s.opts.TransferAcceptTimeout)
 	defer t.Stop()
 	select {
@@ -87,85 +66,24 @@ func (s *Service) refer(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// transfer runs one REFER to its end. accepted gets nil once the far
-// end accepted it, or the error that refused it.
-func (s *Service) transfer(c *call.Call, e *entry, target string, accepted chan<- error) {
-	log := c.Logger().With().Str("target_uri", target).Logger()
-	report := func(status string, code int) {
-		c.Note(call.Note{Kind: call.NoteTransfer, Text: status, Data: map[string]any{"target_uri": target, "sip_status": code, "by": "api"}})
-		if e != nil {
-			e.cc.TransferUpdate(target, status, code)
-			if status != "progress" {
-				s.lifecycle(c, e, webhook.NewCallTransfer(time.Now(), webhook.CallTransfer{CallID: c.ID(), TargetURI: target, Status: status, SIPStatus: code}))
-			}
-		}
-	}
-	first := true
-	err := c.SIP().TransferWithProgress(c.SIP().Context(), target, "", func(code int) {
-		switch {
-		case first:
-			first = false
-			accepted <- nil
-			report(webhook.TransferAccepted, code)
-		case code < 200:
-			report("progress", code)
-		}
-	})
-	if first {
-		accepted <- err
-		return
-	}
-	if err == nil {
-		log.Info().Msg("transfer completed: ending our leg")
-		report(webhook.TransferCompleted, 200)
-		s.end(c, e, "transferred")
-		return
-	}
-	code := 0
-	var se *sip.StatusError
-	if errors.As(err, &se) {
-		code = se.Status
-	}
-	log.Warn().Err(err).Msg("transfer failed: the call stays")
-	report(webhook.TransferFailed, code)
-	if e != nil {
-		msg := fmt.Sprintf("The transfer of the call to %s failed", target)
-		if se != nil {
-			msg += fmt.Sprintf(": %d %s", se.Status, se.Reason)
-		}
-		ctx, cancel := context.WithTimeout(c.SIP().Context(), 5*time.Second)
-		defer cancel()
-		if err := e.cc.Tell(ctx, msg+". The caller is still on the line: tell them."); err != nil {
-			log.Debug().Err(err).Msg("model not told about the failed transfer")
-		}
-	}
-}
-
-// end hangs up a call with reason: through its conversation when this
-// service owns it (so the call record says who ended it), else directly.
-func (s *Service) end(c *call.Call, e *entry, reason string) {
-	if e != nil {
-		e.cc.Hangup(reason, webhook.EndedByController)
-		return
-	}
-	c.Hangup(reason)
-}
-
 // hangupReason goes into the BYE's Reason header.
 const hangupReason = "hung up by the API"
 
 // hangup is POST /v1/realtime/calls/{call_id}/hangup: BYE with a Reason
 // header, then {} once the call is ending.
 func (s *Service) hangup(w http.ResponseWriter, r *http.Request) error {
-	c, e, err := s.liveCall(r)
+	rc, err := s.liveCall(r)
 	if err != nil {
 		return err
 	}
-	c.Note(call.Note{Kind: call.NoteEvent, Text: hangupReason})
-	s.end(c, e, hangupReason)
+	p := rc.Phone()
+	p.Note(call.Note{Kind: call.NoteEvent, Text: hangupReason})
+	rc.Hangup(hangupReason)
+	t := time.NewTimer(s.opts.HangupWait)
+	defer t.Stop()
 	select {
-	case <-c.SIP().Context().Done():
-	case <-time.After(5 * time.Second):
+	case <-p.Context().Done():
+	case <-t.C:
 	case <-r.Context().Done():
 	}
 	httpx.WriteJSON(w, http.StatusOK, struct{}{})
@@ -192,13 +110,13 @@ func (s *Service) dtmf(w http.ResponseWriter, r *http.Request) error {
 			return httpx.BadRequest("digits", "digits may hold only 0-9, *, # and A-D")
 		}
 	}
-	c, _, err := s.liveCall(r)
+	rc, err := s.liveCall(r)
 	if err != nil {
 		return err
 	}
-	if err := c.SendDTMF(r.Context(), req.Digits); err != nil {
+	if err := rc.SendDTMF(r.Context(), req.Digits); err != nil {
 		if errors.Is(err, call.ErrNotActive) {
-			return httpx.Conflict("call_id", "call %s is not active", c.ID())
+			return httpx.Conflict("call_id", "call %s is not active", rc.Phone().ID())
 		}
 		return err
 	}

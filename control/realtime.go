@@ -9,9 +9,9 @@ import (
 
 	"github.com/gorilla/websocket"
 
-	"switchboard/agent"
 	"switchboard/api/httpx"
 	"switchboard/auth"
+	"switchboard/conversation"
 	"switchboard/realtime"
 )
 
@@ -89,15 +89,17 @@ func (s *Service) serveControl(w http.ResponseWriter, r *http.Request, id, token
 	if err != nil {
 		return err
 	}
-	e := s.entry(id)
-	if e == nil || e.teamID != p.TeamID {
+	rc, ok := s.opts.Calls.Get(id)
+	if !ok || rc.TeamID() != p.TeamID {
 		return httpx.NotFound("no webhook-routed call %s is ringing or active", id)
 	}
-	sess, err := e.cc.Attach()
+	sess, err := rc.Attach()
 	switch {
-	case errors.Is(err, agent.ErrControllerAttached):
+	case errors.Is(err, conversation.ErrNotControlled):
+		return httpx.NotFound("no webhook-routed call %s is ringing or active", id)
+	case errors.Is(err, conversation.ErrControllerAttached):
 		return httpx.Conflict("call_id", "another controller is attached to call %s", id)
-	case errors.Is(err, agent.ErrCallOver):
+	case errors.Is(err, conversation.ErrCallOver):
 		return httpx.NotFound("call %s has ended", id)
 	case err != nil:
 		return err
@@ -126,7 +128,7 @@ type attachEngine struct{}
 var errNoReservation = errors.New("control: no controller reservation on the request")
 
 func (attachEngine) Open(ctx context.Context, _ realtime.SessionConfig) (realtime.Session, error) {
-	sess, ok := ctx.Value(attachKey{}).(*agent.ControllerSession)
+	sess, ok := ctx.Value(attachKey{}).(*conversation.ControllerSession)
 	if !ok {
 		return nil, errNoReservation
 	}

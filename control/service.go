@@ -13,9 +13,8 @@ import (
 	"switchboard/api/httpx"
 	"switchboard/auth"
 	"switchboard/call"
-	"switchboard/numbers"
+	"switchboard/conversation"
 	"switchboard/realtime"
-	"switchboard/webhook"
 )
 
 // Authorizer checks an API key for a route (auth.KeyService).
@@ -23,99 +22,89 @@ type Authorizer interface {
 	Authorize(ctx context.Context, token string, route httpx.Route) (*httpx.Principal, error)
 }
 
-// Calls finds live calls (call.Manager).
+// Calls finds live calls by id (FromRegistry).
 type Calls interface {
-	Get(id string) (*call.Call, bool)
+	Get(id string) (Call, bool)
 }
 
-// CallsFunc adapts a function to Calls (the manager is built after the
-// router that needs this service).
-type CallsFunc func(id string) (*call.Call, bool)
-
-// Get calls f.
-func (f CallsFunc) Get(id string) (*call.Call, bool) { return f(id) }
-
-// Numbers resolves numbers and their webhooks (numbers.Service).
-type Numbers interface {
-	Resolve(ctx context.Context, e164 string) (*numbers.Resolved, error)
-	Webhook(ctx context.Context, numberID string) (*numbers.WebhookDetails, error)
+// Call is what the call-control endpoints steer (conversation.Routed).
+type Call interface {
+	// Phone is the call itself: its state, context and record.
+	Phone() call.Phone
+	// TeamID owns the call.
+	TeamID() string
+	// Attach reserves a webhook-routed call for a controller.
+	Attach() (*conversation.ControllerSession, error)
+	// Hangup ends the call with reason.
+	Hangup(reason string)
+	// SendDTMF plays digits to the caller's side.
+	SendDTMF(ctx context.Context, digits string) error
+	// Transfer sends REFER; the channel gets nil once it was accepted.
+	Transfer(target string) <-chan error
 }
 
-// Webhooks delivers signed events (webhook.Dispatcher).
-type Webhooks interface {
-	Deliver(ctx context.Context, t webhook.Target, ev webhook.Event) (webhook.Result, error)
-	DeliverAsync(t webhook.Target, ev webhook.Event, done func(webhook.Result, error)) error
+var _ Call = (*conversation.Routed)(nil)
+
+// FromRegistry reads the routed calls of reg.
+func FromRegistry(reg *conversation.Registry) Calls { return registryCalls{reg} }
+
+type registryCalls struct{ reg *conversation.Registry }
+
+func (r registryCalls) Get(id string) (Call, bool) {
+	c, ok := r.reg.Get(id)
+	if !ok {
+		return nil, false
+	}
+	return c, true
 }
 
-// Options configure a Service. Calls, Keys, Secrets, Numbers, Webhooks,
-// Runtime and Engines are required.
+// Defaults of Options.
+const (
+	// DefaultTransferAcceptTimeout bounds how long the refer endpoint
+	// waits for the caller's side to accept a REFER: a PBX answers 202 at
+	// once, so a longer wait means the REFER is lost.
+	DefaultTransferAcceptTimeout = 10 * time.Second
+	// DefaultHangupWait bounds how long the hangup endpoint waits for the
+	// BYE to go out before it answers (the call ends regardless).
+	DefaultHangupWait = 5 * time.Second
+)
+
+// Options configure a Service. Calls, Keys, Secrets and Engines are
+// required.
 type Options struct {
-	Calls    Calls
-	Keys     Authorizer
-	Secrets  *auth.ClientSecrets
-	Numbers  Numbers
-	Webhooks Webhooks
-	Runtime  *agent.Runtime
-	// Engines by name; Engine picks the one controlled calls and direct
-	// sessions use (default: "upstream" when present, else "echo").
+	Calls   Calls
+	Keys    Authorizer
+	Secrets *auth.ClientSecrets
+	// Engines by name; Engine picks the one direct sessions (API key or
+	// client secret, no call_id) use (default: "upstream" when present,
+	// else "echo").
 	Engines map[string]realtime.Engine
 	Engine  string
-	// RingTimeout is how long a webhook-routed call rings waiting for a
-	// controller (default 20 s).
-	RingTimeout time.Duration
-	// Grace is how long a call goes on after its controller dropped
-	// (default 30 s).
-	Grace time.Duration
 	// TransferAcceptTimeout bounds how long the refer endpoint waits for
 	// the caller's side to accept the REFER (default 10 s).
 	TransferAcceptTimeout time.Duration
+	// HangupWait bounds how long the hangup endpoint waits for the call
+	// to end (default 5 s).
+	HangupWait time.Duration
 	// PingInterval of the realtime sockets (default 20 s).
 	PingInterval time.Duration
 	Log          zerolog.Logger
 }
 
-// Service serves the realtime and call-control endpoints and makes the
-// conversations of webhook-routed calls.
+// Service serves the realtime socket (a controller attached to a call,
+// or a direct session), client secrets and live call control.
 type Service struct {
-	opts    Options
-	log     zerolog.Logger
-	callWS  *realtime.Handler
-	direct  *realtime.Handler
-	engine  realtime.Engine
-	mu      sync.Mutex
-	calls   map[string]*entry
-	wg      sync.WaitGroup
-	closing chan struct{}
-	once    sync.Once
-}
-
-// entry is a webhook-routed call this service owns.
-type entry struct {
-	cc       *agent.ControlledCall
-	teamID   string
-	numberID string
-
-	mu     sync.Mutex
-	target *webhook.Target
-}
-
-func (e *entry) setTarget(t webhook.Target) {
-	e.mu.Lock()
-	e.target = &t
-	e.mu.Unlock()
-}
-
-func (e *entry) getTarget() *webhook.Target {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.target
+	opts   Options
+	log    zerolog.Logger
+	callWS *realtime.Handler
+	direct *realtime.Handler
+	once   sync.Once
 }
 
 // NewService returns the service.
 func NewService(opts Options) (*Service, error) {
-	if opts.Calls == nil || opts.Keys == nil || opts.Secrets == nil || opts.Numbers == nil || opts.Webhooks == nil ||
-		opts.Runtime == nil || len(opts.Engines) == 0 {
-		return nil, errors.New("control: calls, keys, secrets, numbers, webhooks, runtime and engines are required")
+	if opts.Calls == nil || opts.Keys == nil || opts.Secrets == nil || len(opts.Engines) == 0 {
+		return nil, errors.New("control: calls, keys, secrets and engines are required")
 	}
 	if opts.Engine == "" {
 		opts.Engine = agent.EngineEcho
@@ -127,16 +116,13 @@ func NewService(opts Options) (*Service, error) {
 	if !ok {
 		return nil, errors.New("control: engine " + opts.Engine + " is not configured")
 	}
-	if opts.RingTimeout <= 0 {
-		opts.RingTimeout = agent.DefaultRingTimeout
-	}
-	if opts.Grace <= 0 {
-		opts.Grace = agent.DefaultControllerGrace
-	}
 	if opts.TransferAcceptTimeout <= 0 {
-		opts.TransferAcceptTimeout = 10 * time.Second
+		opts.TransferAcceptTimeout = DefaultTransferAcceptTimeout
 	}
-	s := &Service{opts: opts, log: opts.Log, engine: eng, calls: map[string]*entry{}, closing: make(chan struct{})}
+	if opts.HangupWait <= 0 {
+		opts.HangupWait = DefaultHangupWait
+	}
+	s := &Service{opts: opts, log: opts.Log}
 	wlog := opts.Log.With().Str("component", "realtime_ws").Logger()
 	s.callWS = realtime.NewHandler(attachEngine{}, realtime.HandlerOptions{
 		Config:       func(*http.Request) (realtime.SessionConfig, error) { return realtime.SessionConfig{}, nil },
@@ -161,35 +147,11 @@ func (s *Service) Routes() []httpx.Route {
 	}
 }
 
-// Conversation is the conversation of a call to a webhook-routed number
-// (res is the number the call matched).
-func (s *Service) Conversation(c *call.Call, res *numbers.Resolved) call.Conversation {
-	e := &entry{teamID: res.TeamID, numberID: res.NumberID}
-	e.cc = s.opts.Runtime.Controlled(c, agent.ControlledOptions{
-		Engine: s.opts.Engine, RingTimeout: s.opts.RingTimeout, Grace: s.opts.Grace,
-		Announce: func(ctx context.Context) { s.announce(ctx, c, e) },
-		OnClose:  func(by string) { s.ended(c, e, by) },
-	})
-	s.mu.Lock()
-	s.calls[c.ID()] = e
-	s.mu.Unlock()
-	return e.cc
-}
-
-func (s *Service) entry(id string) *entry {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.calls[id]
-}
-
-// Close drops the realtime sockets and waits for the transfers it
-// follows. It is idempotent.
+// Close drops the realtime sockets. It is idempotent.
 func (s *Service) Close() error {
 	s.once.Do(func() {
-		close(s.closing)
 		_ = s.callWS.Close()
 		_ = s.direct.Close()
-		s.wg.Wait()
 	})
 	return nil
 }

@@ -125,7 +125,7 @@ func BenchmarkFrameInboundPipeline(b *testing.B) {
 func BenchmarkFrameOutboundPipeline(b *testing.B) {
 	q := NewPlayout()
 	p, _ := NewOutboundPipeline(24000, q)
-	delta := appendPCM16LE(nil, tone(440, 24000, 480, 8000))
+	delta := AppendPCM16LE(nil, tone(440, 24000, 480, 8000))
 	frame := make([]int16, 0, 160)
 	b.ReportAllocs()
 	for b.Loop() {

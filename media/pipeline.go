@@ -30,7 +30,7 @@ func (p *InboundPipeline) String() string { return p.rs.String() + " -> PCM16LE"
 // It does not allocate once dst has capacity.
 func (p *InboundPipeline) Process(dst []byte, frame []int16) []byte {
 	p.pcm = p.rs.Process(p.pcm[:0], frame)
-	return appendPCM16LE(dst, p.pcm)
+	return AppendPCM16LE(dst, p.pcm)
 }
 
 // Reset clears the resampler state (a new stream).
@@ -42,14 +42,20 @@ func (p *InboundPipeline) Reset() { p.rs.Reset() }
 // safe for concurrent use (one model reader goroutine calls it).
 type OutboundPipeline struct {
 	rs       *Resampler
-	q        *Playout
+	q        FrameWriter
 	in, out  []int16
 	carry    byte
 	hasCarry bool
 }
 
+// FrameWriter takes 8 kHz PCM tagged with an item id: a Playout, or a
+// call's leg.
+type FrameWriter interface {
+	Write(itemID string, pcm []int16)
+}
+
 // NewOutboundPipeline returns a pipeline from modelRate to 8 kHz into q.
-func NewOutboundPipeline(modelRate int, q *Playout) (*OutboundPipeline, error) {
+func NewOutboundPipeline(modelRate int, q FrameWriter) (*OutboundPipeline, error) {
 	rs, err := NewResampler(modelRate, ClockRate)
 	if err != nil {
 		return nil, fmt.Errorf("outbound pipeline: %w", err)
@@ -86,8 +92,8 @@ func (p *OutboundPipeline) Reset() {
 	p.rs.Reset()
 }
 
-// appendPCM16LE appends pcm as little-endian bytes.
-func appendPCM16LE(dst []byte, pcm []int16) []byte {
+// AppendPCM16LE appends pcm as little-endian bytes to dst.
+func AppendPCM16LE(dst []byte, pcm []int16) []byte {
 	base := len(dst)
 	dst = grow(dst, 2*len(pcm))
 	out := dst[base:]

@@ -18,6 +18,10 @@ type Route struct {
 	// AuthUsername is set. The password is plaintext (already decrypted);
 	// this package never logs it.
 	AuthUsername, AuthPassword string
+	// Data is what the application resolved for the number (where the
+	// call goes), carried with the call so nothing reads the number
+	// again; this package never reads it.
+	Data any
 }
 
 // Numbers looks up the route of a called number. It returns an error

@@ -119,7 +119,7 @@ func testPcapEcho(t *testing.T, d *apptest.Daemon) {
 	snap := c.Snapshot()
 	require.Equal(t, call.StateEnded, snap.State)
 	require.Equal(t, call.EndedByCaller, snap.EndedBy)
-	require.Equal(t, "PCMA", c.SIP().Offer().Codec.Name)
+	require.Equal(t, "PCMA", c.Leg().(*call.SIPLeg).SIP().Offer().Codec.Name)
 	require.Zero(t, snap.Media.Latches, "sipp's pcap comes from port 0: no latch, RTP keeps going to the SDP address")
 	// 4 s of 30 ms packets both ways (the answer follows the offer's ptime).
 	require.Greater(t, snap.Media.PacketsIn, uint64(100))
@@ -247,7 +247,7 @@ func testHold(t *testing.T, d *apptest.Daemon) {
 
 	// Follow the call's media direction; on hold (the caller sendonly),
 	// the appliance's RTP must stop, and come back on resume.
-	dir := func() sip.Direction { return c.SIP().Media().Direction }
+	dir := func() sip.Direction { return c.Leg().(*call.SIPLeg).SIP().Media().Direction }
 	require.Eventually(t, func() bool { return peer.count() > 20 }, 5*time.Second, 10*time.Millisecond, "RTP before hold")
 	require.Eventually(t, func() bool { return dir() == sip.SendOnly }, 10*time.Second, 5*time.Millisecond, "hold")
 	time.Sleep(200 * time.Millisecond) // the pacer pauses right after the update

@@ -14,7 +14,7 @@ import (
 	"switchboard/api"
 	"switchboard/auth"
 	"switchboard/call"
-	"switchboard/calls"
+	"switchboard/records"
 	"switchboard/media"
 	"switchboard/store"
 )
@@ -31,11 +31,11 @@ func callsDaemon(t *testing.T, snaps ...call.Snapshot) func(string) string {
 	keys := auth.NewKeyService(st)
 	_, err = keys.Bootstrap(ctx, dir, "default", "")
 	require.NoError(t, err)
-	rec := calls.NewRecorder(st, calls.RecorderOptions{})
+	rec := records.NewRecorder(st, records.RecorderOptions{})
 	for _, s := range snaps {
 		require.NoError(t, rec.Save(ctx, s))
 	}
-	hs := httptest.NewServer(api.New(zerolog.Nop(), keys, []api.Module{keys, calls.NewService(st, nil, calls.Options{})}).Handler())
+	hs := httptest.NewServer(api.New(zerolog.Nop(), keys, []api.Module{keys, records.NewService(st, nil, records.Options{})}).Handler())
 	t.Cleanup(hs.Close)
 	env := map[string]string{"SWITCHBOARD_URL": hs.URL, "SWITCHBOARD_DATA_DIR": dir}
 	return func(k string) string { return env[k] }

@@ -1,0 +1,394 @@
+package call
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/pion/rtp"
+	"github.com/rs/zerolog"
+
+	"switchboard/dtmf"
+	"switchboard/media"
+	"switchboard/sip"
+)
+
+// SIPLegOptions configure the SIP/RTP legs of a Manager.
+type SIPLegOptions struct {
+	// BindIP is the address RTP sockets are bound to, and the address of
+	// the SDP answer unless the SIP server advertises a public one.
+	BindIP netip.Addr
+	// Ports is the RTP port pool.
+	Ports *media.PortPool
+	// JitterDelay is the jitter buffer's target delay (default 40 ms).
+	JitterDelay time.Duration
+	// MediaTimeout hangs up a call that received no RTP for this long
+	// (0 disables it).
+	MediaTimeout time.Duration
+}
+
+// noPortsRetryAfter is the Retry-After of a call refused for want of RTP
+// ports: calls end every few seconds on a busy appliance.
+const noPortsRetryAfter = 5 * time.Second
+
+// SIPLeg is a Leg over a SIP dialog (package sip) and its RTP media
+// (package media): the SDP-negotiated G.711 codec at 8 kHz, keys as RFC
+// 4733 events, SIP INFO or in-band tones, re-INVITE and UPDATE followed
+// (address, codec, ptime, hold), REFER for transfers.
+type SIPLeg struct {
+	in   *sip.InboundCall
+	opts SIPLegOptions
+	log  zerolog.Logger
+	info LegInfo
+
+	sink        LegSink
+	passthrough bool
+	passCodec   media.Codec // the conversation's G.711 when passthrough
+	codec       atomic.Pointer[media.Codec]
+	sess        *media.Session // set by Start
+	sender      *dtmfSender    // nil without telephone-event
+
+	keysMu   sync.Mutex
+	receiver *dtmf.Receiver
+	detector *dtmf.Detector // media goroutine only
+	evBuf    []dtmf.Event   // media goroutine only
+	coded    []byte         // media goroutine only
+
+	mu      sync.Mutex
+	started bool
+	answered bool
+	held     bool // held by the appliance (Hold)
+	peerOK   bool // the peer's direction lets us receive our audio
+	closed  bool
+}
+
+var _ Leg = (*SIPLeg)(nil)
+
+// NewSIPLeg returns the leg of an admitted INVITE.
+func NewSIPLeg(in *sip.InboundCall, opts SIPLegOptions) *SIPLeg {
+	if opts.JitterDelay == 0 {
+		opts.JitterDelay = 40 * time.Millisecond
+	}
+	info := LegInfo{Kind: "sip", From: in.From(), To: in.To(), RemoteID: in.SIPCallID(), Received: in.ReceivedAt()}
+	for _, h := range in.Headers() {
+		info.Headers = append(info.Headers, Header{Name: h.Name, Value: h.Value})
+	}
+	if r := in.Route(); r != nil {
+		if cr, ok := r.Data.(*Route); ok && cr != nil {
+			info.Route = *cr
+		}
+		info.Route.NumberID, info.Route.PhoneNumber = r.NumberID, r.PhoneNumber
+	}
+	l := &SIPLeg{in: in, opts: opts, log: in.Logger(), info: info, receiver: dtmf.NewReceiver(dtmf.ReceiverOptions{})}
+	if c, ok := media.CodecByPayloadType(in.Offer().Codec.PayloadType); ok {
+		l.codec.Store(&c)
+	} else {
+		l.codec.Store(&media.PCMU)
+	}
+	return l
+}
+
+// ID is the call id.
+func (l *SIPLeg) ID() string { return l.in.ID() }
+
+// SIP is the leg's SIP dialog.
+func (l *SIPLeg) SIP() *sip.InboundCall { return l.in }
+
+// Info describes the caller.
+func (l *SIPLeg) Info() LegInfo { return l.info }
+
+// Context ends with the dialog.
+func (l *SIPLeg) Context() context.Context { return l.in.Context() }
+
+// Rate is G.711's 8 kHz.
+func (l *SIPLeg) Rate() int { return media.ClockRate }
+
+// Codec is the negotiated G.711 codec: EncodingPCMU or EncodingPCMA.
+func (l *SIPLeg) Codec() string {
+	if l.codec.Load().PayloadType == media.PCMA.PayloadType {
+		return EncodingPCMA
+	}
+	return EncodingPCMU
+}
+
+// Start allocates the RTP ports and starts the media, held until Answer.
+func (l *SIPLeg) Start(sink LegSink, opts LegOptions) error {
+	offer := l.in.Offer()
+	pair, err := l.opts.Ports.Allocate()
+	if err != nil {
+		return &RejectError{Status: 503, Reason: "Service Unavailable", RetryAfter: noPortsRetryAfter, Err: fmt.Errorf("no RTP port: %w", err)}
+	}
+	l.sink, l.passthrough, l.passCodec = sink, opts.Passthrough, *l.codec.Load()
+	sess, err := media.NewSession(pair, media.SessionOptions{
+		Codec: *l.codec.Load(), Ptime: offer.Ptime, JitterDelay: l.opts.JitterDelay, EventPayloadType: offer.DTMFPayloadType,
+		Remote: offer.RemoteAddr, MediaTimeout: l.opts.MediaTimeout, Logger: l.log,
+		OnAudio: l.onAudio, OnTimeout: l.onTimeout, OnEvent: l.onEvent,
+	})
+	if err != nil {
+		pair.Close()
+		return err
+	}
+	inband := opts.Inband
+	if inband == "" {
+		inband = InbandAuto
+	}
+	if inband == InbandOn || (inband != InbandOff && offer.DTMFPayloadType == 0) {
+		l.detector = dtmf.NewDetector(dtmf.DetectorOptions{})
+	}
+	l.mu.Lock()
+	l.sess, l.started = sess, true
+	l.mu.Unlock()
+	if offer.DTMFPayloadType != 0 {
+		l.sender = &dtmfSender{pt: offer.DTMFPayloadType}
+		sess.Pacer().SetEventSource(l.sender)
+	}
+	l.applyMedia(offer)
+	// Nothing is sent before the answer (applyHold waits for it): the
+	// caller learns our media address from the 200 OK (no early media).
+	// Read INFOs (and media updates) from now on: the caller may send
+	// INFO as soon as it has sent its ACK, before Answer has seen the ACK,
+	// and the SIP call's queue of INFOs is short.
+	go l.watch()
+	l.log.Debug().Str("media", offer.String()).Str("in", l.codec.Load().Name+"(decode) -> Jitter").
+		Str("out", "Playout -> "+sess.Pacer().String()).Msg("sip leg media ready")
+	return nil
+}
+
+func (l *SIPLeg) session() *media.Session {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.sess
+}
+
+// Ring sends 180 Ringing.
+func (l *SIPLeg) Ring() error { return l.in.Ringing() }
+
+// Answer sends the 200 OK with our media address, waits for the ACK and
+// starts sending.
+func (l *SIPLeg) Answer(ctx context.Context) error {
+	sess := l.session()
+	if sess == nil {
+		return errors.New("sip leg: answer before start")
+	}
+	offer := l.in.Offer()
+	if err := l.in.Answer(ctx, netip.AddrPortFrom(answerIP(l.opts.BindIP, offer.RemoteAddr), uint16(sess.LocalPort()))); err != nil {
+		return err
+	}
+	l.mu.Lock()
+	l.answered = true
+	l.mu.Unlock()
+	l.applyMedia(l.in.Media())
+	return nil
+}
+
+// Reject answers the INVITE with status (and Retry-After).
+func (l *SIPLeg) Reject(status int, reason string, retryAfter time.Duration) error {
+	var hs []sip.Header
+	if retryAfter > 0 {
+		hs = append(hs, sip.Header{Name: "Retry-After", Value: strconv.Itoa(int((retryAfter + time.Second - 1) / time.Second))})
+	}
+	return l.in.Reject(status, reason, hs...)
+}
+
+// Hangup sends BYE with reason.
+func (l *SIPLeg) Hangup(ctx context.Context, reason string) error { return l.in.Hangup(ctx, reason) }
+
+// Transfer sends REFER and follows its NOTIFYs.
+func (l *SIPLeg) Transfer(ctx context.Context, target string, progress func(status int)) error {
+	if progress == nil {
+		return l.in.Transfer(ctx, target, "")
+	}
+	return l.in.TransferWithProgress(ctx, target, "", progress)
+}
+
+// Play queues 8 kHz PCM.
+func (l *SIPLeg) Play(itemID string, pcm []int16) {
+	if s := l.session(); s != nil {
+		s.Playout().Write(itemID, pcm)
+	}
+}
+
+// PlayCoded queues G.711 bytes in the leg's codec.
+func (l *SIPLeg) PlayCoded(itemID string, payload []byte) {
+	s := l.session()
+	if s == nil {
+		return
+	}
+	// Until the media session carries coded frames itself, the playout
+	// holds PCM: decode once here.
+	pcm := l.passCodec.DecodeFrame(nil, payload)
+	s.Playout().Write(itemID, pcm)
+}
+
+// Flush drops the queued audio (barge-in).
+func (l *SIPLeg) Flush() (string, int) {
+	if s := l.session(); s != nil {
+		return s.Playout().Flush()
+	}
+	return "", 0
+}
+
+// Pending is the queued audio not sent yet.
+func (l *SIPLeg) Pending() time.Duration {
+	if s := l.session(); s != nil {
+		return s.Playout().Len()
+	}
+	return 0
+}
+
+// Hold stops (on) or resumes sending to the caller.
+func (l *SIPLeg) Hold(on bool) {
+	l.mu.Lock()
+	l.held = on
+	l.mu.Unlock()
+	l.applyHold()
+}
+
+// applyHold sends when neither the appliance nor the peer holds the call.
+func (l *SIPLeg) applyHold() {
+	l.mu.Lock()
+	sess, send := l.sess, l.answered && l.peerOK && !l.held
+	l.mu.Unlock()
+	if sess == nil {
+		return
+	}
+	if send {
+		sess.Resume()
+	} else {
+		sess.Hold()
+	}
+}
+
+// Stats are the RTP figures so far.
+func (l *SIPLeg) Stats() media.StatsSnapshot {
+	if s := l.session(); s != nil {
+		return s.Stats()
+	}
+	return media.StatsSnapshot{}
+}
+
+// Close stops the media; it is idempotent.
+func (l *SIPLeg) Close() error {
+	l.mu.Lock()
+	sess, closed := l.sess, l.closed
+	l.closed = true
+	l.mu.Unlock()
+	if closed || sess == nil {
+		return nil
+	}
+	return sess.Close()
+}
+
+// onAudio runs on the media goroutine for every inbound frame.
+func (l *SIPLeg) onAudio(pcm []int16, _ media.FrameStatus) {
+	now := time.Now()
+	l.keysMu.Lock()
+	l.receiver.Tick(now)
+	l.keysMu.Unlock()
+	if l.detector != nil {
+		l.evBuf = l.detector.Process(l.evBuf[:0], pcm, now)
+		for _, ev := range l.evBuf {
+			l.sink.Key(ev)
+		}
+	}
+	if l.passthrough {
+		l.coded = l.passCodec.EncodeFrame(l.coded[:0], pcm)
+		l.sink.Coded(l.coded)
+		return
+	}
+	l.sink.Audio(pcm)
+}
+
+// onEvent takes telephone-event packets (media reader goroutine).
+func (l *SIPLeg) onEvent(h *rtp.Header, payload []byte) {
+	l.keysMu.Lock()
+	ev, ok, err := l.receiver.Push(h.Timestamp, payload, time.Now())
+	l.keysMu.Unlock()
+	if err != nil {
+		l.log.Debug().Err(err).Msg("bad telephone-event packet")
+		return
+	}
+	if ok {
+		l.sink.Key(ev)
+	}
+}
+
+func (l *SIPLeg) onTimeout(err error) {
+	l.log.Warn().Err(err).Msg("media timeout")
+	l.sink.Lost("media timeout: no RTP received")
+}
+
+// watch applies re-INVITE/UPDATE changes and takes INFO keys until the
+// call ends.
+func (l *SIPLeg) watch() {
+	ctx := l.in.Context()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case p := <-l.in.MediaUpdates():
+			l.log.Info().Str("media", p.String()).Msg("media updated")
+			l.applyMedia(p)
+		case in := <-l.in.Infos():
+			ev, err := dtmf.ParseINFO(in.ContentType, in.Body, time.Now())
+			if err != nil {
+				l.log.Debug().Err(err).Str("content_type", in.ContentType).Msg("INFO without a DTMF key")
+				continue
+			}
+			l.sink.Key(ev)
+		}
+	}
+}
+
+// applyMedia follows the peer's media: address, codec, ptime and hold.
+func (l *SIPLeg) applyMedia(p sip.MediaParams) {
+	sess := l.session()
+	if p.RemoteAddr.IsValid() && !p.RemoteAddr.Addr().IsUnspecified() {
+		sess.SetRemote(p.RemoteAddr)
+	}
+	if codec, ok := media.CodecByPayloadType(p.Codec.PayloadType); ok {
+		l.codec.Store(&codec)
+		sess.SetCodec(codec)
+	}
+	if p.Ptime > 0 {
+		if err := sess.SetPtime(p.Ptime); err != nil {
+			l.log.Warn().Err(err).Msg("ptime not applied")
+		}
+	}
+	l.mu.Lock()
+	l.peerOK = p.CanSend()
+	l.mu.Unlock()
+	l.applyHold()
+	// A peer that sends nothing (inactive, or recvonly) is not timed out.
+	if p.Direction == sip.Inactive || p.Direction == sip.RecvOnly {
+		sess.SetMediaTimeout(0)
+	} else {
+		sess.SetMediaTimeout(l.opts.MediaTimeout)
+	}
+}
+// answerIP is the address to put in the SDP answer: the bind address, or,
+// when RTP listens on every address, the local address of the route
+// towards the caller's media (found by connecting a UDP socket, which sends
+// nothing). The SIP server replaces it with rtp.public_ip when set.
+func answerIP(bind netip.Addr, remote netip.AddrPort) netip.Addr {
+	if !bind.IsUnspecified() || !remote.IsValid() {
+		return bind
+	}
+	conn, err := net.DialUDP("udp", nil, net.UDPAddrFromAddrPort(remote))
+	if err != nil {
+		return bind
+	}
+	defer conn.Close()
+	if la, ok := conn.LocalAddr().(*net.UDPAddr); ok {
+		if ip, ok := netip.AddrFromSlice(la.IP); ok {
+			return ip.Unmap()
+		}
+	}
+	return bind
+}

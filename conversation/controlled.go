@@ -1,0 +1,564 @@
+package conversation
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"switchboard/agent"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"switchboard/call"
+	"switchboard/dtmf"
+	"switchboard/realtime"
+)
+
+// The appliance's own server events, sent to a controller beside the
+// model's events (their type names carry the switchboard. prefix so they
+// never collide with the protocol's):
+//
+//	switchboard.call.state     {"type":…, "event_id":…, "call_id":…, "state":"ringing"|"active"|"ended", "reason":…}
+//	switchboard.call.transfer  {"type":…, "event_id":…, "call_id":…, "target_uri":…, "status":"accepted"|"progress"|"completed"|"failed", "sip_status":202}
+const (
+	EventCallState    = "switchboard.call.state"
+	EventCallTransfer = "switchboard.call.transfer"
+)
+
+// Errors of Attach.
+var (
+	// ErrControllerAttached means another controller holds the call.
+	ErrControllerAttached = errors.New("conversation: another controller holds this call")
+	// ErrCallOver means the call has ended (or is ending).
+	ErrCallOver     = errors.New("conversation: the call has ended")
+	errNoController = errors.New("no controller attached within the ring timeout")
+)
+
+// Defaults of ControlledOptions.
+const (
+	DefaultRingTimeout     = 20 * time.Second
+	DefaultControllerGrace = 30 * time.Second
+	// DefaultControllerBuffer is how many events may wait for a slow
+	// controller before it is dropped.
+	DefaultControllerBuffer = 1024
+)
+
+// ControlledOptions configure one controlled conversation.
+type ControlledOptions struct {
+	// Engine is the realtime engine's name in RuntimeOptions.Engines
+	// (default "echo").
+	Engine string
+	// RingTimeout is how long the caller hears ringing while the
+	// appliance waits for a controller (default 20 s); then 480. It
+	// replaces the call manager's answer timeout for this call.
+	RingTimeout time.Duration
+	// Grace is how long the call goes on, with the last configuration,
+	// after its controller dropped (default 30 s); then it ends unless a
+	// controller attached again.
+	Grace time.Duration
+	// Buffer is the controller's event queue (default 1024); a
+	// controller that falls that far behind is disconnected.
+	Buffer int
+}
+
+// Controlled is the conversation of a webhook-routed call: the same
+// bridge as an agent's (audio between the phone and a model session,
+// barge-in, DTMF), steered by a controller over /v1/realtime?call_id=.
+// While the caller hears ringing it POSTs realtime.call.incoming to the
+// number's webhook (incoming.go) and waits for the first controller, then
+// opens the model session; the call is answered once it is ready. Its
+// lifecycle (transfers, the end) goes to the same webhook.
+type Controlled struct {
+	b     *bridge
+	phone call.Phone
+	hooks Webhooks
+	opts  ControlledOptions
+	log   zerolog.Logger
+
+	attached     chan struct{} // closed when the first controller starts
+	attachOne    sync.Once
+	ready        chan struct{} // closed once the model session is open
+	over         chan struct{} // closed by Close
+	closeOnce    sync.Once
+	stopAnnounce context.CancelFunc
+	wg           sync.WaitGroup
+	seq          atomic.Uint64
+
+	mu        sync.Mutex
+	cur       *ControllerSession
+	grace     *time.Timer
+	stop      context.CancelFunc // ends the bridge's Run
+	endReason string
+	endedBy   string
+	closed    bool
+}
+
+var _ call.Conversation = (*Controlled)(nil)
+
+// Controlled returns the controlled conversation of the call on p, whose
+// events go to hooks. The session starts with no instructions, the default
+// voice, server VAD and 24 kHz PCM both ways; the controller configures
+// the rest with session.update.
+func (r *Runtime) Controlled(p call.Phone, hooks Webhooks, opts ControlledOptions) *Controlled {
+	if opts.Engine == "" {
+		opts.Engine = agent.EngineEcho
+	}
+	if opts.RingTimeout <= 0 {
+		opts.RingTimeout = DefaultRingTimeout
+	}
+	if opts.Grace <= 0 {
+		opts.Grace = DefaultControllerGrace
+	}
+	if opts.Buffer <= 0 {
+		opts.Buffer = DefaultControllerBuffer
+	}
+	cfg := &agent.Config{ID: "controlled", Name: "controlled", Settings: agent.Settings{Engine: opts.Engine, Voice: agent.DefaultVoice,
+		Model: agent.DefaultModel, Fallback: agent.FallbackRefuse}}
+	log := p.Logger().With().Str("route", "webhook").Logger()
+	b := newBridge(r, cfg, log)
+	b.external = true
+	b.sessCfg.Tools = nil
+	empty := ""
+	b.sessCfg.Instructions = &empty
+	cc := &Controlled{b: b, phone: p, hooks: hooks, opts: opts, log: log, attached: make(chan struct{}), ready: make(chan struct{}),
+		over: make(chan struct{})}
+	b.Observe(cc)
+	return cc
+}
+
+// config returns a copy of the bridge's session configuration.
+func (b *bridge) config() realtime.SessionConfig {
+	b.cfgMu.Lock()
+	defer b.cfgMu.Unlock()
+	return b.sessCfg.Clone()
+}
+
+// mergeConfig applies a session.update to the configuration a
+// reconnect reopens with. The audio formats stay the phone's.
+func (b *bridge) mergeConfig(u realtime.SessionConfig) {
+	b.cfgMu.Lock()
+	defer b.cfgMu.Unlock()
+	b.sessCfg.Merge(u)
+	if a := b.sessCfg.Audio; a != nil {
+		if a.Input != nil {
+			a.Input.Format = realtime.PCM24k()
+		}
+		if a.Output != nil {
+			a.Output.Format = realtime.PCM24k()
+		}
+	}
+}
+
+// ID is the call id.
+func (cc *Controlled) ID() string { return cc.phone.ID() }
+
+// Format is the session's audio: PCM16 at 24 kHz.
+func (cc *Controlled) Format() call.AudioFormat { return cc.b.Format() }
+
+// Keypad is the default keypad policy.
+func (cc *Controlled) Keypad() call.KeypadSettings { return cc.b.Keypad() }
+
+// Prepare announces the call to the number's webhook, waits for a
+// controller (480 after the ring timeout) and opens the model session (503
+// when the engine fails).
+func (cc *Controlled) Prepare(ctx context.Context, _ call.Phone) error {
+	callCtx := ctx
+	actx, cancel := context.WithTimeout(callCtx, cc.opts.RingTimeout)
+	cc.mu.Lock()
+	cc.stopAnnounce = cancel
+	cc.mu.Unlock()
+	cc.wg.Add(1)
+	go func() {
+		defer cc.wg.Done()
+		cc.announce(actx)
+	}()
+	ring := time.NewTimer(cc.opts.RingTimeout)
+	defer ring.Stop()
+	select {
+	case <-cc.attached:
+	case <-ring.C:
+		cc.setEnd("system", "")
+		return &call.RejectError{Status: 480, Reason: "Temporarily Unavailable", Err: errNoController}
+	case <-callCtx.Done():
+		return context.Cause(callCtx)
+	}
+	octx, ocancel := context.WithTimeout(callCtx, cc.opts.RingTimeout)
+	defer ocancel()
+	s, err := cc.b.open(octx)
+	if err != nil {
+		cc.log.Warn().Err(err).Str("engine", cc.opts.Engine).Msg("realtime engine unavailable for a controlled call")
+		cc.setEnd("system", "")
+		cc.notify(cc.errorEvent("engine_unavailable", "the model session could not be opened: "+err.Error()))
+		return &call.RejectError{Status: 503, Reason: "Service Unavailable", Err: err}
+	}
+	cc.b.sess.Store(&sessionBox{s})
+	close(cc.ready)
+	return nil
+}
+
+// Audio hands the caller's audio to the model session.
+func (cc *Controlled) Audio(pcm []byte) { cc.b.Audio(pcm) }
+
+// Key reports a key to the controller.
+func (cc *Controlled) Key(ev dtmf.Event) { cc.b.Key(ev) }
+
+// Digits hands flushed digits to the model.
+func (cc *Controlled) Digits(text string) { cc.b.Digits(text) }
+
+// Run drives the conversation after answer until the call ends, Hangup
+// is called, or the controller stays away longer than the grace.
+func (cc *Controlled) Run(ctx context.Context, phone call.Phone) error {
+	rctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	cc.mu.Lock()
+	cc.stop = cancel
+	reason := cc.endReason
+	cc.mu.Unlock()
+	if reason != "" {
+		return call.Hangup(reason)
+	}
+	cc.notify(cc.stateEvent(call.StateActive, ""))
+	err := cc.b.Run(rctx, phone)
+	cc.mu.Lock()
+	reason = cc.endReason
+	cc.mu.Unlock()
+	if reason != "" && ctx.Err() == nil {
+		return call.Hangup(reason)
+	}
+	return err
+}
+
+// Hangup ends the call with a BYE carrying reason; by says who asked
+// ("controller" for the hangup endpoint). It does nothing before answer
+// (the caller of the API checks the call's state) or once ending.
+func (cc *Controlled) Hangup(reason, by string) {
+	cc.mu.Lock()
+	if cc.endReason != "" {
+		cc.mu.Unlock()
+		return
+	}
+	cc.endReason = reason
+	if cc.endedBy == "" {
+		cc.endedBy = by
+	}
+	stop := cc.stop
+	cc.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+}
+
+func (cc *Controlled) setEnd(by, reason string) {
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	if cc.endedBy == "" {
+		cc.endedBy = by
+	}
+	if cc.endReason == "" {
+		cc.endReason = reason
+	}
+}
+
+// Tell adds a system message to the model's conversation and asks it to
+// answer (a failed transfer: the model tells the caller).
+func (cc *Controlled) Tell(ctx context.Context, text string) error {
+	s := cc.b.session()
+	if s == nil {
+		return realtime.ErrClosed
+	}
+	it := realtime.Item{Type: realtime.ItemMessage, Role: realtime.RoleSystem,
+		Content: []realtime.ContentPart{{Type: realtime.ContentInputText, Text: text}}}
+	if err := s.Send(ctx, &realtime.ConversationItemCreate{Item: it}); err != nil {
+		return err
+	}
+	return s.Send(ctx, &realtime.ResponseCreate{})
+}
+
+// TransferUpdate reports a transfer's progress to the controller:
+// status is accepted, progress, completed or failed.
+func (cc *Controlled) TransferUpdate(target, status string, sipStatus int) {
+	cc.notify(cc.custom(EventCallTransfer, map[string]any{"target_uri": target, "status": status, "sip_status": sipStatus}))
+}
+
+// Close ends the model session and the controller's socket (with the
+// call's end reason), waits for Announce, then runs OnClose.
+func (cc *Controlled) Close() error {
+	var err error
+	cc.closeOnce.Do(func() {
+		snap := cc.phone.Snapshot()
+		cc.mu.Lock()
+		cc.closed = true
+		cur := cc.cur
+		cc.cur = nil
+		if cc.grace != nil {
+			cc.grace.Stop()
+		}
+		cancel, by := cc.stopAnnounce, cc.endedBy
+		cc.mu.Unlock()
+		close(cc.over)
+		reason := snap.EndReason
+		if reason == "" {
+			reason = "call ended"
+		}
+		if cur != nil {
+			cur.deliver(cc.stateEvent(call.StateEnded, reason))
+			cur.end("call ended: " + reason)
+		}
+		if cancel != nil {
+			cancel()
+		}
+		cc.wg.Wait()
+		err = cc.b.Close()
+		cc.ended(by)
+	})
+	return err
+}
+
+// ServerEvent forwards the model's events (and the bridge's own: DTMF,
+// idle check-in) to the controller, except the audio, which belongs to
+// the phone (agent.Observer).
+func (cc *Controlled) ServerEvent(ev realtime.Event) {
+	if _, ok := ev.(*realtime.ResponseOutputAudioDelta); ok {
+		return
+	}
+	cc.notify(ev)
+}
+
+// notify hands ev to the attached controller, if any.
+func (cc *Controlled) notify(ev realtime.Event) {
+	cc.mu.Lock()
+	cur := cc.cur
+	cc.mu.Unlock()
+	if cur != nil {
+		cur.deliver(ev)
+	}
+}
+
+func (cc *Controlled) eventID() string {
+	return "event_sb_" + strconv.FormatUint(cc.seq.Add(1), 36)
+}
+
+// custom builds an appliance event of type typ with the members of data
+// plus type, event_id and call_id.
+func (cc *Controlled) custom(typ string, data map[string]any) realtime.Event {
+	data["type"], data["event_id"], data["call_id"] = typ, cc.eventID(), cc.phone.ID()
+	raw, _ := json.Marshal(data)
+	return &realtime.Unknown{Type: typ, Raw: raw}
+}
+
+func (cc *Controlled) stateEvent(st call.State, reason string) realtime.Event {
+	d := map[string]any{"state": string(st)}
+	if reason != "" {
+		d["reason"] = reason
+	}
+	return cc.custom(EventCallState, d)
+}
+
+func (cc *Controlled) errorEvent(code, msg string) realtime.Event {
+	return &realtime.ErrorEvent{Header: realtime.Header{EventID: cc.eventID()},
+		Error: realtime.ErrorDetail{Type: realtime.ErrorInvalidRequest, Code: code, Message: msg}}
+}
+
+// Attach reserves the call for a new controller: ErrControllerAttached
+// when another one holds it, ErrCallOver once it ended. The session
+// begins (session.created, conversation.created, the call's state) when
+// Start is called, once the WebSocket is up; Close releases it.
+func (cc *Controlled) Attach() (*ControllerSession, error) {
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	switch {
+	case cc.closed || cc.endReason != "":
+		return nil, ErrCallOver
+	case cc.cur != nil:
+		return nil, ErrControllerAttached
+	}
+	if cc.grace != nil {
+		cc.grace.Stop()
+		cc.grace = nil
+	}
+	s := &ControllerSession{cc: cc, events: make(chan realtime.Event, cc.opts.Buffer), done: make(chan struct{})}
+	cc.cur = s
+	return s, nil
+}
+
+// detach releases s; once a controller has been attached, the call goes
+// on for the grace time, then ends unless another one attaches.
+func (cc *Controlled) detach(s *ControllerSession) {
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	if cc.cur != s {
+		return
+	}
+	cc.cur = nil
+	if cc.closed || !s.started {
+		return
+	}
+	cc.log.Info().Dur("grace", cc.opts.Grace).Msg("controller detached: the call goes on with the last configuration")
+	cc.grace = time.AfterFunc(cc.opts.Grace, func() {
+		cc.mu.Lock()
+		gone := cc.cur == nil && !cc.closed
+		cc.mu.Unlock()
+		if gone {
+			cc.log.Info().Msg("no controller came back within the grace: ending the call")
+			cc.Hangup("controller gone", "system")
+		}
+	})
+}
+
+// ControllerSession is what a controller's WebSocket sees of a call: a
+// realtime.Session whose Send goes to the model (a session.update is also
+// kept for a reconnect) and whose Events are the model's server events
+// without the audio, plus the appliance's own events.
+type ControllerSession struct {
+	cc     *Controlled
+	events chan realtime.Event
+	done   chan struct{}
+
+	mu       sync.Mutex
+	started  bool
+	ended    bool
+	reason   string
+	warned   bool
+	sent     atomic.Uint64
+	received atomic.Uint64
+}
+
+var _ realtime.Session = (*ControllerSession)(nil)
+
+// Start begins the session: session.created with the current
+// configuration, conversation.created and the call's state go out, and a
+// ringing call proceeds to open the model session and answer.
+func (s *ControllerSession) Start() {
+	cc := s.cc
+	cfg := cc.b.config()
+	s.deliver(&realtime.SessionCreated{Header: realtime.Header{EventID: cc.eventID()}, Session: cfg})
+	s.deliver(&realtime.ConversationCreated{Header: realtime.Header{EventID: cc.eventID()},
+		Conversation: realtime.Conversation{ID: "conv_" + cc.phone.ID(), Object: "realtime.conversation"}})
+	st := cc.phone.Snapshot().State
+	s.deliver(cc.stateEvent(st, ""))
+	cc.mu.Lock()
+	s.started = true
+	cc.mu.Unlock()
+	cc.attachOne.Do(func() { close(cc.attached) })
+	cc.log.Info().Str("state", string(st)).Msg("controller attached")
+}
+
+// deliver queues ev; a controller too slow to keep up is dropped rather
+// than slow the call.
+func (s *ControllerSession) deliver(ev realtime.Event) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ended {
+		return
+	}
+	select {
+	case s.events <- ev:
+		s.received.Add(1)
+	default:
+		s.endLocked("controller too slow: events backed up")
+	}
+}
+
+// end closes the event stream with reason (sent in the close frame).
+func (s *ControllerSession) end(reason string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.endLocked(reason)
+}
+
+func (s *ControllerSession) endLocked(reason string) {
+	if s.ended {
+		return
+	}
+	s.ended, s.reason = true, reason
+	close(s.events)
+	close(s.done)
+}
+
+// Send forwards a client event to the model session, once it is open.
+func (s *ControllerSession) Send(ctx context.Context, ev realtime.Event) error {
+	cc := s.cc
+	if u, ok := ev.(*realtime.SessionUpdate); ok {
+		cc.b.mergeConfig(u.Session)
+		if a := u.Session.Audio; a != nil {
+			if a.Input != nil && a.Input.Format != nil {
+				a.Input.Format = realtime.PCM24k()
+			}
+			if a.Output != nil && a.Output.Format != nil {
+				a.Output.Format = realtime.PCM24k()
+			}
+		}
+	}
+	select {
+	case <-cc.ready:
+	case <-s.done:
+		return realtime.ErrClosed
+	case <-cc.over:
+		return realtime.ErrClosed
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	ms := cc.b.session()
+	if ms == nil {
+		return realtime.ErrClosed
+	}
+	if err := ms.Send(ctx, ev); err != nil {
+		return fmt.Errorf("controller event %s: %w", ev.EventType(), err)
+	}
+	s.sent.Add(1)
+	return nil
+}
+
+// AppendAudio refuses the controller's audio: on a phone call the audio
+// comes from the caller. The controller gets one error event.
+func (s *ControllerSession) AppendAudio([]byte) error {
+	s.mu.Lock()
+	warned := s.warned
+	s.warned = true
+	s.mu.Unlock()
+	if !warned {
+		s.deliver(s.cc.errorEvent("audio_not_accepted", "input_audio_buffer.append is ignored on a phone call: the caller's audio goes to the model"))
+	}
+	return nil
+}
+
+// Events returns the controller's events.
+func (s *ControllerSession) Events() <-chan realtime.Event { return s.events }
+
+// Done is closed when the controller's session ended.
+func (s *ControllerSession) Done() <-chan struct{} { return s.done }
+
+// Err says why the session ended (nil while it runs).
+func (s *ControllerSession) Err() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.ended {
+		return nil
+	}
+	return fmt.Errorf("%w: %s", realtime.ErrClosed, s.reason)
+}
+
+// CloseReason is the text of the WebSocket close frame (the call's end,
+// or why the controller was dropped).
+func (s *ControllerSession) CloseReason() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.reason
+}
+
+// Stats counts the events both ways.
+func (s *ControllerSession) Stats() realtime.Stats {
+	return realtime.Stats{EventsSent: s.sent.Load(), EventsReceived: s.received.Load()}
+}
+
+// Close detaches the controller; the call goes on for the grace time.
+// It is idempotent.
+func (s *ControllerSession) Close() error {
+	s.end("controller detached")
+	s.cc.detach(s)
+	return nil
+}

@@ -1,0 +1,129 @@
+package conversation
+
+import (
+	"context"
+	"switchboard/agent"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/stretchr/testify/require"
+
+	"switchboard/call"
+	"switchboard/realtime"
+)
+
+// fakeSession records what the bridge sends and lets the test push server
+// events.
+type fakeSession struct {
+	mu     sync.Mutex
+	audio  [][]byte
+	sent   []realtime.Event
+	events chan realtime.Event
+	done   chan struct{}
+	once   sync.Once
+}
+
+func newFakeSession() *fakeSession {
+	return &fakeSession{events: make(chan realtime.Event, 64), done: make(chan struct{})}
+}
+
+func (f *fakeSession) Send(_ context.Context, e realtime.Event) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.sent = append(f.sent, e)
+	return nil
+}
+
+func (f *fakeSession) AppendAudio(b []byte) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.audio = append(f.audio, append([]byte(nil), b...))
+	return nil
+}
+func (f *fakeSession) Events() <-chan realtime.Event { return f.events }
+func (f *fakeSession) Done() <-chan struct{}         { return f.done }
+func (f *fakeSession) Err() error                    { return nil }
+func (f *fakeSession) Stats() realtime.Stats         { return realtime.Stats{} }
+func (f *fakeSession) Close() error {
+	f.once.Do(func() { close(f.done); close(f.events) })
+	return nil
+}
+
+type fakeEngine struct{ s *fakeSession }
+
+func (e fakeEngine) Open(_ context.Context, cfg realtime.SessionConfig) (realtime.Session, error) {
+	e.s.events <- &realtime.SessionUpdated{Session: cfg}
+	return e.s, nil
+}
+
+// fakePhone records what the bridge plays.
+type fakePhone struct {
+	mu     sync.Mutex
+	played []byte
+}
+
+func (p *fakePhone) ID() string               { return "call-1" }
+func (p *fakePhone) Route() call.Route        { return call.Route{} }
+func (p *fakePhone) Info() call.LegInfo       { return call.LegInfo{} }
+func (p *fakePhone) Logger() zerolog.Logger   { return zerolog.Nop() }
+func (p *fakePhone) Context() context.Context { return context.Background() }
+func (p *fakePhone) Snapshot() call.Snapshot  { return call.Snapshot{} }
+func (p *fakePhone) Format() call.AudioFormat {
+	return call.AudioFormat{Encoding: call.EncodingPCMU, Rate: 8000}
+}
+func (p *fakePhone) PlayPCM(id string, b []byte) { p.Play(id, b) }
+func (p *fakePhone) Play(_ string, pcm []byte) {
+	p.mu.Lock()
+	p.played = append(p.played, pcm...)
+	p.mu.Unlock()
+}
+func (p *fakePhone) Flush() (string, int)                              { return "", 0 }
+func (p *fakePhone) Pending() time.Duration                            { return 0 }
+func (p *fakePhone) Hangup(string)                                     {}
+func (p *fakePhone) Transfer(context.Context, string, func(int)) error { return nil }
+func (p *fakePhone) Note(call.Note)                                    {}
+func (p *fakePhone) SpeechStarted()                                    {}
+func (p *fakePhone) SendDTMF(context.Context, string) error            { return nil }
+func (p *fakePhone) bytes() []byte {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]byte(nil), p.played...)
+}
+
+// TestG711Session: with a provider speaking audio/pcmu the conversation
+// takes and gives the phone's G.711 bytes as they are (the call passes
+// them through): every µ-law code reaches the provider unchanged, and the
+// provider's codes reach the phone unchanged.
+func TestG711Session(t *testing.T) {
+	fs := newFakeSession()
+	rt := NewRuntime(nil, RuntimeOptions{Engines: map[string]realtime.Engine{agent.EngineUpstream: fakeEngine{fs}}, UpstreamFormat: realtime.FormatPCMU})
+	cfg := &agent.Config{ID: "ag_1", Settings: agent.Settings{Engine: agent.EngineUpstream, Voice: "eve", Model: agent.DefaultModel}}
+	b := newBridge(rt, cfg, zerolog.Nop())
+	require.Equal(t, call.AudioFormat{Encoding: call.EncodingPCMU, Rate: 8000}, b.Format())
+	require.Equal(t, realtime.FormatPCMU, b.sessCfg.InputFormat().FormatType())
+	require.Equal(t, realtime.FormatPCMU, b.sessCfg.OutputFormat().FormatType())
+	ph := &fakePhone{}
+	require.NoError(t, b.Prepare(context.Background(), ph))
+
+	codes := make([]byte, 256)
+	for i := range codes {
+		codes[i] = byte(i)
+	}
+	b.Audio(codes)
+	fs.mu.Lock()
+	got := fs.audio[0]
+	fs.mu.Unlock()
+	require.Equal(t, codes, got)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- b.Run(ctx, ph) }()
+	fs.events <- &realtime.ResponseOutputAudioDelta{ItemID: "it1", Delta: codes}
+	require.Eventually(t, func() bool { return len(ph.bytes()) == len(codes) }, 2*time.Second, 5*time.Millisecond)
+	require.Equal(t, codes, ph.bytes())
+	cancel()
+	require.NoError(t, <-done)
+	require.NoError(t, b.Close())
+}

@@ -1,0 +1,175 @@
+package conversation
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"switchboard/call"
+	"switchboard/sip"
+	"switchboard/webhook"
+)
+
+// tellTimeout bounds telling the model that a transfer failed: the model
+// session is local or already connected, so a send that takes longer is
+// stuck and the caller is better served by moving on.
+const tellTimeout = 5 * time.Second
+
+// Transfer statuses beyond webhook's accepted, completed and failed.
+const transferProgress = "progress"
+
+// ErrNotControlled means a call is not webhook-routed: no controller can
+// attach to it.
+var ErrNotControlled = errors.New("conversation: the call is not webhook-routed")
+
+// Registry keeps the calls the Router sent to a conversation, so the API
+// can steer them (refer, hangup, dtmf, a controller's socket). A call
+// leaves it when its conversation closes.
+type Registry struct {
+	mu    sync.Mutex
+	calls map[string]*Routed
+	wg    sync.WaitGroup // transfers in progress
+}
+
+// NewRegistry returns an empty registry.
+func NewRegistry() *Registry { return &Registry{calls: map[string]*Routed{}} }
+
+// Get returns the routed call id.
+func (reg *Registry) Get(id string) (*Routed, bool) {
+	reg.mu.Lock()
+	defer reg.mu.Unlock()
+	r, ok := reg.calls[id]
+	return r, ok
+}
+
+// Wait blocks until the transfers the registry follows are over.
+func (reg *Registry) Wait() { reg.wg.Wait() }
+
+// track registers conv, the conversation of the call on p (cc when it is
+// a controlled one), until it closes.
+func (reg *Registry) track(p call.Phone, conv call.Conversation, cc *Controlled) call.Conversation {
+	r := &Routed{phone: p, cc: cc, reg: reg}
+	reg.mu.Lock()
+	reg.calls[p.ID()] = r
+	reg.mu.Unlock()
+	return tracked{Conversation: conv, reg: reg, id: p.ID()}
+}
+
+// tracked is a conversation that leaves the registry when it closes.
+type tracked struct {
+	call.Conversation
+	reg *Registry
+	id  string
+}
+
+func (t tracked) Close() error {
+	err := t.Conversation.Close()
+	t.reg.mu.Lock()
+	delete(t.reg.calls, t.id)
+	t.reg.mu.Unlock()
+	return err
+}
+
+// Routed is a call in the registry.
+type Routed struct {
+	phone call.Phone
+	cc    *Controlled // nil: an agent's call
+	reg   *Registry
+}
+
+// Phone is the call.
+func (r *Routed) Phone() call.Phone { return r.phone }
+
+// TeamID owns the call.
+func (r *Routed) TeamID() string { return r.phone.Route().TeamID }
+
+// Attach reserves a webhook-routed call for a new controller (see
+// Controlled.Attach); ErrNotControlled for an agent's call.
+func (r *Routed) Attach() (*ControllerSession, error) {
+	if r.cc == nil {
+		return nil, ErrNotControlled
+	}
+	return r.cc.Attach()
+}
+
+// Hangup ends the call with reason: through its controlled conversation
+// when it has one (so the webhook says the controller ended it).
+func (r *Routed) Hangup(reason string) {
+	if r.cc != nil {
+		r.cc.Hangup(reason, webhook.EndedByController)
+		return
+	}
+	r.phone.Hangup(reason)
+}
+
+// SendDTMF plays digits to the caller's side.
+func (r *Routed) SendDTMF(ctx context.Context, digits string) error {
+	return r.phone.SendDTMF(ctx, digits)
+}
+
+// Transfer sends REFER to the caller's side and follows it in the
+// background: the returned channel gets nil once the far end accepted it,
+// or the error that refused it. The progress goes to the call record, the
+// controller and the webhook; the call ends when the transfer succeeds,
+// and the model is told when it fails.
+func (r *Routed) Transfer(target string) <-chan error {
+	accepted := make(chan error, 1)
+	r.reg.wg.Add(1)
+	go func() {
+		defer r.reg.wg.Done()
+		r.transfer(target, accepted)
+	}()
+	return accepted
+}
+
+func (r *Routed) transfer(target string, accepted chan<- error) {
+	p := r.phone
+	log := p.Logger().With().Str("target_uri", target).Logger()
+	report := func(status string, code int) {
+		p.Note(call.Note{Kind: call.NoteTransfer, Text: status, Data: map[string]any{"target_uri": target, "sip_status": code, "by": "api"}})
+		if r.cc != nil {
+			r.cc.transferred(target, status, code)
+		}
+	}
+	first := true
+	err := p.Transfer(p.Context(), target, func(code int) {
+		switch {
+		case first:
+			first = false
+			accepted <- nil
+			report(webhook.TransferAccepted, code)
+		case code < 200:
+			report(transferProgress, code)
+		}
+	})
+	if first {
+		accepted <- err
+		return
+	}
+	if err == nil {
+		log.Info().Msg("transfer completed: ending our leg")
+		report(webhook.TransferCompleted, 200)
+		r.Hangup("transferred")
+		return
+	}
+	code := 0
+	var se *sip.StatusError
+	if errors.As(err, &se) {
+		code = se.Status
+	}
+	log.Warn().Err(err).Msg("transfer failed: the call stays")
+	report(webhook.TransferFailed, code)
+	if r.cc != nil {
+		msg := fmt.Sprintf("The transfer of the call to %s failed", target)
+		if se != nil {
+			msg += fmt.Sprintf(": %d %s", se.Status, se.Reason)
+		}
+		ctx, cancel := context.WithTimeout(p.Context(), tellTimeout)
+		defer cancel()
+		if err := r.cc.Tell(ctx, msg+". The caller is still on the line: tell them."); err != nil {
+			log.Debug().Err(err).Msg("model not told about the failed transfer")
+		}
+	}
+}

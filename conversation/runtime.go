@@ -1,0 +1,214 @@
+package conversation
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"switchboard/agent"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"switchboard/call"
+	"switchboard/realtime"
+)
+
+// Greeter renders a sentence to PCM16LE at rate with the agent's voice, so
+// the greeting, the comfort prompt, the transfer announcement and the
+// fallback apology play at once, without waiting for the model. It is
+// expected to cache what it rendered (see Config.Prompts).
+type Greeter interface {
+	Render(ctx context.Context, text, voice string, rate int) ([]byte, error)
+}
+
+// Transcriber turns the caller's audio of one turn (PCM16LE mono at rate)
+// into text: the fallback transcript of calls whose realtime provider
+// gives none.
+type Transcriber interface {
+	Transcribe(ctx context.Context, pcm []byte, rate int) (string, error)
+}
+
+// ToolCaller runs a custom tool: it POSTs the arguments to the tool's URL
+// and returns the response body (or an error).
+type ToolCaller interface {
+	CallTool(ctx context.Context, t agent.Tool, callID, arguments string) (string, error)
+}
+
+// RuntimeOptions configure the agent runtime.
+type RuntimeOptions struct {
+	// Engines by name ("echo", "upstream"); an agent whose engine is
+	// missing falls back as if the engine could not be reached.
+	Engines map[string]realtime.Engine
+	// Greeter renders greetings and apologies locally (optional: without
+	// it the model speaks the greeting).
+	Greeter Greeter
+	// Tools runs custom tools (optional: without it they answer an error).
+	Tools ToolCaller
+	// Transcriber, when set, transcribes the caller's turns the provider
+	// did not transcribe (optional: without it the record keeps only the
+	// provider's transcripts of the caller).
+	Transcriber Transcriber
+	// TranscriptWait is how long after speech_stopped the provider's
+	// input transcript may take before the Transcriber is asked, when the
+	// session has input transcription on (default 2 s). With it off the
+	// Transcriber is asked at once.
+	TranscriptWait time.Duration
+	// TranscribeTimeout bounds one Transcriber call (default 15 s).
+	TranscribeTimeout time.Duration
+	// ComfortDelay is how long a tool (a keypad send, a transfer) may run
+	// before the caller hears the agent's comfort prompt, then a soft
+	// comfort tone (default 1 s).
+	ComfortDelay time.Duration
+	// CancelGrace is how long after speech_started the runtime waits for
+	// the provider to cancel the response itself before it sends
+	// response.cancel (default 150 ms).
+	CancelGrace time.Duration
+	// ReconnectTimeout bounds the one reconnect after an upstream failure
+	// mid-call (default 5 s).
+	ReconnectTimeout time.Duration
+	// AnswerTimeout bounds how long an agent's call rings while its
+	// session opens before it is refused (default 5 s).
+	AnswerTimeout time.Duration
+	// UpstreamFormat is the audio format spoken with the upstream engine:
+	// realtime.FormatPCM (24 kHz, the default), or FormatPCMU / FormatPCMA
+	// for a provider that takes G.711 at 8 kHz (no resampling at all).
+	UpstreamFormat string
+}
+
+// DefaultAnswerTimeout is how long an agent's call rings at most while
+// its model session opens: long enough for a cold provider connection,
+// short enough that a caller does not give up first.
+const DefaultAnswerTimeout = 5 * time.Second
+
+// Agents loads agent records (agent.Service).
+type Agents interface {
+	Load(ctx context.Context, id string) (*agent.Config, error)
+}
+
+// Runtime makes the per-call conversations of agents.
+type Runtime struct {
+	agents Agents
+	opts   RuntimeOptions
+}
+
+// NewRuntime returns the runtime over the agent records.
+func NewRuntime(agents Agents, opts RuntimeOptions) *Runtime {
+	if opts.AnswerTimeout == 0 {
+		opts.AnswerTimeout = DefaultAnswerTimeout
+	}
+	if opts.ComfortDelay == 0 {
+		opts.ComfortDelay = time.Second
+	}
+	if opts.CancelGrace == 0 {
+		opts.CancelGrace = 150 * time.Millisecond
+	}
+	if opts.ReconnectTimeout == 0 {
+		opts.ReconnectTimeout = 5 * time.Second
+	}
+	if opts.TranscriptWait == 0 {
+		opts.TranscriptWait = 2 * time.Second
+	}
+	if opts.TranscribeTimeout == 0 {
+		opts.TranscribeTimeout = 15 * time.Second
+	}
+	return &Runtime{agents: agents, opts: opts}
+}
+
+// Conversation returns the conversation of one call to agent id.
+func (r *Runtime) Conversation(ctx context.Context, id string, log zerolog.Logger) (call.Conversation, error) {
+	cfg, err := r.agents.Load(ctx, id)
+	if err != nil {
+		if errors.Is(err, agent.ErrUnknownAgent) {
+			return nil, &call.RejectError{Status: 404, Reason: "Not Found", Err: err}
+		}
+		return nil, err
+	}
+	if cfg.Settings.Engine == agent.EngineLoopback {
+		return NewLoopback(0), nil
+	}
+	return newBridge(r, cfg, log.With().Str("agent_id", cfg.ID).Logger()), nil
+}
+
+// AudioRate is the sample rate of c's calls (8000 when its sessions speak
+// G.711, else 24000): the rate to pre-render its prompts at.
+func (r *Runtime) AudioRate(c *agent.Config) int {
+	if f := r.format(c.Settings.Engine); f == realtime.FormatPCMU || f == realtime.FormatPCMA {
+		return 8000
+	}
+	return 24000
+}
+
+// format is the audio format of an agent's sessions.
+func (r *Runtime) format(engine string) string {
+	if engine == agent.EngineUpstream && (r.opts.UpstreamFormat == realtime.FormatPCMU || r.opts.UpstreamFormat == realtime.FormatPCMA) {
+		return r.opts.UpstreamFormat
+	}
+	return realtime.FormatPCM
+}
+
+// sessionConfig is the realtime session an agent's calls open: its
+// instructions, voice, model, tools and server VAD, with audio in format
+// (realtime.FormatPCM at 24 kHz, or G.711) both ways.
+func sessionConfig(c *agent.Config, format string) realtime.SessionConfig {
+	s := c.Settings
+	instr := s.Instructions
+	if s.Language != "" && s.Language != "auto" {
+		instr += fmt.Sprintf("\n\nSpeak %s unless the caller uses another language.", s.Language)
+	}
+	create, interrupt := true, true
+	cfg := realtime.SessionConfig{
+		Type:             "realtime",
+		Model:            s.Model,
+		OutputModalities: []string{"audio"},
+		Instructions:     &instr,
+		Audio: &realtime.AudioConfig{
+			Input: &realtime.AudioInput{
+				Format: audioFormat(format),
+				TurnDetection: realtime.Some(realtime.TurnDetection{Type: realtime.TurnServerVAD,
+					CreateResponse: &create, InterruptResponse: &interrupt}),
+			},
+			Output: &realtime.AudioOutput{Format: audioFormat(format), Voice: realtime.Voice{Name: s.Voice}},
+		},
+	}
+	if len(s.TransferTargets) > 0 {
+		names := make([]string, 0, len(s.TransferTargets))
+		desc := "Transfer the caller to one of: "
+		for i, t := range s.TransferTargets {
+			names = append(names, t.Name)
+			if i > 0 {
+				desc += "; "
+			}
+			desc += t.Name
+			if t.Description != "" {
+				desc += " (" + t.Description + ")"
+			}
+		}
+		params, _ := json.Marshal(map[string]any{"type": "object", "required": []string{"target"},
+			"properties": map[string]any{"target": map[string]any{"type": "string", "enum": names}}})
+		cfg.Tools = append(cfg.Tools, realtime.Tool{Type: "function", Name: agent.ToolTransferCall, Description: desc + ".", Parameters: params})
+	}
+	endParams, _ := json.Marshal(map[string]any{"type": "object", "properties": map[string]any{
+		"reason": map[string]any{"type": "string", "description": "why the call ends"}}})
+	cfg.Tools = append(cfg.Tools, realtime.Tool{Type: "function", Name: agent.ToolEndCall,
+		Description: "End the phone call after your current sentence, when the conversation is over.", Parameters: endParams})
+	dtmfParams, _ := json.Marshal(map[string]any{"type": "object", "required": []string{"digits"}, "properties": map[string]any{
+		"digits": map[string]any{"type": "string", "description": "keys to press: 0-9, *, #, A-D"}}})
+	cfg.Tools = append(cfg.Tools, realtime.Tool{Type: "function", Name: agent.ToolSendDTMF,
+		Description: "Press keys on the phone keypad, e.g. to navigate another phone menu.", Parameters: dtmfParams})
+	for _, t := range s.Tools {
+		params := t.Parameters
+		if len(params) == 0 {
+			params = []byte(`{"type":"object","properties":{}}`)
+		}
+		cfg.Tools = append(cfg.Tools, realtime.Tool{Type: "function", Name: t.Name, Description: t.Description, Parameters: params})
+	}
+	return cfg
+}
+
+func audioFormat(format string) *realtime.AudioFormat {
+	if format == realtime.FormatPCMU || format == realtime.FormatPCMA {
+		return &realtime.AudioFormat{Type: format}
+	}
+	return realtime.PCM24k()
+}

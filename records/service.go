@@ -1,0 +1,47 @@
+package records
+
+import (
+	"net/http"
+	"time"
+
+	"switchboard/api/httpx"
+	"switchboard/store"
+)
+
+// Endpoint is the ACL endpoint name of the call routes.
+const Endpoint = "calls"
+
+// Options configure a Service.
+type Options struct {
+	// DefaultTeam owns calls whose number is unknown; default "default".
+	DefaultTeam string
+	// Now is the clock (durations of live calls); default time.Now.
+	Now func() time.Time
+}
+
+// Service is the calls module of the API.
+type Service struct {
+	st   store.Store
+	live LiveCalls
+	opts Options
+}
+
+// NewService returns the calls module over the stored records in st and
+// the calls in progress in live (nil: none).
+func NewService(st store.Store, live LiveCalls, opts Options) *Service {
+	if opts.DefaultTeam == "" {
+		opts.DefaultTeam = DefaultTeam
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	return &Service{st: st, live: live, opts: opts}
+}
+
+// Routes are the /v1/calls routes.
+func (s *Service) Routes() []httpx.Route {
+	return []httpx.Route{
+		{Method: http.MethodGet, Pattern: "/v1/calls", Endpoint: Endpoint, Access: httpx.APIKey, Handler: s.list},
+		{Method: http.MethodGet, Pattern: "/v1/calls/{call_id}", Endpoint: Endpoint, Access: httpx.APIKey, Handler: s.get},
+	}
+}
