@@ -3,7 +3,7 @@ package call
 import (
 	"context"
 	"errors"
-		"sort"
+	"sort"
 	"sync"
 	"time"
 

@@ -60,12 +60,12 @@ type SIPLeg struct {
 	evBuf    []dtmf.Event   // media goroutine only
 	coded    []byte         // media goroutine only
 
-	mu      sync.Mutex
-	started bool
+	mu       sync.Mutex
+	started  bool
 	answered bool
 	held     bool // held by the appliance (Hold)
 	peerOK   bool // the peer's direction lets us receive our audio
-	closed  bool
+	closed   bool
 }
 
 var _ Leg = (*SIPLeg)(nil)
@@ -372,6 +372,7 @@ func (l *SIPLeg) applyMedia(p sip.MediaParams) {
 		sess.SetMediaTimeout(l.opts.MediaTimeout)
 	}
 }
+
 // answerIP is the address to put in the SDP answer: the bind address, or,
 // when RTP listens on every address, the local address of the route
 // towards the caller's media (found by connecting a UDP socket, which sends

@@ -143,4 +143,3 @@ func tones(digits string) ([]int16, error) {
 	}
 	return out, nil
 }
-

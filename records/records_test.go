@@ -16,8 +16,8 @@ import (
 	"switchboard/api"
 	"switchboard/api/httpx"
 	"switchboard/call"
-	"switchboard/records"
 	"switchboard/media"
+	"switchboard/records"
 	"switchboard/store"
 )
 

@@ -14,8 +14,8 @@ import (
 	"switchboard/api"
 	"switchboard/auth"
 	"switchboard/call"
-	"switchboard/records"
 	"switchboard/media"
+	"switchboard/records"
 	"switchboard/store"
 )
 
