@@ -10,6 +10,11 @@ import (
 	"switchboard/realtime"
 )
 
+// maxApologyPlay bounds how long the fallback waits for its apology to be
+// heard before it hangs up: a rendered sentence lasts a few seconds, so a
+// queue still playing after 30 s is stuck.
+const maxApologyPlay = 30 * time.Second
+
 // reconnect opens a new session once after the old one failed, and seeds
 // it with the conversation so far.
 func (b *bridge) reconnect(ctx context.Context, old realtime.Session) (realtime.Session, error) {
@@ -62,7 +67,7 @@ func (b *bridge) apologize(ctx context.Context, cause error) error {
 	}
 	b.phone.PlayPCM(apologyItem, pcm)
 	b.phone.Note(call.Note{Kind: call.NoteTranscript, Role: "assistant", Text: text})
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(maxApologyPlay)
 	for b.phone.Pending() > 0 && time.Now().Before(deadline) {
 		select {
 		case <-ctx.Done():

@@ -18,6 +18,16 @@ import (
 	"github.com/rs/zerolog"
 )
 
+// Dialer timings.
+const (
+	// transportReadyTimeout bounds the wait for sipgo to register the
+	// dialer's UDP socket, which takes microseconds once ServeUDP ran.
+	transportReadyTimeout = 2 * time.Second
+	// cancelTimeout bounds a CANCEL transaction: the peer answers 200 at
+	// once (RFC 3261 §9.2), so 5 s covers retransmissions on a lossy path.
+	cancelTimeout = 5 * time.Second
+)
+
 // DialerOptions configures a Dialer.
 type DialerOptions struct {
 	// LocalAddr is the local SIP address for UDP ("127.0.0.1:0" by
@@ -101,7 +111,7 @@ func NewDialer(opts DialerOptions, log zerolog.Logger) (*Dialer, error) {
 	// Requests must leave from this socket (dialog.laddr), which sipgo
 	// finds in its pool once ServeUDP registered it: wait for that.
 	tl := d.ua.TransportLayer()
-	for deadline := time.Now().Add(2 * time.Second); ; time.Sleep(time.Millisecond) {
+	for deadline := time.Now().Add(transportReadyTimeout); ; time.Sleep(time.Millisecond) {
 		if c, err := tl.GetConnection("udp", laddr); err == nil && c != nil {
 			break
 		}
@@ -352,7 +362,7 @@ func (c *OutboundCall) waitFinal(ctx context.Context, tx sip.ClientTransaction, 
 			cancel.SetTransport(invite.Transport())
 			cancel.SetDestination(invite.Destination())
 			emit(Event{Kind: "cancel_sent"})
-			cctx, stop := context.WithTimeout(context.Background(), 5*time.Second)
+			cctx, stop := context.WithTimeout(context.Background(), cancelTimeout)
 			_, err := c.d.client.Do(cctx, cancel, func(*sipgo.Client, *sip.Request) error { return nil })
 			stop()
 			if err != nil {

@@ -303,6 +303,11 @@ func (s *Server) ActiveCalls() int {
 	return s.active
 }
 
+// shutdownByeTimeout bounds each BYE sent to the calls still up when the
+// server closes (the drain window is over): the process is exiting, so one
+// retransmission on a lossy path is all it waits for.
+const shutdownByeTimeout = 2 * time.Second
+
 func (s *Server) hangupAll(cause error, text string) {
 	s.mu.Lock()
 	calls := make([]*InboundCall, 0, len(s.calls))
@@ -315,7 +320,7 @@ func (s *Server) hangupAll(cause error, text string) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			ctx, cancel := context.WithTimeout(context.Background(), shutdownByeTimeout)
 			defer cancel()
 			_ = c.hangup(ctx, cause, text)
 		}()
