@@ -53,7 +53,7 @@ type Call struct {
 	format AudioFormat
 	audio  *audioPath
 	conv   atomic.Pointer[convHolder]
-	keypad atomic.Pointer[keypad]
+	keypad atomic.Pointer[dtmf.Keypad]
 
 	mu         sync.Mutex
 	state      State
@@ -192,13 +192,13 @@ func (c *Call) run(ctx context.Context) {
 		c.reject(500, "Server Internal Error", err.Error(), 0)
 		return
 	}
-	kp, err := newKeypad(c, conv, ks.Policy, opts.DTMFIdle)
+	kp, err := dtmf.NewKeypad(keypadSink{c: c, conv: conv, policy: ks.Policy}, dtmf.KeypadOptions{Policy: ks.Policy, IdleTimeout: opts.DTMFIdle})
 	if err != nil {
 		c.reject(500, "Server Internal Error", err.Error(), 0)
 		return
 	}
 	c.keypad.Store(kp)
-	defer kp.close()
+	defer kp.Close()
 	if err := c.leg.Start(legSink{c}, LegOptions{Passthrough: passthrough, Inband: inband}); err != nil {
 		c.log.Error().Err(err).Msg("media not started")
 		c.rejectErr(err, 500, "Server Internal Error")
@@ -339,7 +339,7 @@ func (c *Call) Transfer(ctx context.Context, target string, progress func(status
 // SpeechStarted flushes the keypad buffer (Phone).
 func (c *Call) SpeechStarted() {
 	if k := c.keypad.Load(); k != nil {
-		k.speechStarted()
+		k.SpeechStarted()
 	}
 }
 
@@ -347,13 +347,8 @@ func (c *Call) SpeechStarted() {
 // negotiated telephone-event, in-band tones otherwise. It returns once
 // they are sent.
 func (c *Call) SendDTMF(ctx context.Context, digits string) error {
-	if len(digits) == 0 || len(digits) > 64 {
-		return ErrNoDigits
-	}
-	for i := 0; i < len(digits); i++ {
-		if !dtmf.ValidDigit(digits[i]) {
-			return ErrNoDigits
-		}
+	if err := dtmf.CheckDigits(digits); err != nil {
+		return err
 	}
 	if c.getState() != StateActive {
 		return ErrNotActive
@@ -387,7 +382,7 @@ func (s legSink) Coded(payload []byte) {
 // Key takes a key from the leg.
 func (s legSink) Key(ev dtmf.Event) {
 	if k := s.c.keypad.Load(); k != nil {
-		k.add(ev)
+		k.Add(ev)
 	}
 }
 

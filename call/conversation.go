@@ -196,6 +196,4 @@ var (
 	ErrNotActive = errors.New("call is not active")
 	// ErrNotSupported means the leg cannot do what was asked.
 	ErrNotSupported = errors.New("not supported by this leg")
-	// ErrNoDigits is returned for an empty or invalid digit string.
-	ErrNoDigits = errors.New("dtmf: digits must be 1-64 of 0-9, *, #, A-D")
 )

@@ -52,13 +52,9 @@ type SIPLeg struct {
 	passCodec   media.Codec // the conversation's G.711 when passthrough
 	codec       atomic.Pointer[media.Codec]
 	sess        *media.Session // set by Start
-	sender      *dtmfSender    // nil without telephone-event
-
-	keysMu   sync.Mutex
-	receiver *dtmf.Receiver
-	detector *dtmf.Detector // media goroutine only
-	evBuf    []dtmf.Event   // media goroutine only
-	coded    []byte         // media goroutine only
+	sender      *dtmf.Sender   // nil without telephone-event
+	keys        *dtmf.Sources  // set by Start
+	coded       []byte         // media goroutine only
 
 	mu       sync.Mutex
 	started  bool
@@ -85,7 +81,7 @@ func NewSIPLeg(in *sip.InboundCall, opts SIPLegOptions) *SIPLeg {
 		}
 		info.Route.NumberID, info.Route.PhoneNumber = r.NumberID, r.PhoneNumber
 	}
-	l := &SIPLeg{in: in, opts: opts, log: in.Logger(), info: info, receiver: dtmf.NewReceiver(dtmf.ReceiverOptions{})}
+	l := &SIPLeg{in: in, opts: opts, log: in.Logger(), info: info}
 	if c, ok := media.CodecByPayloadType(in.Offer().Codec.PayloadType); ok {
 		l.codec.Store(&c)
 	} else {
@@ -138,16 +134,14 @@ func (l *SIPLeg) Start(sink LegSink, opts LegOptions) error {
 	if inband == "" {
 		inband = InbandAuto
 	}
-	if inband == InbandOn || (inband != InbandOff && offer.DTMFPayloadType == 0) {
-		l.detector = dtmf.NewDetector(dtmf.DetectorOptions{})
+	l.keys = dtmf.NewSources(inband == InbandOn || (inband != InbandOff && offer.DTMFPayloadType == 0), sink.Key)
+	if offer.DTMFPayloadType != 0 {
+		l.sender = dtmf.NewSender(offer.DTMFPayloadType, dtmf.SendOptions{Interval: offer.Ptime})
+		sess.Pacer().SetEventSource(l.sender)
 	}
 	l.mu.Lock()
 	l.sess, l.started = sess, true
 	l.mu.Unlock()
-	if offer.DTMFPayloadType != 0 {
-		l.sender = &dtmfSender{pt: offer.DTMFPayloadType}
-		sess.Pacer().SetEventSource(l.sender)
-	}
 	l.applyMedia(offer)
 	// Nothing is sent before the answer (applyHold waits for it): the
 	// caller learns our media address from the 200 OK (no early media).
@@ -282,21 +276,15 @@ func (l *SIPLeg) Close() error {
 	if closed || sess == nil {
 		return nil
 	}
+	if l.sender != nil {
+		l.sender.Close()
+	}
 	return sess.Close()
 }
 
 // onAudio runs on the media goroutine for every inbound frame.
 func (l *SIPLeg) onAudio(pcm []int16, _ media.FrameStatus) {
-	now := time.Now()
-	l.keysMu.Lock()
-	l.receiver.Tick(now)
-	l.keysMu.Unlock()
-	if l.detector != nil {
-		l.evBuf = l.detector.Process(l.evBuf[:0], pcm, now)
-		for _, ev := range l.evBuf {
-			l.sink.Key(ev)
-		}
-	}
+	l.keys.Audio(pcm, time.Now())
 	if l.passthrough {
 		l.coded = l.passCodec.EncodeFrame(l.coded[:0], pcm)
 		l.sink.Coded(l.coded)
@@ -307,15 +295,8 @@ func (l *SIPLeg) onAudio(pcm []int16, _ media.FrameStatus) {
 
 // onEvent takes telephone-event packets (media reader goroutine).
 func (l *SIPLeg) onEvent(h *rtp.Header, payload []byte) {
-	l.keysMu.Lock()
-	ev, ok, err := l.receiver.Push(h.Timestamp, payload, time.Now())
-	l.keysMu.Unlock()
-	if err != nil {
+	if err := l.keys.RTP(h.Timestamp, payload, time.Now()); err != nil {
 		l.log.Debug().Err(err).Msg("bad telephone-event packet")
-		return
-	}
-	if ok {
-		l.sink.Key(ev)
 	}
 }
 
@@ -336,12 +317,9 @@ func (l *SIPLeg) watch() {
 			l.log.Info().Str("media", p.String()).Msg("media updated")
 			l.applyMedia(p)
 		case in := <-l.in.Infos():
-			ev, err := dtmf.ParseINFO(in.ContentType, in.Body, time.Now())
-			if err != nil {
+			if err := l.keys.INFO(in.ContentType, in.Body, time.Now()); err != nil {
 				l.log.Debug().Err(err).Str("content_type", in.ContentType).Msg("INFO without a DTMF key")
-				continue
 			}
-			l.sink.Key(ev)
 		}
 	}
 }
@@ -359,6 +337,8 @@ func (l *SIPLeg) applyMedia(p sip.MediaParams) {
 	if p.Ptime > 0 {
 		if err := sess.SetPtime(p.Ptime); err != nil {
 			l.log.Warn().Err(err).Msg("ptime not applied")
+		} else if l.sender != nil {
+			l.sender.SetInterval(p.Ptime)
 		}
 	}
 	l.mu.Lock()
@@ -392,4 +372,61 @@ func answerIP(bind netip.Addr, remote netip.AddrPort) netip.Addr {
 		}
 	}
 	return bind
+}
+
+// SendDTMF plays digits to the caller: RFC 4733 events when the caller
+// negotiated telephone-event, in-band tones otherwise. It returns once
+// they are sent.
+func (l *SIPLeg) SendDTMF(ctx context.Context, digits string) error {
+	sess := l.session()
+	if sess == nil {
+		return ErrNotActive
+	}
+	var done <-chan struct{}
+	if l.sender != nil {
+		var err error
+		if done, err = l.sender.Send(digits, nil); err != nil {
+			return err
+		}
+	} else {
+		pcm, err := dtmf.Tones(digits, media.ClockRate)
+		if err != nil {
+			return err
+		}
+		sess.Playout().Write(dtmfItem, pcm)
+		done = l.playedOut(ctx, sess)
+	}
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// dtmfItem tags in-band tones in the playout.
+const dtmfItem = "dtmf"
+
+// playedOut closes its channel once the playout is empty (or ctx ends).
+func (l *SIPLeg) playedOut(ctx context.Context, sess *media.Session) <-chan struct{} {
+	ch := make(chan struct{})
+	ptime := l.in.Media().Ptime
+	if ptime <= 0 {
+		ptime = dtmf.DefaultSendInterval
+	}
+	go func() {
+		defer close(ch)
+		t := time.NewTicker(ptime)
+		defer t.Stop()
+		for sess.Playout().Len() > 0 {
+			select {
+			case <-ctx.Done():
+				return
+			case <-l.in.Context().Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return ch
 }

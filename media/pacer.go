@@ -16,21 +16,14 @@ type PacketWriter interface {
 	WriteRTP(h *rtp.Header, payload []byte) error
 }
 
-// OutPacket is a non-audio packet an EventSource wants sent in the place
-// of one audio frame.
-type OutPacket struct {
-	PayloadType uint8
-	Marker      bool
-	Timestamp   uint32
-	Payload     []byte
-}
-
-// EventSource lets another sender (RFC 4733 telephone-events) share the
-// pacer's sequence numbers and clock. NextPacket is called once per frame
-// tick with the RTP timestamp this tick's audio would carry; returning true
-// sends p instead of audio (the audio queue waits).
+// EventSource lets another sender (RFC 4733 telephone-events,
+// dtmf.Sender) share the pacer's sequence numbers and clock. NextEvent is
+// called once per frame tick with the RTP timestamp this tick's audio
+// would carry; ok sends the packet (payload type pt, marker, timestamp
+// evTS, payload) instead of audio, and the audio queue waits. It uses
+// only builtin types, so a sender need not import this package.
 type EventSource interface {
-	NextPacket(ts uint32, p *OutPacket) bool
+	NextEvent(ts uint32) (pt uint8, marker bool, evTS uint32, payload []byte, ok bool)
 }
 
 // PacerOptions configure a Pacer. Zero fields take the defaults.
@@ -87,7 +80,6 @@ type Pacer struct {
 	pcm     []int16
 	payload []byte
 	hdr     rtp.Header
-	ev      OutPacket
 }
 
 // NewPacer returns a pacer that reads src and writes to w. It sends
@@ -247,10 +239,12 @@ func (p *Pacer) sendFrame() error {
 	if p.paused {
 		return nil
 	}
-	if p.events != nil && p.events.NextPacket(ts, &p.ev) {
-		p.talking = false
-		p.marker = true
-		return p.write(p.ev.PayloadType, p.ev.Marker, p.ev.Timestamp, p.ev.Payload)
+	if p.events != nil {
+		if pt, m, evTS, payload, ok := p.events.NextEvent(ts); ok {
+			p.talking = false
+			p.marker = true
+			return p.write(pt, m, evTS, payload)
+		}
 	}
 	var speech bool
 	p.pcm, speech = p.src.Read(p.pcm[:0], p.frame)

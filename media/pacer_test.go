@@ -201,13 +201,12 @@ func TestPacerDriftFree(t *testing.T) {
 
 type dtmfStub struct{ left int }
 
-func (d *dtmfStub) NextPacket(ts uint32, p *OutPacket) bool {
+func (d *dtmfStub) NextEvent(uint32) (uint8, bool, uint32, []byte, bool) {
 	if d.left == 0 {
-		return false
+		return 0, false, 0, nil, false
 	}
 	d.left--
-	*p = OutPacket{PayloadType: 101, Marker: d.left == 2, Timestamp: 5555, Payload: []byte{1, 0x0a, 0, 160}}
-	return true
+	return 101, d.left == 2, 5555, []byte{1, 0x0a, 0, 160}, true
 }
 
 func TestPacerEventsShareSequence(t *testing.T) {

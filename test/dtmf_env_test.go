@@ -399,25 +399,25 @@ func (q *eventQueue) add(t *testing.T, keys string, on, gap time.Duration) <-cha
 	return done
 }
 
-// NextPacket implements media.EventSource.
-func (q *eventQueue) NextPacket(ts uint32, p *media.OutPacket) bool {
+// NextEvent implements media.EventSource with the test's own key and gap
+// lengths (dtmf.Sender keeps the appliance's fixed ones).
+func (q *eventQueue) NextEvent(ts uint32) (uint8, bool, uint32, []byte, bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if len(q.steps) == 0 {
-		return false
+		return 0, false, 0, nil, false
 	}
 	st := q.steps[0]
 	q.steps = q.steps[1:]
 	if st.done != nil {
 		close(st.done)
-		return false
+		return 0, false, 0, nil, false
 	}
 	if st.pkt == nil {
-		return false
+		return 0, false, 0, nil, false
 	}
 	if st.first {
 		q.ts = ts
 	}
-	*p = media.OutPacket{PayloadType: 101, Marker: st.pkt.Marker, Timestamp: q.ts, Payload: st.pkt.Payload.Marshal()}
-	return true
+	return 101, st.pkt.Marker, q.ts, st.pkt.Payload.Marshal(), true
 }

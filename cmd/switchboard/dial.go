@@ -154,6 +154,9 @@ func parseDialOptions(env *cliEnv, args []string) (*dialOptions, error) {
 	default:
 		return nil, fmt.Errorf("--dtmf-mode %q: want auto, rfc4733 or info", *dtmfMode)
 	}
+	if o.digits != "" && len(o.digits) > dtmf.MaxSendDigits {
+		return nil, fmt.Errorf("--dtmf %q: at most %d keys", o.digits, dtmf.MaxSendDigits)
+	}
 	for i := range len(o.digits) {
 		if !dtmf.ValidDigit(o.digits[i]) {
 			return nil, fmt.Errorf("--dtmf %q: %q is not a DTMF key (0-9 * # A-D)", o.digits, o.digits[i])
@@ -471,9 +474,13 @@ loop:
 				tl.add(time.Now(), "warning", 0, "", "the answer has no telephone-event; sending RFC 4733 events with payload type 101 anyway")
 			}
 			how := fmt.Sprintf("RFC 4733 telephone-event %d, %v", pt, dtmf.DefaultKeyDuration)
-			s := newEventSender(o.digits, pt, m.Ptime, func(d byte, at time.Time) { sentDigit(d, at, how) })
+			s := dtmf.NewSender(pt, dtmf.SendOptions{Interval: m.Ptime})
+			defer s.Close()
+			if dtmfDone, err = s.Send(o.digits, func(d byte, at time.Time) { sentDigit(d, at, how) }); err != nil {
+				tl.add(time.Now(), "warning", 0, "", "DTMF not sent: "+err.Error())
+				continue
+			}
 			sess.Pacer().SetEventSource(s)
-			dtmfDone = s.Done()
 		case <-dtmfDone:
 			dtmfDone = nil
 			sess.Pacer().SetEventSource(nil)

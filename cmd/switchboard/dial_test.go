@@ -2,12 +2,8 @@ package main
 
 import (
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
-
-	"switchboard/dtmf"
-	"switchboard/media"
 )
 
 func TestParseDialTarget(t *testing.T) {
@@ -75,57 +71,5 @@ func TestParsePortRange(t *testing.T) {
 	for _, bad := range []string{"", "30000", "3-2", "0-10", "1-70000", "a-b"} {
 		_, _, err := parsePortRange(bad)
 		require.Error(t, err, bad)
-	}
-}
-
-// TestEventSender drives the RFC 4733 sender the way the pacer does, one
-// call per 20 ms frame, and checks what goes on the wire.
-func TestEventSender(t *testing.T) {
-	var sent []byte
-	s := newEventSender("1#", 101, 20*time.Millisecond, func(d byte, _ time.Time) { sent = append(sent, d) })
-	type pkt struct {
-		ts      uint32
-		marker  bool
-		payload dtmf.Payload
-	}
-	var pkts []pkt
-	var audio []uint32
-	var p media.OutPacket
-	for tick := range 40 {
-		ts := 1000 + uint32(tick)*160
-		if !s.NextPacket(ts, &p) {
-			audio = append(audio, ts)
-			continue
-		}
-		require.Equal(t, uint8(101), p.PayloadType)
-		pl, err := dtmf.ParsePayload(p.Payload)
-		require.NoError(t, err)
-		pkts = append(pkts, pkt{p.Timestamp, p.Marker, pl})
-	}
-	// 100 ms key at 20 ms: 5 updates + 3 end packets, per digit.
-	require.Len(t, pkts, 16)
-	for d, code := range []uint8{1, 11} {
-		key := pkts[d*8 : d*8+8]
-		for i, k := range key {
-			require.Equal(t, key[0].ts, k.ts, "one timestamp per key press (RFC 4733 2.5.1.1)")
-			require.Equal(t, code, k.payload.Event)
-			require.Equal(t, i == 0, k.marker)
-			require.Equal(t, i >= 5, k.payload.End)
-			if i < 5 {
-				require.Equal(t, uint16(i*160), k.payload.Duration)
-			} else {
-				require.Equal(t, uint16(800), k.payload.Duration)
-			}
-		}
-	}
-	require.Equal(t, uint32(1000), pkts[0].ts)
-	// The second key starts after a 100 ms gap (5 frames of audio).
-	require.Equal(t, uint32(1000+13*160), pkts[8].ts)
-	require.Equal(t, []uint32{1000 + 8*160, 1000 + 9*160, 1000 + 10*160, 1000 + 11*160, 1000 + 12*160}, audio[:5])
-	require.Equal(t, "1#", string(sent))
-	select {
-	case <-s.Done():
-	default:
-		t.Fatal("Done not closed after the last digit")
 	}
 }

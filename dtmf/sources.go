@@ -1,0 +1,70 @@
+package dtmf
+
+import (
+	"sync"
+	"time"
+)
+
+// Sources turns what a phone leg receives into key presses, whatever the
+// way they arrive: RFC 4733 telephone-events, SIP INFO bodies, and tones
+// in the caller's audio (when in-band detection is on). Each press goes to
+// out, typically a Keypad's Add. RTP and INFO may come from different
+// goroutines; Audio runs on the media goroutine.
+type Sources struct {
+	out func(Event)
+
+	mu       sync.Mutex // guards receiver
+	receiver *Receiver
+
+	detector *Detector // nil: no in-band detection; media goroutine only
+	evBuf    []Event
+}
+
+// NewSources returns the sources of one leg; inband turns the Goertzel
+// detector on.
+func NewSources(inband bool, out func(Event)) *Sources {
+	s := &Sources{out: out, receiver: NewReceiver(ReceiverOptions{})}
+	if inband {
+		s.detector = NewDetector(DetectorOptions{})
+	}
+	return s
+}
+
+// Inband reports whether tones in the audio are detected.
+func (s *Sources) Inband() bool { return s.detector != nil }
+
+// RTP takes one telephone-event packet: its RTP timestamp and payload.
+func (s *Sources) RTP(ts uint32, payload []byte, now time.Time) error {
+	s.mu.Lock()
+	ev, ok, err := s.receiver.Push(ts, payload, now)
+	s.mu.Unlock()
+	if ok {
+		s.out(ev)
+	}
+	return err
+}
+
+// INFO takes the body of a SIP INFO request.
+func (s *Sources) INFO(contentType string, body []byte, now time.Time) error {
+	ev, err := ParseINFO(contentType, body, now)
+	if err != nil {
+		return err
+	}
+	s.out(ev)
+	return nil
+}
+
+// Audio takes one frame of the caller's decoded audio: it runs the
+// in-band detector and closes RFC 4733 events whose end packets were lost.
+func (s *Sources) Audio(pcm []int16, now time.Time) {
+	s.mu.Lock()
+	s.receiver.Tick(now)
+	s.mu.Unlock()
+	if s.detector == nil {
+		return
+	}
+	s.evBuf = s.detector.Process(s.evBuf[:0], pcm, now)
+	for _, ev := range s.evBuf {
+		s.out(ev)
+	}
+}
