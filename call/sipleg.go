@@ -54,7 +54,6 @@ type SIPLeg struct {
 	sess        *media.Session // set by Start
 	sender      *dtmf.Sender   // nil without telephone-event
 	keys        *dtmf.Sources  // set by Start
-	coded       []byte         // media goroutine only
 
 	mu       sync.Mutex
 	started  bool
@@ -121,20 +120,29 @@ func (l *SIPLeg) Start(sink LegSink, opts LegOptions) error {
 		return &RejectError{Status: 503, Reason: "Service Unavailable", RetryAfter: noPortsRetryAfter, Err: fmt.Errorf("no RTP port: %w", err)}
 	}
 	l.sink, l.passthrough, l.passCodec = sink, opts.Passthrough, *l.codec.Load()
-	sess, err := media.NewSession(pair, media.SessionOptions{
-		Codec: *l.codec.Load(), Ptime: offer.Ptime, JitterDelay: l.opts.JitterDelay, EventPayloadType: offer.DTMFPayloadType,
-		Remote: offer.RemoteAddr, MediaTimeout: l.opts.MediaTimeout, Logger: l.log,
-		OnAudio: l.onAudio, OnTimeout: l.onTimeout, OnEvent: l.onEvent,
-	})
-	if err != nil {
-		pair.Close()
-		return err
-	}
 	inband := opts.Inband
 	if inband == "" {
 		inband = InbandAuto
 	}
 	l.keys = dtmf.NewSources(inband == InbandOn || (inband != InbandOff && offer.DTMFPayloadType == 0), sink.Key)
+	so := media.SessionOptions{
+		Codec: *l.codec.Load(), Ptime: offer.Ptime, JitterDelay: l.opts.JitterDelay, EventPayloadType: offer.DTMFPayloadType,
+		Remote: offer.RemoteAddr, MediaTimeout: l.opts.MediaTimeout, Logger: l.log,
+		OnAudio: l.onAudio, OnTimeout: l.onTimeout, OnEvent: l.onEvent,
+	}
+	if opts.Passthrough {
+		// The caller's bytes go to the conversation untouched; PCM is
+		// decoded only for the in-band detector.
+		so.Passthrough, so.OnPayload = true, l.onPayload
+		if !l.keys.Inband() {
+			so.OnAudio = nil
+		}
+	}
+	sess, err := media.NewSession(pair, so)
+	if err != nil {
+		pair.Close()
+		return err
+	}
 	if offer.DTMFPayloadType != 0 {
 		l.sender = dtmf.NewSender(offer.DTMFPayloadType, dtmf.SendOptions{Interval: offer.Ptime})
 		sess.Pacer().SetEventSource(l.sender)
@@ -214,10 +222,7 @@ func (l *SIPLeg) PlayCoded(itemID string, payload []byte) {
 	if s == nil {
 		return
 	}
-	// Until the media session carries coded frames itself, the playout
-	// holds PCM: decode once here.
-	pcm := l.passCodec.DecodeFrame(nil, payload)
-	s.Playout().Write(itemID, pcm)
+	s.Playout().WriteCoded(itemID, l.passCodec, payload)
 }
 
 // Flush drops the queued audio (barge-in).
@@ -285,12 +290,18 @@ func (l *SIPLeg) Close() error {
 // onAudio runs on the media goroutine for every inbound frame.
 func (l *SIPLeg) onAudio(pcm []int16, _ media.FrameStatus) {
 	l.keys.Audio(pcm, time.Now())
-	if l.passthrough {
-		l.coded = l.passCodec.EncodeFrame(l.coded[:0], pcm)
-		l.sink.Coded(l.coded)
-		return
+	if !l.passthrough {
+		l.sink.Audio(pcm)
 	}
-	l.sink.Audio(pcm)
+}
+
+// onPayload runs on the media goroutine for every inbound frame of a
+// passthrough: the bytes go to the conversation as they came.
+func (l *SIPLeg) onPayload(payload []byte, _ media.FrameStatus) {
+	if !l.keys.Inband() {
+		l.keys.Audio(nil, time.Now()) // closes RFC 4733 events that lost their end
+	}
+	l.sink.Coded(payload)
 }
 
 // onEvent takes telephone-event packets (media reader goroutine).

@@ -90,6 +90,10 @@ type JitterOptions struct {
 	// Delay is the target playout delay behind the newest timestamp seen
 	// when the stream starts (default 40 ms, at least one frame).
 	Delay time.Duration
+	// Coded, when set, keeps the audio as this codec's bytes instead of
+	// decoding it (a G.711 passthrough): use PopCoded. Packets of the other
+	// G.711 are transcoded on Push.
+	Coded *Codec
 }
 
 // JitterBuffer reorders inbound G.711 RTP, drops duplicates and late
@@ -117,6 +121,13 @@ type JitterBuffer struct {
 	haveLast bool
 	dropped  int
 	scratch  []int16
+
+	// Coded mode (JitterOptions.Coded): the same timeline of bytes.
+	coded *Codec
+	cring []byte
+	clast []byte
+	cbuf  []byte
+	cdec  []int16
 }
 
 // NewJitterBuffer returns an empty buffer.
@@ -134,6 +145,11 @@ func NewJitterBuffer(opts JitterOptions) (*JitterBuffer, error) {
 		ring:    make([]int16, jitterRingSize),
 		present: make([]bool, jitterRingSize),
 		scratch: make([]int16, 0, 480),
+	}
+	if opts.Coded != nil {
+		c := *opts.Coded
+		j.coded, j.cring = &c, make([]byte, jitterRingSize)
+		j.ring = nil
 	}
 	j.SetPtime(opts.Ptime)
 	j.target = max(samplesOf(opts.Delay), j.frame)
@@ -158,6 +174,10 @@ func (j *JitterBuffer) SetPtime(ptime time.Duration) {
 		j.haveLast = false
 	}
 	j.last = j.last[:j.frame]
+	if cap(j.clast) < j.frame {
+		j.clast = make([]byte, j.frame)
+	}
+	j.clast = j.clast[:j.frame]
 	j.miss = make([]bool, j.frame)
 }
 
@@ -232,20 +252,13 @@ func (j *JitterBuffer) Push(h *rtp.Header, payload []byte) PushResult {
 		res = PushResync
 	}
 	j.lateRun = 0
-	j.scratch = codec.DecodeFrame(j.scratch[:0], payload)
-	fresh := 0
-	for i, s := range j.scratch {
-		ts := h.Timestamp + uint32(i)
-		if int32(ts-j.play) < 0 {
-			continue // this part is already played
-		}
-		pos := ts & jitterRingMask
-		if j.present[pos] {
-			continue
-		}
-		j.ring[pos] = s
-		j.present[pos] = true
-		fresh++
+	var fresh int
+	if j.coded != nil {
+		j.cbuf = j.coded.Transcode(j.cbuf[:0], codec, payload, &j.cdec)
+		fresh = store(j, j.cring, h.Timestamp, j.cbuf)
+	} else {
+		j.scratch = codec.DecodeFrame(j.scratch[:0], payload)
+		fresh = store(j, j.ring, h.Timestamp, j.scratch)
 	}
 	if end := h.Timestamp + uint32(n); int32(end-j.newest) > 0 {
 		j.newest = end
@@ -256,16 +269,30 @@ func (j *JitterBuffer) Push(h *rtp.Header, payload []byte) PushResult {
 	return res
 }
 
-// Pop appends the next frame (ptime of 8 kHz PCM) to dst and says how it
-// was filled. Call it once per ptime on the playout clock.
-func (j *JitterBuffer) Pop(dst []int16) ([]int16, FrameStatus) {
-	base := len(dst)
-	dst = grow(dst, j.frame)
-	out := dst[base:]
-	if !j.started {
-		clear(out)
-		return dst, FrameIdle
+// store puts one packet's samples (PCM or codec bytes) on the timeline
+// and returns how many were new.
+func store[T int16 | byte](j *JitterBuffer, ring []T, start uint32, samples []T) int {
+	fresh := 0
+	for i, s := range samples {
+		ts := start + uint32(i)
+		if int32(ts-j.play) < 0 {
+			continue // this part is already played
+		}
+		pos := ts & jitterRingMask
+		if j.present[pos] {
+			continue
+		}
+		ring[pos] = s
+		j.present[pos] = true
+		fresh++
 	}
+	return fresh
+}
+
+// take fills out with the next frame from ring (silence where nothing is
+// stored) and advances the playout point; it says how the frame was
+// filled, before concealment.
+func take[T int16 | byte](j *JitterBuffer, ring []T, out []T, silence T) (got, missing, priming int) {
 	// Far more buffered than the target (a burst after a network stall, or
 	// a sender clock running fast): skip ahead so the delay stays bounded.
 	if ahead := int(int32(j.newest - j.play)); ahead > 2*j.target+overflowSlack {
@@ -276,18 +303,17 @@ func (j *JitterBuffer) Pop(dst []int16) ([]int16, FrameStatus) {
 		j.play += uint32(skip)
 		j.dropped += skip
 	}
-	got, missing, priming := 0, 0, 0
 	clear(j.miss)
 	for i := range out {
 		ts := j.play + uint32(i)
 		pos := ts & jitterRingMask
 		if j.present[pos] {
-			out[i] = j.ring[pos]
+			out[i] = ring[pos]
 			j.present[pos] = false
 			got++
 			continue
 		}
-		out[i] = 0
+		out[i] = silence
 		if int32(ts-j.first) < 0 {
 			priming++
 		} else {
@@ -296,14 +322,19 @@ func (j *JitterBuffer) Pop(dst []int16) ([]int16, FrameStatus) {
 		}
 	}
 	j.play += uint32(j.frame)
+	return got, missing, priming
+}
+
+// status classifies a frame taken with take and returns the gain of its
+// concealment (ok false: no concealment, the frame is what it is).
+func (j *JitterBuffer) status(got, missing, priming int) (st FrameStatus, gain float32, conceal bool) {
 	switch {
 	case missing == 0 && got == 0:
-		return dst, FrameSilence // still inside the initial delay
+		return FrameSilence, 0, false // still inside the initial delay
 	case missing == 0:
 		j.conceal = 0
-		copy(j.last, out)
 		j.haveLast = true
-		return dst, FramePlayed
+		return FramePlayed, 0, false
 	}
 	if got == 0 && priming == 0 {
 		j.conceal++
@@ -311,13 +342,70 @@ func (j *JitterBuffer) Pop(dst []int16) ([]int16, FrameStatus) {
 		j.conceal = 1
 	}
 	if !j.haveLast || j.conceal > len(concealGains) {
-		return dst, FrameSilence
+		return FrameSilence, 0, false
 	}
-	g := concealGains[j.conceal-1]
-	for i, m := range j.miss {
-		if m {
-			out[i] = int16(float32(j.last[i]) * g)
+	return FrameConcealed, concealGains[j.conceal-1], true
+}
+
+// Pop appends the next frame (ptime of 8 kHz PCM) to dst and says how it
+// was filled. Call it once per ptime on the playout clock.
+func (j *JitterBuffer) Pop(dst []int16) ([]int16, FrameStatus) {
+	base := len(dst)
+	dst = grow(dst, j.frame)
+	out := dst[base:]
+	if !j.started || j.coded != nil {
+		clear(out)
+		return dst, FrameIdle
+	}
+	st, g, conceal := j.status(take(j, j.ring, out, 0))
+	if st == FramePlayed {
+		copy(j.last, out)
+	}
+	if conceal {
+		for i, m := range j.miss {
+			if m {
+				out[i] = int16(float32(j.last[i]) * g)
+			}
 		}
 	}
-	return dst, FrameConcealed
+	return dst, st
+}
+
+// PopCoded is Pop for a coded buffer (JitterOptions.Coded): it appends
+// the next frame of codec bytes, untouched when they arrived. Only the
+// samples of a concealed frame are decoded, attenuated and re-encoded, as
+// Pop conceals them.
+func (j *JitterBuffer) PopCoded(dst []byte) ([]byte, FrameStatus) {
+	base := len(dst)
+	dst = grow(dst, j.frame)
+	out := dst[base:]
+	silence := PCMU.SilenceByte()
+	if j.coded != nil {
+		silence = j.coded.SilenceByte()
+	}
+	if !j.started || j.coded == nil {
+		for i := range out {
+			out[i] = silence
+		}
+		return dst, FrameIdle
+	}
+	st, g, conceal := j.status(take(j, j.cring, out, silence))
+	if st == FramePlayed {
+		copy(j.clast, out)
+	}
+	if conceal {
+		j.cdec = j.coded.DecodeFrame(j.cdec[:0], j.clast)
+		for i, m := range j.miss {
+			if m {
+				j.cdec[i] = int16(float32(j.cdec[i]) * g)
+			}
+		}
+		j.cbuf = j.coded.EncodeFrame(j.cbuf[:0], j.cdec)
+		for i, m := range j.miss {
+			if m {
+				out[i] = j.cbuf[i]
+			}
+		}
+	}
+	return dst, st
 }

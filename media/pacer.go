@@ -78,6 +78,7 @@ type Pacer struct {
 	marker   bool // the next audio packet starts a talkspurt whatever came before
 
 	pcm     []int16
+	coded   []byte
 	payload []byte
 	hdr     rtp.Header
 }
@@ -247,13 +248,20 @@ func (p *Pacer) sendFrame() error {
 		}
 	}
 	var speech bool
-	p.pcm, speech = p.src.Read(p.pcm[:0], p.frame)
+	if qc, coded := p.src.Coded(); coded {
+		// Passthrough: the queued bytes go out as they are, unless a
+		// re-INVITE moved the call to the other G.711.
+		p.coded, speech = p.src.ReadCoded(p.coded[:0], p.frame)
+		p.payload = p.codec.Transcode(p.payload[:0], qc, p.coded, &p.pcm)
+	} else {
+		p.pcm, speech = p.src.Read(p.pcm[:0], p.frame)
+		p.payload = p.codec.EncodeFrame(p.payload[:0], p.pcm)
+	}
 	marker := speech && (!p.talking || p.marker)
 	if speech {
 		p.marker = false
 	}
 	p.talking = speech
-	p.payload = p.codec.EncodeFrame(p.payload[:0], p.pcm)
 	return p.write(p.codec.PayloadType, marker, ts, p.payload)
 }
 

@@ -41,6 +41,17 @@ type SessionOptions struct {
 	RTCPInterval time.Duration
 	// CNAME is the RTCP canonical name (default "switchboard").
 	CNAME string
+	// Passthrough keeps the audio as Codec's bytes both ways (the consumer
+	// speaks the call's G.711): the jitter buffer holds bytes, OnPayload
+	// gets them untouched and the Playout takes coded writes that the
+	// pacer sends as they are. Nothing is decoded or encoded, except for
+	// OnAudio when it is set too (in-band DTMF), concealed frames, and
+	// audio of the other G.711 after a codec change.
+	Passthrough bool
+	// OnPayload receives each inbound frame as Codec's bytes (passthrough
+	// only), at frame cadence on the media goroutine. The slice is reused
+	// after the call returns.
+	OnPayload func(payload []byte, status FrameStatus)
 	// OnAudio receives each inbound frame (ptime of 8 kHz PCM) at frame
 	// cadence on the session's media goroutine, from the first received
 	// packet on. The slice is reused after the call returns.
@@ -114,7 +125,12 @@ func NewSession(pair *PortPair, opts SessionOptions) (*Session, error) {
 	}
 	s := &Session{opts: opts, pair: pair, log: opts.Logger, now: opts.Now, playout: NewPlayout(),
 		timeout: opts.MediaTimeout, outBuf: make([]byte, 1500), ptimeCh: make(chan struct{}, 1), wakeCh: make(chan struct{}, 1)}
-	jb, err := NewJitterBuffer(JitterOptions{Ptime: opts.Ptime, Delay: opts.JitterDelay})
+	jopts := JitterOptions{Ptime: opts.Ptime, Delay: opts.JitterDelay}
+	if opts.Passthrough {
+		s.playout = NewCodedPlayout(opts.Codec)
+		jopts.Coded = &opts.Codec
+	}
+	jb, err := NewJitterBuffer(jopts)
 	if err != nil {
 		return nil, fmt.Errorf("new session: %w", err)
 	}
@@ -333,6 +349,7 @@ func (s *Session) run(ctx context.Context) {
 	s.mu.Unlock()
 	var inN int64
 	frame := make([]int16, 0, 480)
+	coded := make([]byte, 0, 480)
 	nextReport := start.Add(s.reportInterval())
 	timer := time.NewTimer(0)
 	defer timer.Stop()
@@ -361,6 +378,24 @@ func (s *Session) run(ctx context.Context) {
 				continue
 			}
 			inN++
+			if s.opts.Passthrough {
+				s.mu.Lock()
+				var st FrameStatus
+				coded, st = s.jb.PopCoded(coded[:0])
+				s.mu.Unlock()
+				s.stats.CountFrame(st)
+				if st == FrameIdle {
+					continue
+				}
+				if s.opts.OnPayload != nil {
+					s.opts.OnPayload(coded, st)
+				}
+				if s.opts.OnAudio != nil {
+					frame = s.opts.Codec.DecodeFrame(frame[:0], coded)
+					s.opts.OnAudio(frame, st)
+				}
+				continue
+			}
 			s.mu.Lock()
 			var st FrameStatus
 			frame, st = s.jb.Pop(frame[:0])
