@@ -43,18 +43,18 @@ func CheckDigits(digits string) error {
 type Sender struct {
 	pt uint8
 
-	mu      sync.Mutex
-	opts    SendOptions
-	queue   []*sendReq
-	cur     []EventPacket
-	next    int
-	ts      uint32
-	wait    int // frames of audio before the next key
+	mu    sync.Mutex
+	opts  SendOptions
+	queue []*sendReq
+	cur   []EventPacket
+	next  int
+	ts    uint32
+	wait  int // frames of audio before the next key
 	// finished is closed once the gap after its last key has passed: the
 	// digits are sent when the line is back to audio.
 	finished chan struct{}
 	payload  []byte
-	closed  bool
+	closed   bool
 }
 
 type sendReq struct {

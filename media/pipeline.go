@@ -1,7 +1,6 @@
 package media
 
 import (
-	"encoding/binary"
 	"fmt"
 )
 
@@ -74,12 +73,10 @@ func (p *OutboundPipeline) Write(itemID string, pcm16le []byte) {
 		pcm16le = pcm16le[1:]
 		p.hasCarry = false
 	}
-	for len(pcm16le) >= 2 {
-		p.in = append(p.in, int16(binary.LittleEndian.Uint16(pcm16le)))
-		pcm16le = pcm16le[2:]
-	}
-	if len(pcm16le) == 1 {
-		p.carry, p.hasCarry = pcm16le[0], true
+	even := len(pcm16le) &^ 1
+	p.in = DecodePCM16LE(p.in, pcm16le[:even])
+	if even < len(pcm16le) {
+		p.carry, p.hasCarry = pcm16le[even], true
 	}
 	p.out = p.rs.Process(p.out[:0], p.in)
 	p.q.Write(itemID, p.out)
@@ -90,27 +87,4 @@ func (p *OutboundPipeline) Write(itemID string, pcm16le []byte) {
 func (p *OutboundPipeline) Reset() {
 	p.hasCarry = false
 	p.rs.Reset()
-}
-
-// AppendPCM16LE appends pcm as little-endian bytes to dst.
-func AppendPCM16LE(dst []byte, pcm []int16) []byte {
-	base := len(dst)
-	dst = grow(dst, 2*len(pcm))
-	out := dst[base:]
-	for i, s := range pcm {
-		binary.LittleEndian.PutUint16(out[2*i:], uint16(s))
-	}
-	return dst
-}
-
-// DecodePCM16LE appends the samples of little-endian PCM16 bytes to dst
-// (a trailing odd byte is ignored).
-func DecodePCM16LE(dst []int16, b []byte) []int16 {
-	base := len(dst)
-	dst = grow(dst, len(b)/2)
-	out := dst[base:]
-	for i := range out {
-		out[i] = int16(binary.LittleEndian.Uint16(b[2*i:]))
-	}
-	return dst
 }

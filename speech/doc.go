@@ -27,7 +27,7 @@
 // graph_times entries are [start, end] arrays. With the upstream engine
 // the provider's times are used.
 //
-// Encoding: wav (44-byte header), pcm (s16le), mulaw and alaw (zaf/g711),
+// Encoding: wav (44-byte header), pcm (s16le), mulaw and alaw (media.PCMU, media.PCMA),
 // mp3 through the LAME program (Debian package lame) in CBR at the
 // requested rate; MPEG-2 rates (16-24 kHz) are capped at 160 kbps and 8 kHz
 // (MPEG-2.5) at 64 kbps by LAME. text_normalization is forwarded to an

@@ -8,8 +8,8 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-
-	"github.com/zaf/g711"
+	"switchboard/media"
+	"switchboard/media/wav"
 )
 
 // ErrToolMissing is returned when a program the local engine needs
@@ -30,14 +30,13 @@ type Encoder struct {
 func (e Encoder) Encode(ctx context.Context, pcm []int16, f Format) ([]byte, error) {
 	switch f.Codec {
 	case CodecPCM:
-		return pcmBytes(pcm), nil
+		return media.AppendPCM16LE(nil, pcm), nil
 	case CodecWAV:
-		data := pcmBytes(pcm)
-		return append(wavHeader(f.SampleRate, len(data)), data...), nil
+		return wav.Encode(pcm, f.SampleRate), nil
 	case CodecMulaw:
-		return g711.EncodeUlaw(pcmBytes(pcm)), nil
+		return media.PCMU.EncodeFrame(nil, pcm), nil
 	case CodecAlaw:
-		return g711.EncodeAlaw(pcmBytes(pcm)), nil
+		return media.PCMA.EncodeFrame(nil, pcm), nil
 	case CodecMP3:
 		return e.mp3(ctx, pcm, f)
 	}
@@ -60,7 +59,7 @@ func (e Encoder) mp3(ctx context.Context, pcm []int16, f Format) ([]byte, error)
 	}
 	cmd := exec.CommandContext(ctx, path, "--quiet", "-r", "-s", khz, "--bitwidth", "16", "--signed", "--little-endian",
 		"-m", "m", "--cbr", "-b", strconv.Itoa(br/1000), "--resample", khz, "-", "-")
-	cmd.Stdin = bytes.NewReader(pcmBytes(pcm))
+	cmd.Stdin = bytes.NewReader(media.AppendPCM16LE(nil, pcm))
 	var out, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &stderr
 	if err := cmd.Run(); err != nil {

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"switchboard/media"
+	"switchboard/media/wav"
 	"unicode"
 
 	"golang.org/x/sync/errgroup"
@@ -94,11 +95,11 @@ func (e *Espeak) run(ctx context.Context, doc, voice string, wordsPerMinute, rat
 	if err := cmd.Run(); err != nil {
 		return nil, fmt.Errorf("espeak-ng: %w: %s", err, strings.TrimSpace(stderr.String()))
 	}
-	pcm, inRate, err := parseWAV(out.Bytes())
+	a, err := wav.Decode(bytes.NewReader(out.Bytes()))
 	if err != nil {
 		return nil, fmt.Errorf("espeak-ng output: %w", err)
 	}
-	return media.Convert(pcm, inRate, rate), nil
+	return media.Convert(a.Mono(), a.SampleRate, rate), nil
 }
 
 // Phonemes returns espeak-ng's phoneme mnemonics (-x) for an SSML document,

@@ -1,6 +1,7 @@
 package speech
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -8,6 +9,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"switchboard/media"
+	"switchboard/media/wav"
 	"testing"
 
 	"github.com/rs/zerolog"
@@ -92,4 +95,19 @@ func rms(pcm []int16) float64 {
 
 func bearer() http.Header {
 	return http.Header{"Authorization": {"Bearer test-key"}}
+}
+
+// pcmBytes is pcm as the PCM16LE bytes the endpoints speak.
+func pcmBytes(pcm []int16) []byte { return media.AppendPCM16LE(nil, pcm) }
+
+// wavHeader is the header of a mono PCM16 WAV file of dataLen bytes.
+func wavHeader(rate, dataLen int) []byte { return wav.Header(rate, uint32(dataLen)) }
+
+// parseWAV reads a WAV the way a client would (media/wav).
+func parseWAV(b []byte) ([]int16, int, error) {
+	a, err := wav.Decode(bytes.NewReader(b))
+	if err != nil {
+		return nil, 0, err
+	}
+	return a.Mono(), a.SampleRate, nil
 }

@@ -9,11 +9,11 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"switchboard/media"
 	"testing"
 
 	"github.com/hajimehoshi/go-mp3"
 	"github.com/stretchr/testify/require"
-	"github.com/zaf/g711"
 )
 
 func TestTTSValidation(t *testing.T) {
@@ -65,7 +65,7 @@ func decodeMP3(t *testing.T, b []byte) (int, []int16) {
 	require.NoError(t, err)
 	raw, err := io.ReadAll(d)
 	require.NoError(t, err)
-	st := pcmFromBytes(raw)
+	st := media.DecodePCM16LE(nil, raw)
 	mono := make([]int16, len(st)/2)
 	for i := range mono {
 		mono[i] = st[2*i]
@@ -75,7 +75,7 @@ func decodeMP3(t *testing.T, b []byte) (int, []int16) {
 
 // TestTTSOutputFormats renders the same sentence in every codec at several
 // rates and parses each back: the WAV header, raw PCM, G.711 decoded with
-// zaf/g711, mp3 decoded with go-mp3; each must carry sound of about the
+// media.PCMU/PCMA, mp3 decoded with go-mp3; each must carry sound of about the
 // same length as the reference.
 func TestTTSOutputFormats(t *testing.T) {
 	srv, _ := newTestServer(t, Options{})
@@ -107,7 +107,7 @@ func TestTTSOutputFormats(t *testing.T) {
 			rate := tc.rate
 			switch tc.codec {
 			case "pcm":
-				pcm = pcmFromBytes(b)
+				pcm = media.DecodePCM16LE(nil, b)
 			case "wav":
 				require.Equal(t, "RIFF", string(b[:4]))
 				require.Equal(t, "WAVE", string(b[8:12]))
@@ -120,9 +120,9 @@ func TestTTSOutputFormats(t *testing.T) {
 				pcm, rate, err = parseWAV(b)
 				require.NoError(t, err)
 			case "mulaw":
-				pcm = pcmFromBytes(g711.DecodeUlaw(b))
+				pcm = media.PCMU.DecodeFrame(nil, b)
 			case "alaw":
-				pcm = pcmFromBytes(g711.DecodeAlaw(b))
+				pcm = media.PCMA.DecodeFrame(nil, b)
 			case "mp3":
 				rate, pcm = decodeMP3(t, b)
 				require.Equal(t, tc.rate, rate)

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"net/http"
 	"strings"
+	"switchboard/media"
 	"testing"
 	"time"
 
@@ -68,7 +69,7 @@ func TestTTSStreamSeveralUtterances(t *testing.T) {
 	require.NoError(t, c.WriteJSON(wsMessage{Type: "text.done"}))
 	rest, _ := readUtterance(t, c)
 	b, _ := base64.StdEncoding.DecodeString(first.Delta)
-	pcm := pcmFromBytes(append(b, rest...))
+	pcm := media.DecodePCM16LE(nil, append(b, rest...))
 	require.Greater(t, float64(len(pcm))/8000, 1.2)
 	require.Greater(t, rms(pcm), 500.0)
 
@@ -77,7 +78,7 @@ func TestTTSStreamSeveralUtterances(t *testing.T) {
 	require.NoError(t, c.WriteJSON(wsMessage{Type: "text.done"}))
 	audio, chunks := readUtterance(t, c)
 	require.GreaterOrEqual(t, chunks, 1)
-	require.Greater(t, rms(pcmFromBytes(audio)), 500.0)
+	require.Greater(t, rms(media.DecodePCM16LE(nil, audio)), 500.0)
 }
 
 func TestTTSStreamMulawChunks(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"switchboard/media"
 
 	"github.com/gorilla/websocket"
 )
@@ -111,7 +112,7 @@ func (u *UpstreamTTS) Synthesize(ctx context.Context, req *Request) (*Audio, err
 		if err != nil {
 			return nil, fmt.Errorf("upstream tts: %w", err)
 		}
-		return &Audio{PCM: pcmFromBytes(b), SampleRate: rate}, nil
+		return &Audio{PCM: media.DecodePCM16LE(nil, b), SampleRate: rate}, nil
 	}
 	var env timedEnvelope
 	if err := json.NewDecoder(resp.Body).Decode(&env); err != nil {
@@ -121,7 +122,7 @@ func (u *UpstreamTTS) Synthesize(ctx context.Context, req *Request) (*Audio, err
 	if err != nil {
 		return nil, fmt.Errorf("upstream tts audio: %w", err)
 	}
-	a := &Audio{PCM: pcmFromBytes(raw), SampleRate: rate}
+	a := &Audio{PCM: media.DecodePCM16LE(nil, raw), SampleRate: rate}
 	a.Times = alignGraphs(req.Text, env.AudioTimestamps.GraphChars, env.AudioTimestamps.GraphTimes)
 	return a, nil
 }
@@ -199,7 +200,7 @@ func (u *UpstreamTTS) SynthesizeStream(ctx context.Context, req *Request, text <
 			return fmt.Errorf("upstream tts stream: %w", err)
 		}
 		if mt == websocket.BinaryMessage {
-			if err := emit(pcmFromBytes(b)); err != nil {
+			if err := emit(media.DecodePCM16LE(nil, b)); err != nil {
 				return err
 			}
 			continue
@@ -214,7 +215,7 @@ func (u *UpstreamTTS) SynthesizeStream(ctx context.Context, req *Request, text <
 			if err != nil {
 				return fmt.Errorf("upstream tts stream audio: %w", err)
 			}
-			if err := emit(pcmFromBytes(raw)); err != nil {
+			if err := emit(media.DecodePCM16LE(nil, raw)); err != nil {
 				return err
 			}
 		case "audio.done":

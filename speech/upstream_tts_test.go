@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"switchboard/media"
 	"testing"
 
 	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/require"
-	"github.com/zaf/g711"
 )
 
 func upstreamOpts(t *testing.T, f *fakeProvider) Options {
@@ -102,9 +102,9 @@ func TestRenderG711ForGreetings(t *testing.T) {
 		require.NoError(t, err)
 		var pcm []int16
 		if codec == CodecMulaw {
-			pcm = pcmFromBytes(g711.DecodeUlaw(b))
+			pcm = media.PCMU.DecodeFrame(nil, b)
 		} else {
-			pcm = pcmFromBytes(g711.DecodeAlaw(b))
+			pcm = media.PCMA.DecodeFrame(nil, b)
 		}
 		require.InDelta(t, float64(len(ref.PCM))/8000, float64(len(pcm))/8000, 0.3)
 		require.Greater(t, rms(pcm), 500.0)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"switchboard/media"
 	"time"
 )
 
@@ -140,10 +141,7 @@ func Decode(r io.Reader) (*Audio, error) {
 			}
 			frame := 2 * a.Channels
 			raw = raw[:len(raw)/frame*frame] // a truncated file ends on a whole frame
-			a.Samples = make([]int16, len(raw)/2)
-			for i := range a.Samples {
-				a.Samples[i] = int16(binary.LittleEndian.Uint16(raw[2*i:]))
-			}
+			a.Samples = media.DecodePCM16LE(nil, raw)
 			return a, nil
 		default:
 			if size == streamingSize {

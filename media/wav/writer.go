@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"switchboard/media"
 	"time"
 )
 
@@ -44,6 +45,21 @@ func NewWriter(ws io.WriteSeeker, sampleRate, channels int) (*Writer, error) {
 	return w, nil
 }
 
+// Encode returns a whole mono 16-bit PCM WAVE file of pcm at rate (a
+// file in memory: a TTS response).
+func Encode(pcm []int16, rate int) []byte {
+	return media.AppendPCM16LE(header(rate, 1, uint32(2*len(pcm))), pcm)
+}
+
+// Header returns the 44-byte header of a mono 16-bit PCM WAVE file whose
+// data is dataSize bytes (StreamingSize: not known yet, as when
+// streaming).
+func Header(rate int, dataSize uint32) []byte { return header(rate, 1, dataSize) }
+
+// StreamingSize is the data size of a file whose length is not known when
+// its header is written: readers take the data to the end of the file.
+const StreamingSize = streamingSize
+
 // header returns the 44-byte header for dataSize bytes of samples.
 func header(rate, channels int, dataSize uint32) []byte {
 	h := make([]byte, 0, headerSize)
@@ -77,10 +93,7 @@ func (w *Writer) Write(pcm []int16) error {
 		w.err = errTooLong
 		return w.err
 	}
-	w.buf = w.buf[:0]
-	for _, s := range pcm {
-		w.buf = binary.LittleEndian.AppendUint16(w.buf, uint16(s))
-	}
+	w.buf = media.AppendPCM16LE(w.buf[:0], pcm)
 	if _, err := w.bw.Write(w.buf); err != nil {
 		w.err = fmt.Errorf("wav: write: %w", err)
 		return w.err

@@ -1,10 +1,6 @@
 package echo
 
 import (
-	"encoding/binary"
-
-	"github.com/zaf/g711"
-
 	"switchboard/media"
 	"switchboard/realtime"
 )
@@ -37,38 +33,22 @@ func (f format) bytes(ms int) int { return ms * f.rate / 1000 * f.bytesPerSample
 func (f format) decode(dst []int16, b []byte) []int16 {
 	switch f.typ {
 	case realtime.FormatPCMU:
-		for _, c := range b {
-			dst = append(dst, g711.DecodeUlawFrame(c))
-		}
+		return media.PCMU.DecodeFrame(dst, b)
 	case realtime.FormatPCMA:
-		for _, c := range b {
-			dst = append(dst, g711.DecodeAlawFrame(c))
-		}
-	default:
-		for i := 0; i+1 < len(b); i += 2 {
-			dst = append(dst, int16(binary.LittleEndian.Uint16(b[i:])))
-		}
+		return media.PCMA.DecodeFrame(dst, b)
 	}
-	return dst
+	return media.DecodePCM16LE(dst, b)
 }
 
 // encode appends samples in this format to dst.
 func (f format) encode(dst []byte, s []int16) []byte {
 	switch f.typ {
 	case realtime.FormatPCMU:
-		for _, v := range s {
-			dst = append(dst, g711.EncodeUlawFrame(v))
-		}
+		return media.PCMU.EncodeFrame(dst, s)
 	case realtime.FormatPCMA:
-		for _, v := range s {
-			dst = append(dst, g711.EncodeAlawFrame(v))
-		}
-	default:
-		for _, v := range s {
-			dst = binary.LittleEndian.AppendUint16(dst, uint16(v))
-		}
+		return media.PCMA.EncodeFrame(dst, s)
 	}
-	return dst
+	return media.AppendPCM16LE(dst, s)
 }
 
 // convert turns audio from one format into another; equal formats pass

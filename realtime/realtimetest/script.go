@@ -2,9 +2,9 @@ package realtimetest
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
 	"math"
+	"switchboard/media"
 	"time"
 
 	"switchboard/realtime"
@@ -49,12 +49,11 @@ func Tone(format string, d time.Duration, offset time.Duration) []byte {
 	}
 	n := int(d / time.Millisecond * 24)
 	start := int(offset / time.Millisecond * 24)
-	b := make([]byte, 2*n)
-	for i := range n {
-		v := int16(8000 * math.Sin(2*math.Pi*440*float64(start+i)/24000))
-		binary.LittleEndian.PutUint16(b[2*i:], uint16(v))
+	pcm := make([]int16, n)
+	for i := range pcm {
+		pcm[i] = int16(8000 * math.Sin(2*math.Pi*440*float64(start+i)/24000))
 	}
-	return b
+	return media.AppendPCM16LE(nil, pcm)
 }
 
 // StreamResponse sends a full audio response lifecycle: response.created,

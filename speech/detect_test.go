@@ -6,42 +6,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestWAVRoundTrip(t *testing.T) {
-	pcm := []int16{0, 1, -1, 32767, -32768}
-	data := pcmBytes(pcm)
-	got, rate, err := parseWAV(append(wavHeader(16000, len(data)), data...))
-	require.NoError(t, err)
-	require.Equal(t, 16000, rate)
-	require.Equal(t, pcm, got)
-}
-
-func TestParseWAVStreamingHeader(t *testing.T) {
-	// espeak-ng writing to a pipe leaves 0x7ffff000-ish sizes.
-	data := pcmBytes([]int16{5, 6, 7})
-	h := wavHeader(22050, 0x7ffff000)
-	got, _, err := parseWAV(append(h, data...))
-	require.NoError(t, err)
-	require.Equal(t, []int16{5, 6, 7}, got)
-}
-
-func TestParseWAVRejects(t *testing.T) {
-	for _, b := range [][]byte{nil, []byte("RIFF0000WAVX"), []byte("RIFF\x00\x00\x00\x00WAVEdata\x00\x00\x00\x00")} {
-		_, _, err := parseWAV(b)
-		require.ErrorIs(t, err, errBadWAV)
-	}
-}
-
-func FuzzParseWAV(f *testing.F) {
-	f.Add(append(wavHeader(8000, 4), 1, 2, 3, 4))
-	f.Add([]byte("RIFF"))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		pcm, rate, err := parseWAV(b)
-		if err == nil && (rate <= 0 || len(pcm)*2 > len(b)) {
-			t.Fatalf("rate %d, %d samples from %d bytes", rate, len(pcm), len(b))
-		}
-	})
-}
-
 func TestDetectContainer(t *testing.T) {
 	for _, tc := range []struct {
 		name string
