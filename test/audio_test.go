@@ -1,83 +1,38 @@
 package test
 
 import (
-	le "encoding/binary"
-	"errors"
-	"fmt"
 	"math"
-	"os"
 	"slices"
 
 	"switchboard/media"
+	"switchboard/media/wav"
+	"switchboard/test/pcap"
 )
 
-// readPcapG711 decodes the RTP payloads of a classic pcap file (Ethernet,
-// IPv4, UDP, RTP with G.711) into 8 kHz PCM, in capture order.
+// readPcapG711 decodes the RTP payloads of a capture (G.711) into 8 kHz
+// PCM, in capture order.
 func readPcapG711(path string) ([]int16, error) {
-	raw, err := os.ReadFile(path)
+	pkts, err := pcap.ReadRTP(path)
 	if err != nil {
 		return nil, err
 	}
-	if len(raw) < 24 || le.LittleEndian.Uint32(raw) != 0xa1b2c3d4 {
-		return nil, errors.New("not a little-endian pcap file")
-	}
 	var pcm []int16
-	for off := 24; off+16 <= len(raw); {
-		n := int(le.LittleEndian.Uint32(raw[off+8:]))
-		off += 16
-		if off+n > len(raw) {
-			break
+	for _, p := range pkts {
+		if codec, ok := media.CodecByPayloadType(p.RTP.PayloadType); ok {
+			pcm = codec.DecodeFrame(pcm, p.RTP.Payload)
 		}
-		pkt := raw[off : off+n]
-		off += n
-		if len(pkt) < 14+20+8+12 {
-			continue
-		}
-		ip := pkt[14:]
-		ihl := int(ip[0]&0x0f) * 4
-		r := ip[ihl+8:]
-		codec, ok := media.CodecByPayloadType(r[1] & 0x7f)
-		if !ok {
-			continue
-		}
-		hdr := 12 + 4*int(r[0]&0x0f)
-		pcm = codec.DecodeFrame(pcm, r[hdr:])
 	}
 	return pcm, nil
 }
 
-// readWAV reads a 16-bit PCM mono WAV file and returns its samples and
-// rate.
+// readWAV reads a 16-bit PCM WAV file (its first channel's mix) and
+// returns its samples and rate.
 func readWAV(path string) ([]int16, int, error) {
-	raw, err := os.ReadFile(path)
+	a, err := wav.ReadFile(path)
 	if err != nil {
 		return nil, 0, err
 	}
-	if len(raw) < 12 || string(raw[:4]) != "RIFF" || string(raw[8:12]) != "WAVE" {
-		return nil, 0, fmt.Errorf("%s: not a WAV file", path)
-	}
-	var rate, channels, bits int
-	for off := 12; off+8 <= len(raw); {
-		id, size := string(raw[off:off+4]), int(le.LittleEndian.Uint32(raw[off+4:]))
-		body := raw[off+8 : min(off+8+size, len(raw))]
-		switch id {
-		case "fmt ":
-			channels = int(le.LittleEndian.Uint16(body[2:]))
-			rate = int(le.LittleEndian.Uint32(body[4:]))
-			bits = int(le.LittleEndian.Uint16(body[14:]))
-		case "data":
-			if bits != 16 {
-				return nil, 0, fmt.Errorf("%s: %d-bit samples, want 16", path, bits)
-			}
-			pcm := make([]int16, 0, len(body)/2)
-			for i := 0; i+2*channels <= len(body); i += 2 * channels {
-				pcm = append(pcm, int16(le.LittleEndian.Uint16(body[i:])))
-			}
-			return pcm, rate, nil
-		}
-		off += 8 + size + size%2
-	}
-	return nil, 0, fmt.Errorf("%s: no data chunk", path)
+	return a.Mono(), a.SampleRate, nil
 }
 
 // envelope is the RMS of each block of n samples.

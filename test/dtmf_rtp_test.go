@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"switchboard/dtmf"
+	"switchboard/test/pcap"
 )
 
 // sippPcaps is where sip-tester installs its captured RFC 4733 events
@@ -107,28 +108,13 @@ func TestDTMFSippINFO(t *testing.T) {
 // the RTP marker bit of every packet and fixing the UDP checksum.
 func clearMarkers(t *testing.T, src, dst string) {
 	t.Helper()
-	b, err := os.ReadFile(src)
+	f, err := pcap.Open(src)
 	require.NoError(t, err)
-	require.GreaterOrEqual(t, len(b), 24)
-	var bo be.ByteOrder = be.LittleEndian
-	if be.BigEndian.Uint32(b) == 0xa1b2c3d4 {
-		bo = be.BigEndian
-	}
-	require.Equal(t, uint32(0xa1b2c3d4), bo.Uint32(b), "classic pcap")
-	require.Equal(t, uint32(1), bo.Uint32(b[20:]), "Ethernet link type")
-	out := append([]byte(nil), b...)
 	n, cleared := 0, 0
-	for off := 24; off+16 <= len(out); n++ {
-		incl := int(bo.Uint32(out[off+8:]))
-		off += 16
-		require.LessOrEqual(t, off+incl, len(out))
-		frame := out[off : off+incl]
-		off += incl
-		require.Equal(t, uint16(0x0800), be.BigEndian.Uint16(frame[12:]), "IPv4")
-		ip := frame[14:]
-		ihl := int(ip[0]&0x0f) * 4
-		require.Equal(t, byte(17), ip[9], "UDP")
-		udp := ip[ihl:]
+	require.NoError(t, f.Frames(func(_ time.Time, frame []byte) error {
+		n++
+		ip, udp, err := pcap.UDP(frame)
+		require.NoError(t, err)
 		rtp := udp[8:]
 		require.Equal(t, byte(2), rtp[0]>>6, "RTP version 2")
 		if rtp[1]&0x80 != 0 {
@@ -141,10 +127,11 @@ func clearMarkers(t *testing.T, src, dst string) {
 		rtp[1] &^= 0x80
 		be.BigEndian.PutUint16(udp[6:], 0)
 		be.BigEndian.PutUint16(udp[6:], udpChecksum(ip[12:16], ip[16:20], udp[:be.BigEndian.Uint16(udp[4:])]))
-	}
+		return nil
+	}))
 	require.Positive(t, n)
 	require.Equal(t, 1, cleared, "the captured event has one marker bit")
-	require.NoError(t, os.WriteFile(dst, out, 0o600))
+	require.NoError(t, os.WriteFile(dst, f.Data, 0o600))
 }
 
 // udpChecksum is the RFC 768 checksum over the IPv4 pseudo-header and the

@@ -1,11 +1,11 @@
 package main
 
 import (
-	"encoding/binary"
-	"errors"
 	"fmt"
 	"os"
 	"time"
+
+	"switchboard/test/pcap"
 )
 
 // pcapToRaw extracts the RTP payloads of a pcap (Ethernet, IPv4, UDP) into
@@ -17,32 +17,17 @@ import (
 // is for. rtp_stream plays the same audio with continuous sequence numbers
 // and timestamps (20 ms packets) for as long as the call lasts, from a
 // small thread pool rather than one thread per call.
-func pcapToRaw(pcap, out string) (time.Duration, error) {
-	raw, err := os.ReadFile(pcap)
+func pcapToRaw(capture, out string) (time.Duration, error) {
+	pkts, err := pcap.ReadRTP(capture)
 	if err != nil {
 		return 0, err
 	}
-	if len(raw) < 24 || binary.LittleEndian.Uint32(raw) != 0xa1b2c3d4 {
-		return 0, errors.New("not a little-endian pcap file")
-	}
 	var audio []byte
-	for off := 24; off+16 <= len(raw); {
-		n := int(binary.LittleEndian.Uint32(raw[off+8:]))
-		off += 16
-		if off+n > len(raw) {
-			break
-		}
-		pkt := raw[off : off+n]
-		off += n
-		if len(pkt) < 14+20+8+12 {
-			continue
-		}
-		ip := pkt[14:]
-		rtp := ip[int(ip[0]&0x0f)*4+8:]
-		audio = append(audio, rtp[12+4*int(rtp[0]&0x0f):]...)
+	for _, p := range pkts {
+		audio = append(audio, p.RTP.Payload...)
 	}
 	if len(audio) == 0 {
-		return 0, fmt.Errorf("%s: no RTP audio", pcap)
+		return 0, fmt.Errorf("%s: no RTP audio", capture)
 	}
 	return time.Duration(len(audio)) * time.Second / 8000, os.WriteFile(out, audio, 0o600)
 }
