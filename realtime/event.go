@@ -83,13 +83,6 @@ func register(types ...func() Event) {
 	}
 }
 
-// Known reports whether typ is an event type this package decodes into a
-// typed value.
-func Known(typ string) bool {
-	_, ok := registry[typ]
-	return ok
-}
-
 // Decode parses one event. Known types give their typed value (a pointer, for
 // example *SessionUpdate); any other type gives *Unknown holding a copy of b.
 // Decode fails only when b is not a JSON object with a string "type" member,

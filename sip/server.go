@@ -62,9 +62,6 @@ type ServerOption func(*Server)
 // WithMetrics sets the metrics sink.
 func WithMetrics(m Metrics) ServerOption { return func(s *Server) { s.metrics = m } }
 
-// WithClock sets the clock used for nonces and rate limiting (tests).
-func WithClock(now func() time.Time) ServerOption { return func(s *Server) { s.now = now } }
-
 // NewServer binds the listeners (UDP and TCP at opts.Addr, TLS at
 // opts.TLSAddr when a certificate is configured) and prepares the server;
 // Serve starts answering.

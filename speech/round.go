@@ -4,6 +4,3 @@ import "math"
 
 // round3 rounds seconds to the millisecond for JSON.
 func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
-
-// round2 rounds seconds to two decimals for JSON.
-func round2(v float64) float64 { return math.Round(v*100) / 100 }

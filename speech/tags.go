@@ -171,19 +171,6 @@ func angleTag(rs []rune, i int) (end int, closing bool, name string, ok bool) {
 	return j + 1, closing, strings.ToLower(string(rs[start:j])), true
 }
 
-// plainText is the spoken text of segs, tags removed.
-func plainText(segs []segment) string {
-	var b strings.Builder
-	for _, s := range segs {
-		if s.kind == segText {
-			b.WriteString(s.text)
-		} else {
-			b.WriteByte(' ')
-		}
-	}
-	return b.String()
-}
-
 // ssml renders segs as an SSML document for espeak-ng: inline tags become
 // breaks, wrapping tags prosody or emphasis elements, text is escaped.
 func ssml(segs []segment) string {

@@ -3,7 +3,6 @@ package test
 import (
 	"errors"
 	"net"
-	"net/netip"
 	"sync"
 	"testing"
 	"time"
@@ -88,39 +87,4 @@ func (p *rtpPeer) received() []rtpPacket {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return append([]rtpPacket(nil), p.packets...)
-}
-
-// send streams pcm (8 kHz) as 20 ms G.711 packets of codec to dst, paced
-// in real time, until pcm is used up or stop is closed; it loops over pcm
-// when loop is set.
-func (p *rtpPeer) send(dst netip.AddrPort, codec media.Codec, pcm []int16, loop bool, stop <-chan struct{}) error {
-	const frame = 160
-	hdr := rtp.Header{Version: 2, PayloadType: codec.PayloadType, SequenceNumber: 1000, Timestamp: 5000, SSRC: 0x5eed, Marker: true}
-	var payload []byte
-	start := time.Now()
-	for i, off := 0, 0; ; i++ {
-		if off+frame > len(pcm) {
-			if !loop {
-				return nil
-			}
-			off = 0
-		}
-		payload = codec.EncodeFrame(payload[:0], pcm[off:off+frame])
-		off += frame
-		raw, err := (&rtp.Packet{Header: hdr, Payload: payload}).Marshal()
-		if err != nil {
-			return err
-		}
-		if _, err := p.conn.WriteToUDPAddrPort(raw, dst); err != nil {
-			return err
-		}
-		hdr.Marker = false
-		hdr.SequenceNumber++
-		hdr.Timestamp += frame
-		select {
-		case <-stop:
-			return nil
-		case <-time.After(time.Until(start.Add(time.Duration(i+1) * 20 * time.Millisecond))):
-		}
-	}
 }

@@ -131,13 +131,6 @@ func (tl *timeline) release(media string) {
 	}
 }
 
-// wasAnswered reports whether a 2xx arrived.
-func (tl *timeline) wasAnswered() bool {
-	tl.mu.Lock()
-	defer tl.mu.Unlock()
-	return tl.answered
-}
-
 // snapshot returns the events so far.
 func (tl *timeline) snapshot() []dialEvent {
 	tl.mu.Lock()

@@ -2,7 +2,6 @@ package realtimetest
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"switchboard/media"
 	"time"
@@ -203,6 +202,3 @@ func (c *Conn) AwaitFunctionOutput(ctx context.Context, callID string) (string, 
 		return it.Output, nil
 	}
 }
-
-// String names the connection for test logs.
-func (c *Conn) String() string { return fmt.Sprintf("realtimetest conn %s", c.ws.RemoteAddr()) }

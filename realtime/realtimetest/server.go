@@ -162,7 +162,6 @@ type Conn struct {
 	wmu     sync.Mutex
 	mu      sync.Mutex
 	got     []realtime.Event
-	audio   int
 	session realtime.SessionConfig
 	events  chan realtime.Event
 	cancels chan string
@@ -200,9 +199,6 @@ func (c *Conn) readLoop() {
 		}
 		c.mu.Lock()
 		c.got = append(c.got, e)
-		if a, ok := e.(*realtime.InputAudioBufferAppend); ok {
-			c.audio += len(a.Audio)
-		}
 		c.mu.Unlock()
 		switch v := e.(type) {
 		case *realtime.SessionUpdate:
@@ -278,13 +274,6 @@ func (c *Conn) Received() []realtime.Event {
 	return append([]realtime.Event(nil), c.got...)
 }
 
-// AudioBytes returns how many bytes of audio the client appended.
-func (c *Conn) AudioBytes() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.audio
-}
-
 // Session returns the session configuration after the client's updates.
 func (c *Conn) Session() realtime.SessionConfig { return c.sessionCopy() }
 
@@ -307,14 +296,6 @@ func (c *Conn) Drop() {
 	c.dropped.Store(true)
 	_ = c.ws.NetConn().Close()
 	c.ResumeReading()
-}
-
-// CloseWith sends a close frame with code and reason, then closes.
-func (c *Conn) CloseWith(code int, reason string) {
-	c.wmu.Lock()
-	_ = c.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, reason), time.Now().Add(time.Second))
-	c.wmu.Unlock()
-	_ = c.ws.Close()
 }
 
 // Done is closed when the connection's reader has ended.
