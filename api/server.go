@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"net/http"
+	"path"
 	"sort"
 	"strings"
 	"time"
@@ -135,9 +136,22 @@ func bearer(r *http.Request) string {
 }
 
 // Handler returns the server's handler with logging and panic recovery.
+// A path that is not in canonical form (a doubled slash, a dot segment)
+// is 404 in the JSON error shape, where ServeMux would answer an HTML
+// redirect.
 func (s *Server) Handler() http.Handler {
-	return s.logRequests(s.mux)
+	return s.logRequests(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p := r.URL.Path; p == "" || p[0] != '/' || path.Clean(p) != strings.TrimSuffix(p, "/") && p != "/" {
+			httpx.WriteError(w, httpx.NotFound("no route for %s", p))
+			return
+		}
+		s.mux.ServeHTTP(w, r)
+	}))
 }
+
+// readyTimeout bounds the readiness checks of one GET /readyz: a probe
+// waits a few seconds at most, and a check that slow means not ready.
+const readyTimeout = 2 * time.Second
 
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) error {
 	httpx.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
@@ -145,7 +159,7 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
-	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
 	defer cancel()
 	for _, c := range s.ready {
 		if err := c(ctx); err != nil {
