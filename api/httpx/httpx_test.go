@@ -1,0 +1,91 @@
+package httpx
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"switchboard/store"
+)
+
+// TestWriteError pins the error body and its headers: the JSON shape,
+// Retry-After rounded up to whole seconds, Allow, and a plain error (even
+// wrapped with secrets) turned into a 500 that leaks nothing.
+func TestWriteError(t *testing.T) {
+	for _, tc := range []struct {
+		err    error
+		status int
+		body   string
+		header map[string]string
+	}{
+		{BadRequest("name", "name is %s", "bad"), 400, `{"error":{"code":"invalid_request","message":"name is bad","param":"name"}}`, nil},
+		{fmt.Errorf("wrapped: %w", NotFound("no agent %s", "ag_1")), 404, `{"error":{"code":"not_found","message":"no agent ag_1"}}`, nil},
+		{TooManyRequests(1500 * time.Millisecond), 429, "", map[string]string{"Retry-After": "2"}},
+		{Unavailable("draining", time.Second), 503, "", map[string]string{"Retry-After": "1"}},
+		{&Error{Status: 405, Code: "method_not_allowed", Message: "no", Allow: "GET"}, 405, "", map[string]string{"Allow": "GET"}},
+		{errors.New("db password hunter2 rejected"), 500, `{"error":{"code":"internal","message":"internal error"}}`, nil},
+	} {
+		w := httptest.NewRecorder()
+		WriteError(w, tc.err)
+		require.Equal(t, tc.status, w.Code, tc.err.Error())
+		require.Equal(t, "application/json", w.Header().Get("Content-Type"))
+		if tc.body != "" {
+			require.JSONEq(t, tc.body, w.Body.String())
+		}
+		for k, v := range tc.header {
+			require.Equal(t, v, w.Header().Get(k))
+		}
+		require.NotContains(t, w.Body.String(), "hunter2")
+	}
+}
+
+// TestDecodeErrors: the param of a decoding error names the field whose
+// value has the wrong type.
+func TestDecodeErrors(t *testing.T) {
+	var v struct {
+		Name string `json:"name"`
+		N    int    `json:"n"`
+	}
+	r := httptest.NewRequest("POST", "/", strings.NewReader(`{"name":"a","n":"x"}`))
+	err := Decode(r, 0, &v)
+	var he *Error
+	require.ErrorAs(t, err, &he)
+	require.Equal(t, http.StatusBadRequest, he.Status)
+	require.Equal(t, "n", he.Param)
+}
+
+// TestPageOf: page sizes are checked against the store's bounds.
+func TestPageOf(t *testing.T) {
+	p, err := PageOf(url.Values{}, "page_size", "page_token")
+	require.NoError(t, err)
+	require.Equal(t, store.DefaultPageSize, p.Size)
+	p, err = PageOf(url.Values{"page_size": {"5"}, "page_token": {"tok"}}, "page_size", "page_token")
+	require.NoError(t, err)
+	require.Equal(t, store.Page{Size: 5, Token: "tok"}, p)
+	for _, bad := range []string{"0", "-1", "x", fmt.Sprint(store.MaxPageSize + 1)} {
+		_, err = PageOf(url.Values{"page_size": {bad}}, "page_size", "page_token")
+		var he *Error
+		require.ErrorAs(t, err, &he, bad)
+		require.Equal(t, "page_size", he.Param)
+	}
+}
+
+// TestPrincipal: the principal travels in the context; a request without
+// one is the default team's.
+func TestPrincipal(t *testing.T) {
+	ctx := context.Background()
+	require.Nil(t, PrincipalFrom(ctx))
+	require.Equal(t, "default", TeamOf(ctx))
+	ctx = WithPrincipal(ctx, &Principal{KeyID: "k", TeamID: "team-a"})
+	require.Equal(t, "team-a", TeamOf(ctx))
+	require.True(t, strings.HasPrefix(NewID("ag"), "ag_"))
+	require.NotEqual(t, NewID("ag"), NewID("ag"))
+}
