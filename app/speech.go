@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"switchboard/media"
 	"sync"
 	"time"
 
@@ -76,10 +77,7 @@ func (g *greeter) Render(ctx context.Context, text, voice string, rate int) ([]b
 	if err != nil {
 		return nil, err
 	}
-	pcm = make([]byte, 2*len(a.PCM))
-	for i, s := range a.PCM {
-		pcm[2*i], pcm[2*i+1] = byte(s), byte(uint16(s)>>8)
-	}
+	pcm = media.AppendPCM16LE(nil, a.PCM)
 	g.mu.Lock()
 	if len(g.cache) >= maxGreetings {
 		n := 0

@@ -166,11 +166,16 @@ func (c *Call) getState() State {
 	return c.state
 }
 
-// run drives the call: the conversation's choice, the media, ringing,
+// run drives the call: ringing, the conversation's choice, the media,
 // the conversation's preparation, answer, the conversation, the teardown.
 func (c *Call) run(ctx context.Context) {
 	opts := c.m.opts
 	defer c.teardown()
+	// Ringing goes out first: the caller hears ringback at once, whatever
+	// the conversation takes to get ready.
+	if err := c.leg.Ring(); err != nil {
+		c.log.Debug().Err(err).Msg("180 not sent")
+	}
 	conv, err := opts.Router.Conversation(ctx, c)
 	if err != nil {
 		c.rejectErr(err, 500, "Server Internal Error")
@@ -205,9 +210,6 @@ func (c *Call) run(ctx context.Context) {
 		return
 	}
 	c.log.Debug().Str("audio", c.audio.String()).Msg("media ready")
-	if err := c.leg.Ring(); err != nil {
-		c.log.Debug().Err(err).Msg("180 not sent")
-	}
 	if err := conv.Prepare(ctx, c); err != nil {
 		if ctx.Err() != nil {
 			c.setEnd(EndedByCaller, "canceled while ringing")

@@ -212,7 +212,7 @@ func TestRefusals(t *testing.T) {
 	}
 }
 
-// TestLifecycle: start, ring, answer in that order; the conversation's
+// TestLifecycle: ring, start, answer in that order; the conversation's
 // hangup reason goes into the BYE and the record; the route names the
 // record; the leg is closed once.
 func TestLifecycle(t *testing.T) {
@@ -224,7 +224,7 @@ func TestLifecycle(t *testing.T) {
 		return Hangup("goodbye")
 	}}
 	c := runCall(t, leg, conv, nil, Options{})
-	require.Equal(t, []string{"start", "ring", "answer"}, leg.steps)
+	require.Equal(t, []string{"ring", "start", "answer"}, leg.steps)
 	require.Equal(t, "goodbye", leg.hungUp)
 	s := c.Snapshot()
 	require.Equal(t, EndedByAppliance, s.EndedBy)

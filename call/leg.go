@@ -11,8 +11,8 @@ import (
 // Leg is the phone side of a call: the caller's device reached over SIP
 // and RTP (SIPLeg) today; a browser over WebRTC and a leg held by another
 // node implement the same interface. A Call drives its leg in this order:
-// Start, Ring, Answer (or Reject), then Hangup or the caller's own end
-// (Context done), and Close once. Every method is safe from any goroutine
+// Ring, Start, Answer (or Reject at any point before it), then Hangup or
+// the caller's own end (Context done), and Close once. Every method is safe from any goroutine
 // unless its comment says otherwise.
 //
 // The audio crosses a leg as PCM16 at Rate, or, when Start asked for a

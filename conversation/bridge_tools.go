@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"switchboard/agent"
+	"switchboard/media"
 	"time"
 
 	"switchboard/call"
@@ -189,7 +190,7 @@ func (b *bridge) comfortTone() []byte {
 // with 10 ms fades.
 func tone(rate int, freq, secs, amp float64) []byte {
 	n := int(float64(rate) * secs)
-	out := make([]byte, 2*n)
+	out := make([]int16, n)
 	fade := rate / 100
 	for i := 0; i < n; i++ {
 		g := amp
@@ -198,8 +199,7 @@ func tone(rate int, freq, secs, amp float64) []byte {
 		} else if n-i < fade {
 			g *= float64(n-i) / float64(fade)
 		}
-		v := int16(g * 32767 * math.Sin(2*math.Pi*freq*float64(i)/float64(rate)))
-		out[2*i], out[2*i+1] = byte(v), byte(uint16(v)>>8)
+		out[i] = int16(g * 32767 * math.Sin(2*math.Pi*freq*float64(i)/float64(rate)))
 	}
-	return out
+	return media.AppendPCM16LE(nil, out)
 }
