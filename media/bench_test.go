@@ -230,11 +230,10 @@ func BenchmarkOutboundPassthrough(b *testing.B) {
 	q := NewCodedPlayout(PCMU)
 	payload := codePattern(160)
 	var coded, out []byte
-	var scratch []int16
 	b.ReportAllocs()
 	for b.Loop() {
 		q.WriteCoded("item", PCMU, payload)
 		coded, _ = q.ReadCoded(coded[:0], 160)
-		out = PCMU.Transcode(out[:0], PCMU, coded, &scratch)
+		out = PCMU.Transcode(out[:0], PCMU, coded)
 	}
 }

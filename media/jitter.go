@@ -254,7 +254,7 @@ func (j *JitterBuffer) Push(h *rtp.Header, payload []byte) PushResult {
 	j.lateRun = 0
 	var fresh int
 	if j.coded != nil {
-		j.cbuf = j.coded.Transcode(j.cbuf[:0], codec, payload, &j.cdec)
+		j.cbuf = j.coded.Transcode(j.cbuf[:0], codec, payload)
 		fresh = store(j, j.cring, h.Timestamp, j.cbuf)
 	} else {
 		j.scratch = codec.DecodeFrame(j.scratch[:0], payload)

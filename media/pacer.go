@@ -252,7 +252,7 @@ func (p *Pacer) sendFrame() error {
 		// Passthrough: the queued bytes go out as they are, unless a
 		// re-INVITE moved the call to the other G.711.
 		p.coded, speech = p.src.ReadCoded(p.coded[:0], p.frame)
-		p.payload = p.codec.Transcode(p.payload[:0], qc, p.coded, &p.pcm)
+		p.payload = p.codec.Transcode(p.payload[:0], qc, p.coded)
 	} else {
 		p.pcm, speech = p.src.Read(p.pcm[:0], p.frame)
 		p.payload = p.codec.EncodeFrame(p.payload[:0], p.pcm)

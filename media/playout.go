@@ -60,7 +60,7 @@ func (q *Playout) WriteCoded(itemID string, c Codec, payload []byte) {
 	defer q.mu.Unlock()
 	if q.coded != nil {
 		if c.PayloadType != q.codec.PayloadType {
-			payload = q.codec.Transcode(q.scratch[:0], c, payload, &q.dec)
+			payload = q.codec.Transcode(q.scratch[:0], c, payload)
 			q.scratch = payload
 		}
 		q.coded.write(itemID, payload)
