@@ -229,11 +229,10 @@ func BenchmarkOutboundDecodeReencode(b *testing.B) {
 func BenchmarkOutboundPassthrough(b *testing.B) {
 	q := NewCodedPlayout(PCMU)
 	payload := codePattern(160)
-	var coded, out []byte
+	var out []byte
 	b.ReportAllocs()
 	for b.Loop() {
 		q.WriteCoded("item", PCMU, payload)
-		coded, _ = q.ReadCoded(coded[:0], 160)
-		out = PCMU.Transcode(out[:0], PCMU, coded)
+		out, _ = q.ReadCoded(out[:0], 160, PCMU)
 	}
 }

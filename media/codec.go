@@ -149,3 +149,14 @@ func grow[T any](s []T, n int) []T {
 	copy(ns, s)
 	return ns
 }
+
+// fill sets every element of s to v.
+func fill[T int16 | byte](s []T, v T) {
+	if v == 0 {
+		clear(s)
+		return
+	}
+	for i := range s {
+		s[i] = v
+	}
+}
