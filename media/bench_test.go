@@ -200,7 +200,7 @@ func BenchmarkInboundDecodeReencode(b *testing.B) {
 }
 
 func BenchmarkInboundPassthrough(b *testing.B) {
-	jb, _ := NewJitterBuffer(JitterOptions{Coded: &PCMU})
+	jb, _ := NewCodedJitterBuffer(PCMU, JitterOptions{})
 	payload := codePattern(160)
 	var out []byte
 	h := &rtp.Header{PayloadType: PayloadTypePCMU, SSRC: 1}
@@ -208,7 +208,7 @@ func BenchmarkInboundPassthrough(b *testing.B) {
 	for i := 0; b.Loop(); i++ {
 		h.SequenceNumber, h.Timestamp = uint16(i), uint32(160*i)
 		jb.Push(h, payload)
-		out, _ = jb.PopCoded(out[:0])
+		out, _ = jb.Pop(out[:0])
 	}
 }
 

@@ -121,7 +121,7 @@ func TestPassthroughSession(t *testing.T) {
 func TestCodedJitterConceal(t *testing.T) {
 	pcm, err := NewJitterBuffer(JitterOptions{Delay: 20 * time.Millisecond})
 	require.NoError(t, err)
-	coded, err := NewJitterBuffer(JitterOptions{Delay: 20 * time.Millisecond, Coded: &PCMU})
+	coded, err := NewCodedJitterBuffer(PCMU, JitterOptions{Delay: 20 * time.Millisecond})
 	require.NoError(t, err)
 	frames := [][]byte{codePattern(160), codePattern(170)[10:], nil, codePattern(160)}
 	for i, f := range frames {
@@ -135,7 +135,7 @@ func TestCodedJitterConceal(t *testing.T) {
 	var concealed int
 	for range 5 {
 		p, st1 := pcm.Pop(nil)
-		c, st2 := coded.PopCoded(nil)
+		c, st2 := coded.Pop(nil)
 		require.Equal(t, st1, st2)
 		if st1 == FrameConcealed {
 			concealed++
