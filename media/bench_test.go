@@ -236,3 +236,12 @@ func BenchmarkOutboundPassthrough(b *testing.B) {
 		out, _ = q.ReadCoded(out[:0], 160, PCMU)
 	}
 }
+
+// codePattern returns n G.711 code words that vary like speech bytes do.
+func codePattern(n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(i*7 + 3)
+	}
+	return b
+}
