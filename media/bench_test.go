@@ -177,64 +177,96 @@ func BenchmarkFrameOutbound24k(b *testing.B) {
 	}
 }
 
-// The G.711 passthrough against the path it replaces, per 20 ms frame,
-// for a provider that speaks the caller's PCMU. Inbound, the old path
-// decoded in the jitter buffer and the model bridge encoded again; the
-// passthrough keeps the bytes. Outbound, the old path decoded the
-// model's bytes into the playout and the pacer encoded them; the
-// passthrough queues and sends the bytes.
-
-func BenchmarkInboundDecodeReencode(b *testing.B) {
-	jb, _ := NewJitterBuffer(JitterOptions{})
+// BenchmarkFrameG711Inbound and BenchmarkFrameG711Outbound set the G.711
+// passthrough against the path it replaces, per 20 ms PCMU frame, for a
+// consumer that speaks the caller's G.711:
+//
+//   - decode: the jitter buffer decodes every packet and the consumer
+//     encodes the PCM again; outbound, the consumer's bytes are decoded
+//     into the playout and the pacer encodes them.
+//   - passthrough: the coded jitter buffer keeps the bytes; outbound the
+//     coded playout queues them and the pacer sends them as they are.
+//   - transcoded: passthrough after a re-INVITE to PCMA (the peer sends
+//     PCMA, the consumer keeps PCMU): a table lookup per byte.
+//
+// Both include the real stages (Push and Pop; Write and a Pacer Tick),
+// not just the codec.
+func BenchmarkFrameG711Inbound(b *testing.B) {
 	payload := codePattern(160)
-	var pcm []int16
-	var out []byte
-	h := &rtp.Header{PayloadType: PayloadTypePCMU, SSRC: 1}
-	b.ReportAllocs()
-	for i := 0; b.Loop(); i++ {
-		h.SequenceNumber, h.Timestamp = uint16(i), uint32(160*i)
-		jb.Push(h, payload)
-		pcm, _ = jb.Pop(pcm[:0])
-		out = PCMU.EncodeFrame(out[:0], pcm)
+	bench := func(b *testing.B, pt uint8, pushPop func(h *rtp.Header)) {
+		h := &rtp.Header{PayloadType: pt, SSRC: 1}
+		b.ReportAllocs()
+		for i := 0; b.Loop(); i++ {
+			h.SequenceNumber, h.Timestamp = uint16(i), uint32(160*i)
+			pushPop(h)
+		}
+	}
+	b.Run("decode", func(b *testing.B) {
+		jb, _ := NewJitterBuffer(JitterOptions{})
+		pcm := make([]int16, 0, 160)
+		out := make([]byte, 0, 160)
+		bench(b, PayloadTypePCMU, func(h *rtp.Header) {
+			jb.Push(h, payload)
+			pcm, _ = jb.Pop(pcm[:0])
+			out = PCMU.EncodeFrame(out[:0], pcm)
+		})
+	})
+	for _, tc := range []struct {
+		name string
+		pt   uint8
+	}{{"passthrough", PayloadTypePCMU}, {"transcoded", PayloadTypePCMA}} {
+		b.Run(tc.name, func(b *testing.B) {
+			jb, _ := NewCodedJitterBuffer(PCMU, JitterOptions{})
+			out := make([]byte, 0, 160)
+			bench(b, tc.pt, func(h *rtp.Header) {
+				jb.Push(h, payload)
+				out, _ = jb.Pop(out[:0])
+			})
+		})
 	}
 }
 
-func BenchmarkInboundPassthrough(b *testing.B) {
-	jb, _ := NewJitterBuffer(JitterOptions{Coded: &PCMU})
+func BenchmarkFrameG711Outbound(b *testing.B) {
 	payload := codePattern(160)
-	var out []byte
-	h := &rtp.Header{PayloadType: PayloadTypePCMU, SSRC: 1}
-	b.ReportAllocs()
-	for i := 0; b.Loop(); i++ {
-		h.SequenceNumber, h.Timestamp = uint16(i), uint32(160*i)
-		jb.Push(h, payload)
-		out, _ = jb.PopCoded(out[:0])
+	bench := func(b *testing.B, q *Playout, wire Codec, write func()) {
+		p, err := NewPacer(discard{}, q, PacerOptions{Codec: wire})
+		if err != nil {
+			b.Fatal(err)
+		}
+		now := time.Unix(0, 0)
+		b.ReportAllocs()
+		for b.Loop() {
+			write()
+			if _, err := p.Tick(now); err != nil {
+				b.Fatal(err)
+			}
+			now = now.Add(20 * time.Millisecond)
+		}
+	}
+	b.Run("decode", func(b *testing.B) {
+		q := NewPlayout()
+		pcm := make([]int16, 0, 160)
+		bench(b, q, PCMU, func() {
+			pcm = PCMU.DecodeFrame(pcm[:0], payload)
+			q.Write("item", pcm)
+		})
+	})
+	for _, tc := range []struct {
+		name string
+		wire Codec
+	}{{"passthrough", PCMU}, {"transcoded", PCMA}} {
+		b.Run(tc.name, func(b *testing.B) {
+			q := NewCodedPlayout(PCMU)
+			bench(b, q, tc.wire, func() { q.WriteCoded("item", PCMU, payload) })
+		})
 	}
 }
 
-func BenchmarkOutboundDecodeReencode(b *testing.B) {
-	q := NewPlayout()
-	payload := codePattern(160)
-	var pcm, frame []int16
-	var out []byte
-	b.ReportAllocs()
-	for b.Loop() {
-		pcm = PCMU.DecodeFrame(pcm[:0], payload)
-		q.Write("item", pcm)
-		frame, _ = q.Read(frame[:0], 160)
-		out = PCMU.EncodeFrame(out[:0], frame)
+// codePattern returns n G.711 code words that vary like speech bytes do.
+func codePattern(n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(i*7 + 3)
 	}
-}
-
-func BenchmarkOutboundPassthrough(b *testing.B) {
-	q := NewCodedPlayout(PCMU)
-	payload := codePattern(160)
-	var coded, out []byte
-	var scratch []int16
-	b.ReportAllocs()
-	for b.Loop() {
-		q.WriteCoded("item", PCMU, payload)
-		coded, _ = q.ReadCoded(coded[:0], 160)
-		out = PCMU.Transcode(out[:0], PCMU, coded, &scratch)
-	}
+	return b
 }

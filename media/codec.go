@@ -150,14 +150,13 @@ func grow[T any](s []T, n int) []T {
 	return ns
 }
 
-// Transcode appends payload, coded with from, recoded as c to dst. Equal
-// codecs copy the bytes; PCMU and PCMA go through linear PCM (*scratch is
-// reused). It runs only on the rare path where a G.711 passthrough meets
-// the other G.711 (a re-INVITE switched the call's codec).
-func (c Codec) Transcode(dst []byte, from Codec, payload []byte, scratch *[]int16) []byte {
-	if from.PayloadType == c.PayloadType {
-		return append(dst, payload...)
+// fill sets every element of s to v.
+func fill[T int16 | byte](s []T, v T) {
+	if v == 0 {
+		clear(s)
+		return
 	}
-	*scratch = from.DecodeFrame((*scratch)[:0], payload)
-	return c.EncodeFrame(dst, *scratch)
+	for i := range s {
+		s[i] = v
+	}
 }

@@ -5,14 +5,24 @@
 // playout queue with barge-in Flush, a drift-free pacer, per-call stats and
 // RTCP sender/receiver reports.
 //
-// The per-frame pieces (Codec, Resampler, JitterBuffer, Playout, Pacer,
-// InboundPipeline, OutboundPipeline) are pure: bytes and packets in, bytes
-// and packets out, no goroutines, no sockets, the clock passed in, and no
-// allocation per frame once their buffers have grown to the frame size.
-// Session ties them to real UDP sockets for one call and owns the only
-// goroutines of the package.
+// The per-frame pieces (Codec, Resampler, JitterBuffer, CodedJitterBuffer,
+// Playout, Pacer, InboundPipeline, OutboundPipeline) are pure: bytes and
+// packets in, bytes and packets out, no goroutines, no sockets, the clock
+// passed in, and no allocation per frame once their buffers have grown to
+// the frame size. Session ties them to real UDP sockets for one call and
+// owns the only goroutines of the package.
+//
+// A Session carries PCM, or with SessionOptions.Passthrough the G.711
+// bytes themselves, for a consumer that speaks the call's codec:
+//
+//	RTP -> G711(decode) -> Jitter(40ms) -> OnAudio | Playout -> Pacer(PCMU 20ms) -> RTP
+//	RTP -> Jitter(40ms PCMU) -> OnPayload | Playout(PCMU) -> Pacer(PCMU 20ms) -> RTP
+//
+// In passthrough nothing is decoded or encoded unless asked (OnAudio set
+// too), a PCM prompt is encoded once when queued, and a mid-call switch to
+// the other G.711 is transcoded code word to code word.
 //
 // The package knows nothing about SIP or the model: the call object
-// configures a Session from the negotiated SDP and moves PCM between it and
-// the model session.
+// configures a Session from the negotiated SDP and moves audio between it
+// and the model session.
 package media

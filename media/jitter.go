@@ -79,10 +79,6 @@ const (
 	overflowSlack = 800
 )
 
-// concealGains attenuate successive concealed frames; after them the
-// buffer plays silence (repeating one frame for longer sounds like a buzz).
-var concealGains = [...]float32{0.7, 0.4, 0.15}
-
 // JitterOptions configure a JitterBuffer. Zero fields take the defaults.
 type JitterOptions struct {
 	// Ptime is the length of the frame Pop returns, 10–60 ms (default 20 ms).
@@ -90,10 +86,6 @@ type JitterOptions struct {
 	// Delay is the target playout delay behind the newest timestamp seen
 	// when the stream starts (default 40 ms, at least one frame).
 	Delay time.Duration
-	// Coded, when set, keeps the audio as this codec's bytes instead of
-	// decoding it (a G.711 passthrough): use PopCoded. Packets of the other
-	// G.711 are transcoded on Push.
-	Coded *Codec
 }
 
 // JitterBuffer reorders inbound G.711 RTP, drops duplicates and late
@@ -103,11 +95,60 @@ type JitterOptions struct {
 // payload type picks PCMU or PCMA per packet), so the pipeline reads
 // "PCMU(decode) -> Jitter(40ms)". It is pure (no goroutines, no clock: the
 // caller pulls a frame every ptime) and not safe for concurrent use.
+// CodedJitterBuffer is the same buffer for a G.711 passthrough.
 type JitterBuffer struct {
+	timeline[int16]
+	scratch []int16
+}
+
+// NewJitterBuffer returns an empty buffer.
+func NewJitterBuffer(opts JitterOptions) (*JitterBuffer, error) {
+	j := &JitterBuffer{scratch: make([]int16, 0, 480)}
+	if err := j.init(opts, 0, concealPCM); err != nil {
+		return nil, err
+	}
+	return j, nil
+}
+
+// Push stores the audio of one RTP packet. The payload is decoded
+// immediately and not retained.
+func (j *JitterBuffer) Push(h *rtp.Header, payload []byte) PushResult {
+	codec, ok := acceptPacket(h, payload)
+	if !ok {
+		return PushUnsupported
+	}
+	j.scratch = codec.DecodeFrame(j.scratch[:0], payload)
+	return j.push(h, j.scratch)
+}
+
+// Pop appends the next frame (ptime of 8 kHz PCM) to dst and says how it
+// was filled. Call it once per ptime on the playout clock.
+func (j *JitterBuffer) Pop(dst []int16) ([]int16, FrameStatus) { return j.pop(dst) }
+
+// acceptPacket returns the codec of a packet the buffers can store: G.711,
+// with a payload that is neither empty nor longer than a quarter of the ring.
+func acceptPacket(h *rtp.Header, payload []byte) (Codec, bool) {
+	codec, ok := CodecByPayloadType(h.PayloadType)
+	if !ok || len(payload) == 0 || len(payload) > jitterRingSize/4 {
+		return Codec{}, false
+	}
+	return codec, true
+}
+
+// timeline is the jitter buffer proper, shared by JitterBuffer (T is an
+// int16 PCM sample) and CodedJitterBuffer (T is a G.711 code word): one
+// element per 8 kHz sample either way, so the reordering, late, loss and
+// resync rules, and the statuses that feed the stats, are one piece of
+// code whatever the buffer holds.
+type timeline[T int16 | byte] struct {
 	frame   int // samples per Pop
 	target  int // playout delay in samples
-	ring    []int16
+	ring    []T
 	present []bool
+	silence T // what a missing sample plays as
+	// attenuate fills the missing samples of out from last, for the
+	// step-th successive concealed frame (concealGains[step]).
+	attenuate func(out, last []T, miss []bool, step int)
 
 	started  bool
 	ssrc     uint32
@@ -115,23 +156,14 @@ type JitterBuffer struct {
 	first    uint32 // first timestamp of the stream: silence before it is not loss
 	newest   uint32 // end timestamp of the newest stored audio
 	lateRun  int
-	conceal  int     // consecutive fully concealed frames
-	last     []int16 // last frame played from real audio
-	miss     []bool  // which samples of the frame being popped are lost
+	conceal  int    // consecutive fully concealed frames
+	last     []T    // last frame played from real audio
+	miss     []bool // which samples of the frame being popped are lost
 	haveLast bool
 	dropped  int
-	scratch  []int16
-
-	// Coded mode (JitterOptions.Coded): the same timeline of bytes.
-	coded *Codec
-	cring []byte
-	clast []byte
-	cbuf  []byte
-	cdec  []int16
 }
 
-// NewJitterBuffer returns an empty buffer.
-func NewJitterBuffer(opts JitterOptions) (*JitterBuffer, error) {
+func (j *timeline[T]) init(opts JitterOptions, silence T, attenuate func(out, last []T, miss []bool, step int)) error {
 	if opts.Ptime == 0 {
 		opts.Ptime = 20 * time.Millisecond
 	}
@@ -139,55 +171,44 @@ func NewJitterBuffer(opts JitterOptions) (*JitterBuffer, error) {
 		opts.Delay = 40 * time.Millisecond
 	}
 	if opts.Ptime < 10*time.Millisecond || opts.Ptime > 60*time.Millisecond {
-		return nil, fmt.Errorf("jitter buffer: %w: %v", errBadPtime, opts.Ptime)
+		return fmt.Errorf("jitter buffer: %w: %v", errBadPtime, opts.Ptime)
 	}
-	j := &JitterBuffer{
-		ring:    make([]int16, jitterRingSize),
-		present: make([]bool, jitterRingSize),
-		scratch: make([]int16, 0, 480),
-	}
-	if opts.Coded != nil {
-		c := *opts.Coded
-		j.coded, j.cring = &c, make([]byte, jitterRingSize)
-		j.ring = nil
-	}
+	j.ring = make([]T, jitterRingSize)
+	j.present = make([]bool, jitterRingSize)
+	j.silence, j.attenuate = silence, attenuate
 	j.SetPtime(opts.Ptime)
 	j.target = max(samplesOf(opts.Delay), j.frame)
-	return j, nil
+	return nil
 }
 
 // samplesOf converts a duration to a number of 8 kHz samples.
 func samplesOf(d time.Duration) int { return int(d * ClockRate / time.Second) }
 
 // String names the stage, e.g. "Jitter(40ms)".
-func (j *JitterBuffer) String() string {
+func (j *timeline[T]) String() string {
 	return fmt.Sprintf("Jitter(%dms)", j.target/8)
 }
 
 // SetPtime changes the length of the frames Pop returns (10–60 ms; out of
 // range values are clamped).
-func (j *JitterBuffer) SetPtime(ptime time.Duration) {
+func (j *timeline[T]) SetPtime(ptime time.Duration) {
 	ptime = min(max(ptime, 10*time.Millisecond), 60*time.Millisecond)
 	j.frame = samplesOf(ptime)
 	if cap(j.last) < j.frame {
-		j.last = make([]int16, j.frame)
+		j.last = make([]T, j.frame)
 		j.haveLast = false
 	}
 	j.last = j.last[:j.frame]
-	if cap(j.clast) < j.frame {
-		j.clast = make([]byte, j.frame)
-	}
-	j.clast = j.clast[:j.frame]
 	j.miss = make([]bool, j.frame)
 }
 
 // Ptime returns the frame length of Pop.
-func (j *JitterBuffer) Ptime() time.Duration {
+func (j *timeline[T]) Ptime() time.Duration {
 	return time.Duration(j.frame) * time.Second / ClockRate
 }
 
 // Buffered returns how much audio is stored ahead of the playout point.
-func (j *JitterBuffer) Buffered() time.Duration {
+func (j *timeline[T]) Buffered() time.Duration {
 	if !j.started {
 		return 0
 	}
@@ -196,10 +217,10 @@ func (j *JitterBuffer) Buffered() time.Duration {
 
 // Dropped returns how many samples were discarded because the buffer grew
 // far past its target (the sender's clock running fast, or a burst).
-func (j *JitterBuffer) Dropped() int { return j.dropped }
+func (j *timeline[T]) Dropped() int { return j.dropped }
 
 // Reset forgets the stream; the next packet starts a new one.
-func (j *JitterBuffer) Reset() {
+func (j *timeline[T]) Reset() {
 	j.started = false
 	j.haveLast = false
 	j.conceal = 0
@@ -208,7 +229,7 @@ func (j *JitterBuffer) Reset() {
 }
 
 // realign makes ts play after the target delay.
-func (j *JitterBuffer) realign(ts uint32) {
+func (j *timeline[T]) realign(ts uint32) {
 	clear(j.present)
 	j.play = ts - uint32(j.target)
 	j.first = ts
@@ -216,14 +237,10 @@ func (j *JitterBuffer) realign(ts uint32) {
 	j.lateRun = 0
 }
 
-// Push stores the audio of one RTP packet. The payload is decoded
-// immediately and not retained.
-func (j *JitterBuffer) Push(h *rtp.Header, payload []byte) PushResult {
-	codec, ok := CodecByPayloadType(h.PayloadType)
-	if !ok || len(payload) == 0 || len(payload) > jitterRingSize/4 {
-		return PushUnsupported
-	}
-	n := len(payload)
+// push stores the samples of one accepted packet (see acceptPacket),
+// converted to T, one per timestamp from h.Timestamp on.
+func (j *timeline[T]) push(h *rtp.Header, samples []T) PushResult {
+	n := len(samples)
 	res := PushAccepted
 	switch {
 	case !j.started:
@@ -252,13 +269,19 @@ func (j *JitterBuffer) Push(h *rtp.Header, payload []byte) PushResult {
 		res = PushResync
 	}
 	j.lateRun = 0
-	var fresh int
-	if j.coded != nil {
-		j.cbuf = j.coded.Transcode(j.cbuf[:0], codec, payload, &j.cdec)
-		fresh = store(j, j.cring, h.Timestamp, j.cbuf)
-	} else {
-		j.scratch = codec.DecodeFrame(j.scratch[:0], payload)
-		fresh = store(j, j.ring, h.Timestamp, j.scratch)
+	fresh := 0
+	for i, s := range samples {
+		ts := h.Timestamp + uint32(i)
+		if int32(ts-j.play) < 0 {
+			continue // this part is already played
+		}
+		pos := ts & jitterRingMask
+		if j.present[pos] {
+			continue
+		}
+		j.ring[pos] = s
+		j.present[pos] = true
+		fresh++
 	}
 	if end := h.Timestamp + uint32(n); int32(end-j.newest) > 0 {
 		j.newest = end
@@ -269,30 +292,15 @@ func (j *JitterBuffer) Push(h *rtp.Header, payload []byte) PushResult {
 	return res
 }
 
-// store puts one packet's samples (PCM or codec bytes) on the timeline
-// and returns how many were new.
-func store[T int16 | byte](j *JitterBuffer, ring []T, start uint32, samples []T) int {
-	fresh := 0
-	for i, s := range samples {
-		ts := start + uint32(i)
-		if int32(ts-j.play) < 0 {
-			continue // this part is already played
-		}
-		pos := ts & jitterRingMask
-		if j.present[pos] {
-			continue
-		}
-		ring[pos] = s
-		j.present[pos] = true
-		fresh++
+// pop appends the next frame to dst and says how it was filled.
+func (j *timeline[T]) pop(dst []T) ([]T, FrameStatus) {
+	base := len(dst)
+	dst = grow(dst, j.frame)
+	out := dst[base:]
+	if !j.started {
+		fill(out, j.silence)
+		return dst, FrameIdle
 	}
-	return fresh
-}
-
-// take fills out with the next frame from ring (silence where nothing is
-// stored) and advances the playout point; it says how the frame was
-// filled, before concealment.
-func take[T int16 | byte](j *JitterBuffer, ring []T, out []T, silence T) (got, missing, priming int) {
 	// Far more buffered than the target (a burst after a network stall, or
 	// a sender clock running fast): skip ahead so the delay stays bounded.
 	if ahead := int(int32(j.newest - j.play)); ahead > 2*j.target+overflowSlack {
@@ -303,17 +311,18 @@ func take[T int16 | byte](j *JitterBuffer, ring []T, out []T, silence T) (got, m
 		j.play += uint32(skip)
 		j.dropped += skip
 	}
+	got, missing, priming := 0, 0, 0
 	clear(j.miss)
 	for i := range out {
 		ts := j.play + uint32(i)
 		pos := ts & jitterRingMask
 		if j.present[pos] {
-			out[i] = ring[pos]
+			out[i] = j.ring[pos]
 			j.present[pos] = false
 			got++
 			continue
 		}
-		out[i] = silence
+		out[i] = j.silence
 		if int32(ts-j.first) < 0 {
 			priming++
 		} else {
@@ -322,19 +331,14 @@ func take[T int16 | byte](j *JitterBuffer, ring []T, out []T, silence T) (got, m
 		}
 	}
 	j.play += uint32(j.frame)
-	return got, missing, priming
-}
-
-// status classifies a frame taken with take and returns the gain of its
-// concealment (ok false: no concealment, the frame is what it is).
-func (j *JitterBuffer) status(got, missing, priming int) (st FrameStatus, gain float32, conceal bool) {
 	switch {
 	case missing == 0 && got == 0:
-		return FrameSilence, 0, false // still inside the initial delay
+		return dst, FrameSilence // still inside the initial delay
 	case missing == 0:
 		j.conceal = 0
+		copy(j.last, out)
 		j.haveLast = true
-		return FramePlayed, 0, false
+		return dst, FramePlayed
 	}
 	if got == 0 && priming == 0 {
 		j.conceal++
@@ -342,70 +346,8 @@ func (j *JitterBuffer) status(got, missing, priming int) (st FrameStatus, gain f
 		j.conceal = 1
 	}
 	if !j.haveLast || j.conceal > len(concealGains) {
-		return FrameSilence, 0, false
+		return dst, FrameSilence
 	}
-	return FrameConcealed, concealGains[j.conceal-1], true
-}
-
-// Pop appends the next frame (ptime of 8 kHz PCM) to dst and says how it
-// was filled. Call it once per ptime on the playout clock.
-func (j *JitterBuffer) Pop(dst []int16) ([]int16, FrameStatus) {
-	base := len(dst)
-	dst = grow(dst, j.frame)
-	out := dst[base:]
-	if !j.started || j.coded != nil {
-		clear(out)
-		return dst, FrameIdle
-	}
-	st, g, conceal := j.status(take(j, j.ring, out, 0))
-	if st == FramePlayed {
-		copy(j.last, out)
-	}
-	if conceal {
-		for i, m := range j.miss {
-			if m {
-				out[i] = int16(float32(j.last[i]) * g)
-			}
-		}
-	}
-	return dst, st
-}
-
-// PopCoded is Pop for a coded buffer (JitterOptions.Coded): it appends
-// the next frame of codec bytes, untouched when they arrived. Only the
-// samples of a concealed frame are decoded, attenuated and re-encoded, as
-// Pop conceals them.
-func (j *JitterBuffer) PopCoded(dst []byte) ([]byte, FrameStatus) {
-	base := len(dst)
-	dst = grow(dst, j.frame)
-	out := dst[base:]
-	silence := PCMU.SilenceByte()
-	if j.coded != nil {
-		silence = j.coded.SilenceByte()
-	}
-	if !j.started || j.coded == nil {
-		for i := range out {
-			out[i] = silence
-		}
-		return dst, FrameIdle
-	}
-	st, g, conceal := j.status(take(j, j.cring, out, silence))
-	if st == FramePlayed {
-		copy(j.clast, out)
-	}
-	if conceal {
-		j.cdec = j.coded.DecodeFrame(j.cdec[:0], j.clast)
-		for i, m := range j.miss {
-			if m {
-				j.cdec[i] = int16(float32(j.cdec[i]) * g)
-			}
-		}
-		j.cbuf = j.coded.EncodeFrame(j.cbuf[:0], j.cdec)
-		for i, m := range j.miss {
-			if m {
-				out[i] = j.cbuf[i]
-			}
-		}
-	}
-	return dst, st
+	j.attenuate(out, j.last, j.miss, j.conceal-1)
+	return dst, FrameConcealed
 }

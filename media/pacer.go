@@ -77,8 +77,6 @@ type Pacer struct {
 	talking  bool // the previous packet carried queued audio
 	marker   bool // the next audio packet starts a talkspurt whatever came before
 
-	pcm     []int16
-	coded   []byte
 	payload []byte
 	hdr     rtp.Header
 }
@@ -104,7 +102,7 @@ func NewPacer(w PacketWriter, src *Playout, opts PacerOptions) (*Pacer, error) {
 	p := &Pacer{
 		w: w, src: src, codec: opts.Codec, now: opts.Now, maxCatch: opts.MaxCatchUp, stats: opts.Stats,
 		ssrc: opts.SSRC, seq: uint16(rand.Uint32()), ts: rand.Uint32(), marker: true,
-		pcm: make([]int16, 0, 480), payload: make([]byte, 0, 480),
+		payload: make([]byte, 0, 480),
 	}
 	if p.ssrc == 0 {
 		p.ssrc = rand.Uint32() | 1
@@ -140,6 +138,13 @@ func (p *Pacer) String() string {
 
 // SSRC returns the synchronisation source of the outbound stream.
 func (p *Pacer) SSRC() uint32 { return p.ssrc }
+
+// Codec returns the codec of the packets sent.
+func (p *Pacer) Codec() Codec {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.codec
+}
 
 // SetCodec switches the encoding from the next frame on (after a re-INVITE).
 func (p *Pacer) SetCodec(c Codec) {
@@ -247,16 +252,10 @@ func (p *Pacer) sendFrame() error {
 			return p.write(pt, m, evTS, payload)
 		}
 	}
+	// PCM is encoded here; a coded queue (passthrough) hands its bytes
+	// over as they are, or transcoded after a switch to the other G.711.
 	var speech bool
-	if qc, coded := p.src.Coded(); coded {
-		// Passthrough: the queued bytes go out as they are, unless a
-		// re-INVITE moved the call to the other G.711.
-		p.coded, speech = p.src.ReadCoded(p.coded[:0], p.frame)
-		p.payload = p.codec.Transcode(p.payload[:0], qc, p.coded, &p.pcm)
-	} else {
-		p.pcm, speech = p.src.Read(p.pcm[:0], p.frame)
-		p.payload = p.codec.EncodeFrame(p.payload[:0], p.pcm)
-	}
+	p.payload, speech = p.src.ReadCoded(p.payload[:0], p.frame, p.codec)
 	marker := speech && (!p.talking || p.marker)
 	if speech {
 		p.marker = false

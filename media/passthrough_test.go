@@ -2,6 +2,7 @@ package media
 
 import (
 	"bytes"
+	"math/rand/v2"
 	"net"
 	"sync"
 	"testing"
@@ -11,7 +12,11 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// rawPeer is a bare RTP endpoint on loopback that records payloads.
+// These tests run passthrough sessions over real UDP sockets on loopback:
+// a Session on one side, a bare RTP peer (or a second Session) on the
+// other, so what is checked is the bytes on the wire.
+
+// rawPeer is a bare RTP endpoint on loopback that records what it gets.
 type rawPeer struct {
 	conn *net.UDPConn
 	mu   sync.Mutex
@@ -20,7 +25,7 @@ type rawPeer struct {
 
 func newRawPeer(t *testing.T) *rawPeer {
 	t.Helper()
-	conn, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	conn, err := net.ListenUDP("udp", net.UDPAddrFromAddrPort(addr(0)))
 	require.NoError(t, err)
 	p := &rawPeer{conn: conn}
 	done := make(chan struct{})
@@ -33,7 +38,7 @@ func newRawPeer(t *testing.T) *rawPeer {
 				return
 			}
 			var pk rtp.Packet
-			if pk.Unmarshal(append([]byte(nil), buf[:n]...)) == nil {
+			if pk.Unmarshal(bytes.Clone(buf[:n])) == nil {
 				p.mu.Lock()
 				p.got = append(p.got, &pk)
 				p.mu.Unlock()
@@ -50,16 +55,21 @@ func (p *rawPeer) send(t *testing.T, to int, pt uint8, seq uint16, ts uint32, pa
 	t.Helper()
 	b, err := (&rtp.Packet{Header: rtp.Header{Version: 2, PayloadType: pt, SequenceNumber: seq, Timestamp: ts, SSRC: 42}, Payload: payload}).Marshal()
 	require.NoError(t, err)
-	_, err = p.conn.WriteToUDP(b, &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: to})
+	_, err = p.conn.WriteToUDPAddrPort(b, addr(to))
 	require.NoError(t, err)
 }
 
-// payloads returns the audio payloads received with payload type pt.
-func (p *rawPeer) payloads(pt uint8) []byte {
+// packets returns a copy of what arrived so far.
+func (p *rawPeer) packets() []*rtp.Packet {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	return append([]*rtp.Packet(nil), p.got...)
+}
+
+// payloads returns the concatenated payloads received with payload type pt.
+func (p *rawPeer) payloads(pt uint8) []byte {
 	var out []byte
-	for _, pk := range p.got {
+	for _, pk := range p.packets() {
 		if pk.PayloadType == pt {
 			out = append(out, pk.Payload...)
 		}
@@ -67,82 +77,313 @@ func (p *rawPeer) payloads(pt uint8) []byte {
 	return out
 }
 
-func codePattern(n int) []byte {
+// codedFrame is one inbound frame as OnPayload or OnAudio saw it.
+type codedFrame struct {
+	st      FrameStatus
+	payload []byte
+	pcm     []int16
+}
+
+// frameSink collects OnPayload and OnAudio frames.
+type frameSink struct {
+	mu      sync.Mutex
+	payload []codedFrame
+	audio   []codedFrame
+}
+
+func (s *frameSink) onPayload(p []byte, st FrameStatus) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.payload = append(s.payload, codedFrame{st: st, payload: bytes.Clone(p)})
+}
+
+func (s *frameSink) onAudio(pcm []int16, st FrameStatus) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.audio = append(s.audio, codedFrame{st: st, pcm: append([]int16(nil), pcm...)})
+}
+
+func (s *frameSink) frames() (payload, audio []codedFrame) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]codedFrame(nil), s.payload...), append([]codedFrame(nil), s.audio...)
+}
+
+// played returns the concatenated payloads of the frames with status st.
+func played(frames []codedFrame, st FrameStatus) []byte {
+	var out []byte
+	for _, f := range frames {
+		if f.st == st {
+			out = append(out, f.payload...)
+		}
+	}
+	return out
+}
+
+// everyCode returns n bytes that include all 256 code words, shuffled.
+func everyCode(rng *rand.Rand, n int) []byte {
 	b := make([]byte, n)
 	for i := range b {
-		b[i] = byte(i*7 + 3)
+		b[i] = byte(i)
 	}
+	rng.Shuffle(n, func(i, j int) { b[i], b[j] = b[j], b[i] })
 	return b
 }
 
-// TestPassthroughSession: in passthrough the caller's payload bytes reach
-// OnPayload as they were sent (reordered packets included, no OnAudio
-// unless asked), coded writes leave as the RTP payload byte for byte, and
-// after a switch to PCMA the same audio leaves transcoded.
-func TestPassthroughSession(t *testing.T) {
-	pool := newPool(t)
-	peer := newRawPeer(t)
-	var mu sync.Mutex
-	var in []byte
-	s := newSession(t, pool, SessionOptions{Codec: PCMU, Passthrough: true, Remote: addr(peer.port()),
-		OnPayload: func(p []byte, st FrameStatus) {
-			if st == FramePlayed {
-				mu.Lock()
-				in = append(in, p...)
-				mu.Unlock()
-			}
-		}})
-	_, coded := s.Playout().Coded()
-	require.True(t, coded)
-
-	sent := codePattern(160 * 4)
-	order := []int{0, 2, 1, 3} // the jitter buffer puts them back in order
-	for _, i := range order {
-		peer.send(t, s.LocalPort(), PayloadTypePCMU, uint16(100+i), uint32(8000+160*i), sent[160*i:160*(i+1)])
+// TestPassthroughInbound: the peer's payload bytes reach OnPayload exactly
+// as sent, whatever the order they arrive in; a lost packet is concealed
+// on the code words; a consumer that also wants PCM gets the same frames
+// decoded, and one that does not never gets OnAudio.
+func TestPassthroughInbound(t *testing.T) {
+	tests := []struct {
+		name    string
+		codec   Codec
+		order   []int // packets in sending order; missing ones are lost
+		decode  bool  // OnAudio set as well
+		wantLen int   // frames sent
+	}{
+		{"PCMU in order", PCMU, []int{0, 1, 2, 3}, false, 4},
+		{"PCMA in order", PCMA, []int{0, 1, 2, 3}, false, 4},
+		{"PCMU reordered", PCMU, []int{0, 2, 1, 4, 3, 5}, false, 6},
+		{"PCMA reordered and decoded too", PCMA, []int{1, 0, 3, 2}, true, 4},
+		{"PCMU one lost", PCMU, []int{0, 1, 3, 4}, false, 5},
+		{"PCMA one lost, decoded too", PCMA, []int{0, 1, 3}, true, 4},
 	}
-	require.Eventually(t, func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return bytes.Contains(in, sent)
-	}, 3*time.Second, 10*time.Millisecond)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(5, uint64(len(tt.name))))
+			pool := newPool(t)
+			peer := newRawPeer(t)
+			var sink frameSink
+			opts := SessionOptions{Codec: tt.codec, Passthrough: true, OnPayload: sink.onPayload, JitterDelay: 60 * time.Millisecond}
+			if tt.decode {
+				opts.OnAudio = sink.onAudio
+			}
+			s := newSession(t, pool, opts)
+			sent := everyCode(rng, 160*tt.wantLen)
+			frame := func(i int) []byte { return sent[160*i : 160*(i+1)] }
+			for _, i := range tt.order {
+				peer.send(t, s.LocalPort(), tt.codec.PayloadType, uint16(100+i), uint32(8000+160*i), frame(i))
+			}
+			last := tt.order[len(tt.order)-1]
+			for _, i := range tt.order {
+				last = max(last, i)
+			}
+			require.Eventually(t, func() bool {
+				got, _ := sink.frames()
+				return bytes.Contains(played(got, FramePlayed), frame(last))
+			}, 5*time.Second, 10*time.Millisecond)
 
-	out := codePattern(160 * 3)
-	s.Playout().WriteCoded("item", PCMU, out)
-	require.Eventually(t, func() bool { return bytes.Contains(peer.payloads(PayloadTypePCMU), out) }, 3*time.Second, 10*time.Millisecond)
+			got, audio := sink.frames()
+			// The frames from the first packet on, in order: a lost one is
+			// the previous frame attenuated (as the PCM path conceals it).
+			var want []codedFrame
+			for i := 0; i <= last; i++ {
+				if contains(tt.order, i) {
+					want = append(want, codedFrame{st: FramePlayed, payload: frame(i)})
+				} else {
+					want = append(want, codedFrame{st: FrameConcealed, payload: attenuated(tt.codec, frame(i-1), concealGains[0])})
+				}
+			}
+			start := indexOfFrame(got, want[0])
+			require.GreaterOrEqual(t, start, 0, "first frame delivered")
+			require.Greater(t, start, 0, "the initial delay is silence")
+			require.Equal(t, FrameSilence, got[0].st)
+			require.Equal(t, bytesOf(tt.codec.SilenceByte(), 160), got[0].payload)
+			require.GreaterOrEqual(t, len(got), start+len(want))
+			require.Equal(t, want, got[start:start+len(want)])
 
-	s.SetCodec(PCMA)
-	s.Playout().WriteCoded("item2", PCMU, out)
-	want := PCMA.Transcode(nil, PCMU, out, new([]int16))
-	require.Eventually(t, func() bool { return bytes.Contains(peer.payloads(PayloadTypePCMA), want) }, 3*time.Second, 10*time.Millisecond)
+			if !tt.decode {
+				require.Empty(t, audio, "no OnAudio unless asked")
+				return
+			}
+			// OnAudio sees the same frames, decoded, after OnPayload.
+			require.GreaterOrEqual(t, len(audio), start+len(want))
+			for i, f := range got[:start+len(want)] {
+				require.Equal(t, f.st, audio[i].st)
+				require.Equal(t, tt.codec.DecodeFrame(nil, f.payload), audio[i].pcm, "frame %d", i)
+			}
+			st := s.Stats()
+			require.Equal(t, uint64(len(tt.order)), st.PacketsIn)
+		})
+	}
 }
 
-// TestCodedJitterConceal: a lost frame in passthrough is concealed as the
-// PCM path conceals it (the last frame attenuated), the rest untouched.
-func TestCodedJitterConceal(t *testing.T) {
-	pcm, err := NewJitterBuffer(JitterOptions{Delay: 20 * time.Millisecond})
-	require.NoError(t, err)
-	coded, err := NewJitterBuffer(JitterOptions{Delay: 20 * time.Millisecond, Coded: &PCMU})
-	require.NoError(t, err)
-	frames := [][]byte{codePattern(160), codePattern(170)[10:], nil, codePattern(160)}
-	for i, f := range frames {
-		if f == nil {
-			continue // lost
-		}
-		h := &rtp.Header{PayloadType: PayloadTypePCMU, SSRC: 1, SequenceNumber: uint16(i), Timestamp: uint32(160 * i)}
-		pcm.Push(h, f)
-		coded.Push(h, f)
-	}
-	var concealed int
-	for range 5 {
-		p, st1 := pcm.Pop(nil)
-		c, st2 := coded.PopCoded(nil)
-		require.Equal(t, st1, st2)
-		if st1 == FrameConcealed {
-			concealed++
-			require.Equal(t, PCMU.EncodeFrame(nil, p), c, "concealed alike")
-		} else {
-			require.Equal(t, p, PCMU.DecodeFrame(nil, c), "status %v", st1)
+func contains(s []int, v int) bool {
+	for _, x := range s {
+		if x == v {
+			return true
 		}
 	}
-	require.Equal(t, 1, concealed)
+	return false
+}
+
+func indexOfFrame(frames []codedFrame, f codedFrame) int {
+	for i, g := range frames {
+		if g.st == f.st && bytes.Equal(g.payload, f.payload) {
+			return i
+		}
+	}
+	return -1
+}
+
+// TestPassthroughOutbound: bytes given to WriteCoded leave as the RTP
+// payload byte for byte, in the session's payload type, starting a
+// talkspurt; before and after, the codec's silence.
+func TestPassthroughOutbound(t *testing.T) {
+	for _, c := range []Codec{PCMU, PCMA} {
+		t.Run(c.Name, func(t *testing.T) {
+			pool := newPool(t)
+			peer := newRawPeer(t)
+			s := newSession(t, pool, SessionOptions{Codec: c, Passthrough: true, Remote: addr(peer.port())})
+			require.Equal(t, "RTP -> Jitter(40ms "+c.Name+") | Playout("+c.Name+") -> Pacer("+c.Name+" 20ms) -> RTP", s.String())
+			require.Eventually(t, func() bool { return len(peer.packets()) > 0 }, 5*time.Second, 5*time.Millisecond)
+			out := everyCode(rand.New(rand.NewPCG(6, 7)), 160*3)
+			s.Playout().WriteCoded("item_1", c, out)
+			require.Eventually(t, func() bool { return bytes.Contains(peer.payloads(c.PayloadType), out) },
+				5*time.Second, 10*time.Millisecond)
+			pkts := peer.packets()
+			k := indexOfPayload(pkts, out[:160])
+			require.Positive(t, k, "silence was sent before")
+			require.Equal(t, bytesOf(c.SilenceByte(), 160), pkts[k-1].Payload)
+			for i := range 3 {
+				require.Equal(t, c.PayloadType, pkts[k+i].PayloadType)
+				require.Equal(t, out[160*i:160*(i+1)], pkts[k+i].Payload)
+				require.Equal(t, i == 0, pkts[k+i].Marker, "marker on the first packet of the talkspurt")
+			}
+		})
+	}
+}
+
+func indexOfPayload(pkts []*rtp.Packet, payload []byte) int {
+	for i, p := range pkts {
+		if bytes.Equal(p.Payload, payload) {
+			return i
+		}
+	}
+	return -1
+}
+
+// TestPassthroughSessionToSession: two passthrough sessions on loopback;
+// what one's consumer writes, the other's consumer reads, byte for byte,
+// with no decode or encode anywhere on the way.
+func TestPassthroughSessionToSession(t *testing.T) {
+	for _, c := range []Codec{PCMU, PCMA} {
+		t.Run(c.Name, func(t *testing.T) {
+			pool := newPool(t)
+			var sink frameSink
+			a := newSession(t, pool, SessionOptions{Codec: c, Passthrough: true})
+			b := newSession(t, pool, SessionOptions{Codec: c, Passthrough: true, OnPayload: sink.onPayload})
+			a.SetRemote(addr(b.LocalPort()))
+			b.SetRemote(addr(a.LocalPort()))
+			out := everyCode(rand.New(rand.NewPCG(8, 9)), 160*5)
+			a.Playout().WriteCoded("item_1", c, out)
+			require.Eventually(t, func() bool {
+				got, _ := sink.frames()
+				return bytes.Contains(played(got, FramePlayed), out)
+			}, 5*time.Second, 10*time.Millisecond)
+		})
+	}
+}
+
+// TestPassthroughFlush: a barge-in Flush during passthrough reports the
+// item and exactly the milliseconds that left as RTP, and the next packets
+// are silence; late writes of the cut item are dropped.
+func TestPassthroughFlush(t *testing.T) {
+	for _, c := range []Codec{PCMU, PCMA} {
+		t.Run(c.Name, func(t *testing.T) {
+			pool := newPool(t)
+			peer := newRawPeer(t)
+			s := newSession(t, pool, SessionOptions{Codec: c, Passthrough: true, Remote: addr(peer.port())})
+			item := everyCode(rand.New(rand.NewPCG(10, 11)), 160*50) // 1 s
+			s.Playout().WriteCoded("resp_1", c, item)
+			require.Equal(t, time.Second, s.Playout().Len())
+			require.Eventually(t, func() bool { return bytes.Contains(peer.payloads(c.PayloadType), item[:160*5]) },
+				5*time.Second, 5*time.Millisecond)
+			id, ms := s.Playout().Flush()
+			require.Equal(t, "resp_1", id)
+			require.Zero(t, s.Playout().Len())
+			s.Playout().WriteCoded("resp_1", c, item) // the model's late delta: dropped
+			require.Zero(t, s.Playout().Len())
+
+			// Wait for packets after the cut, then count what was heard.
+			n := len(peer.packets())
+			require.Eventually(t, func() bool { return len(peer.packets()) >= n+3 }, 5*time.Second, 5*time.Millisecond)
+			pkts := peer.packets()
+			k := indexOfPayload(pkts, item[:160])
+			require.GreaterOrEqual(t, k, 0)
+			heard := 0
+			for k+heard < len(pkts) && heard < 50 && bytes.Equal(pkts[k+heard].Payload, item[160*heard:160*(heard+1)]) {
+				heard++
+			}
+			require.GreaterOrEqual(t, heard, 5)
+			require.Equal(t, heard*20, ms, "Flush reports what left as RTP")
+			for _, p := range pkts[k+heard:] {
+				require.Equal(t, bytesOf(c.SilenceByte(), 160), p.Payload, "silence after the cut")
+			}
+		})
+	}
+}
+
+// TestPassthroughCodecSwitch: a re-INVITE moves the call from PCMU to PCMA
+// while the consumer keeps speaking PCMU: its bytes leave as PCMA and the
+// peer's PCMA reaches it as PCMU, transcoded code word to code word.
+func TestPassthroughCodecSwitch(t *testing.T) {
+	pool := newPool(t)
+	peer := newRawPeer(t)
+	var sink frameSink
+	s := newSession(t, pool, SessionOptions{Codec: PCMU, Passthrough: true, Remote: addr(peer.port()), OnPayload: sink.onPayload})
+	rng := rand.New(rand.NewPCG(12, 13))
+
+	before := everyCode(rng, 160*2)
+	s.Playout().WriteCoded("item_1", PCMU, before)
+	require.Eventually(t, func() bool { return bytes.Contains(peer.payloads(PayloadTypePCMU), before) },
+		5*time.Second, 10*time.Millisecond)
+
+	s.SetCodec(PCMA)
+	require.Contains(t, s.String(), "Playout(PCMU) -> PCMU->PCMA(transcode) -> Pacer(PCMA 20ms)")
+	after := everyCode(rng, 160*2)
+	s.Playout().WriteCoded("item_2", PCMU, after)
+	want := PCMA.Transcode(nil, PCMU, after)
+	require.Eventually(t, func() bool { return bytes.Contains(peer.payloads(PayloadTypePCMA), want) },
+		5*time.Second, 10*time.Millisecond)
+
+	// The peer follows the switch; the consumer still gets PCMU.
+	alaw := everyCode(rng, 160*3)
+	for i := range 3 {
+		peer.send(t, s.LocalPort(), PayloadTypePCMA, uint16(i), uint32(160*i), alaw[160*i:160*(i+1)])
+	}
+	wantIn := PCMU.Transcode(nil, PCMA, alaw)
+	require.Eventually(t, func() bool {
+		got, _ := sink.frames()
+		return bytes.Contains(played(got, FramePlayed), wantIn)
+	}, 5*time.Second, 10*time.Millisecond)
+}
+
+// TestPassthroughOffIgnoresOnPayload: OnPayload belongs to passthrough; a
+// PCM session never calls it, and a passthrough session's PCM writes
+// (prompts) are encoded once, in the session's codec.
+func TestPassthroughOffIgnoresOnPayload(t *testing.T) {
+	pool := newPool(t)
+	peer := newRawPeer(t)
+	var sink frameSink
+	s := newSession(t, pool, SessionOptions{OnPayload: sink.onPayload, OnAudio: sink.onAudio, Remote: addr(peer.port())})
+	_, coded := s.Playout().Coded()
+	require.False(t, coded)
+	for i := range 4 {
+		peer.send(t, s.LocalPort(), PayloadTypePCMU, uint16(i), uint32(160*i), bytesOf(0x10, 160))
+	}
+	require.Eventually(t, func() bool {
+		_, audio := sink.frames()
+		return len(audio) >= 6
+	}, 5*time.Second, 10*time.Millisecond)
+	got, _ := sink.frames()
+	require.Empty(t, got)
+
+	p := newSession(t, pool, SessionOptions{Codec: PCMA, Passthrough: true, Remote: addr(peer.port())})
+	prompt := tone(440, 8000, 160, 8000)
+	p.Playout().Write("greeting", prompt)
+	want := PCMA.EncodeFrame(nil, prompt)
+	require.Eventually(t, func() bool { return bytes.Contains(peer.payloads(PayloadTypePCMA), want) },
+		5*time.Second, 10*time.Millisecond)
 }

@@ -11,18 +11,17 @@ import (
 // heard. Writes come from the model goroutine and reads from the pacer, so
 // Playout is safe for concurrent use.
 //
-// A Playout holds PCM (NewPlayout), or, for a G.711 passthrough, the
-// codec's bytes (NewCodedPlayout): then coded writes are queued as they
-// are and the pacer sends them without decoding or encoding; PCM written
-// to it (prompts rendered locally) is encoded once, on Write.
+// A Playout holds PCM (NewPlayout) or, for a G.711 passthrough, the code
+// words of one codec (NewCodedPlayout). Both take both kinds of write and
+// convert at most once, on the way in: a coded queue keeps WriteCoded
+// bytes of its codec as they are and encodes PCM written to it (prompts
+// rendered locally) on Write. One sample is one element either way, so
+// Len, Flush and the milliseconds it reports do not depend on the kind.
 type Playout struct {
-	pcm   *queue[int16] // nil in coded mode
-	coded *queue[byte]  // nil in PCM mode
-	codec Codec         // coded mode: the queued bytes' codec
-
-	mu      sync.Mutex // guards the scratch buffers
-	scratch []byte
-	dec     []int16
+	mu    sync.Mutex
+	pcm   *queue[int16] // nil for a coded queue
+	coded *queue[byte]  // nil for a PCM queue
+	codec Codec         // the coded queue's codec
 }
 
 // NewPlayout returns an empty PCM queue.
@@ -30,80 +29,122 @@ func NewPlayout() *Playout {
 	return &Playout{pcm: newQueue[int16]()}
 }
 
-// NewCodedPlayout returns an empty queue of codec c's bytes.
+// NewCodedPlayout returns an empty queue of c's code words (c is PCMU or
+// PCMA).
 func NewCodedPlayout(c Codec) *Playout {
 	return &Playout{coded: newQueue[byte](), codec: c}
 }
 
-// Coded reports whether the queue holds codec bytes, and which codec.
+// Coded reports whether the queue holds code words, and of which codec.
 func (q *Playout) Coded() (Codec, bool) { return q.codec, q.coded != nil }
 
-// Write queues pcm (8 kHz) as audio of item itemID. The samples are
-// copied. Writes for an item that Flush cut are dropped, so audio the model
-// still streams for an interrupted response does not play.
-func (q *Playout) Write(itemID string, pcm []int16) {
-	if q.coded == nil {
-		q.pcm.write(itemID, pcm)
-		return
-	}
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	q.scratch = q.codec.EncodeFrame(q.scratch[:0], pcm)
-	q.coded.write(itemID, q.scratch)
-}
-
-// WriteCoded queues G.711 bytes of the queue's codec (passthrough) as
-// audio of item itemID; on a PCM queue they are decoded as PCMU or PCMA
-// per c.
-func (q *Playout) WriteCoded(itemID string, c Codec, payload []byte) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
+// String names the stage: "Playout", or "Playout(PCMU)" for a coded queue.
+func (q *Playout) String() string {
 	if q.coded != nil {
-		if c.PayloadType != q.codec.PayloadType {
-			payload = q.codec.Transcode(q.scratch[:0], c, payload, &q.dec)
-			q.scratch = payload
-		}
-		q.coded.write(itemID, payload)
+		return "Playout(" + q.codec.Name + ")"
+	}
+	return "Playout"
+}
+
+// Write queues pcm (8 kHz) as audio of item itemID; a coded queue encodes
+// it now. The samples are copied. Writes for an item that Flush cut are
+// dropped, so audio the model still streams for an interrupted response
+// does not play.
+func (q *Playout) Write(itemID string, pcm []int16) {
+	if len(pcm) == 0 {
 		return
 	}
-	q.dec = c.DecodeFrame(q.dec[:0], payload)
-	q.pcm.write(itemID, q.dec)
-}
-
-// Read appends exactly n samples of PCM to dst: queued audio, padded with
-// silence when the queue runs short. It reports whether any queued audio
-// was taken (false means dst got a whole frame of silence). On a coded
-// queue it returns silence: use ReadCoded.
-func (q *Playout) Read(dst []int16, n int) ([]int16, bool) {
-	if q.pcm == nil {
-		base := len(dst)
-		dst = grow(dst, n)
-		clear(dst[base:])
-		return dst, false
-	}
-	return q.pcm.read(dst, n, 0)
-}
-
-// ReadCoded appends exactly n bytes of the codec to dst, padded with the
-// codec's silence; see Read.
-func (q *Playout) ReadCoded(dst []byte, n int) ([]byte, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
 	if q.coded == nil {
-		base := len(dst)
-		dst = grow(dst, n)
-		for i := base; i < len(dst); i++ {
-			dst[i] = PCMU.SilenceByte()
+		if q.pcm.admit(itemID) {
+			q.pcm.buf = append(q.pcm.buf, pcm...)
+			q.pcm.tag(itemID, len(pcm))
 		}
-		return dst, false
+		return
 	}
-	return q.coded.read(dst, n, q.codec.SilenceByte())
+	if q.coded.admit(itemID) {
+		q.coded.buf = q.codec.EncodeFrame(q.coded.buf, pcm)
+		q.coded.tag(itemID, len(pcm))
+	}
+}
+
+// WriteCoded queues payload, G.711 code words of codec c, as audio of item
+// itemID, like Write. A coded queue of c's law keeps the bytes as they are
+// (the passthrough); one of the other law transcodes them (Codec.Transcode)
+// and a PCM queue decodes them.
+func (q *Playout) WriteCoded(itemID string, c Codec, payload []byte) {
+	if len(payload) == 0 {
+		return
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.coded == nil {
+		if q.pcm.admit(itemID) {
+			q.pcm.buf = c.DecodeFrame(q.pcm.buf, payload)
+			q.pcm.tag(itemID, len(payload))
+		}
+		return
+	}
+	if q.coded.admit(itemID) {
+		q.coded.buf = q.codec.Transcode(q.coded.buf, c, payload)
+		q.coded.tag(itemID, len(payload))
+	}
+}
+
+// Read appends exactly n samples of PCM to dst: queued audio (decoded from
+// a coded queue), padded with silence when the queue runs short. It
+// reports whether any queued audio was taken (false means dst got a whole
+// frame of silence).
+func (q *Playout) Read(dst []int16, n int) ([]int16, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	var took int
+	if q.coded == nil {
+		s := q.pcm.take(n)
+		dst, took = append(dst, s...), len(s)
+	} else {
+		s := q.coded.take(n)
+		dst, took = q.codec.DecodeFrame(dst, s), len(s)
+	}
+	base := len(dst)
+	dst = grow(dst, n-took)
+	clear(dst[base:])
+	return dst, took > 0
+}
+
+// ReadCoded appends exactly n samples to dst as code words of c, padded
+// with c's silence byte; otherwise it is Read. This is the pacer's read: a
+// coded queue of c's law hands its bytes over as they are, one of the
+// other law transcodes them (after a codec change) and a PCM queue encodes.
+func (q *Playout) ReadCoded(dst []byte, n int, c Codec) ([]byte, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	var took int
+	if q.coded == nil {
+		s := q.pcm.take(n)
+		dst, took = c.EncodeFrame(dst, s), len(s)
+	} else {
+		s := q.coded.take(n)
+		dst, took = c.Transcode(dst, q.codec, s), len(s)
+	}
+	base := len(dst)
+	dst = grow(dst, n-took)
+	fill(dst[base:], c.SilenceByte())
+	return dst, took > 0
 }
 
 // Len returns how much audio is queued.
 func (q *Playout) Len() time.Duration {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	n := 0
 	if q.coded != nil {
-		return q.coded.len()
+		n = q.coded.len()
+	} else {
+		n = q.pcm.len()
 	}
-	return q.pcm.len()
+	return time.Duration(n) * time.Second / ClockRate
 }
 
 // Flush drops everything queued; the pacer sends silence from its next
@@ -113,6 +154,8 @@ func (q *Playout) Len() time.Duration {
 // item had finished and the next one had not started, that next item is
 // returned with 0 ms; with nothing ever played it returns "" and 0.
 func (q *Playout) Flush() (itemID string, playedMs int) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
 	if q.coded != nil {
 		return q.coded.flush()
 	}
@@ -120,9 +163,9 @@ func (q *Playout) Flush() (itemID string, playedMs int) {
 }
 
 // queue is the item-tagged sample queue behind a Playout, of PCM samples
-// or of G.711 bytes (one per sample either way).
+// or of G.711 code words (one per sample either way). The Playout's mutex
+// guards it.
 type queue[T int16 | byte] struct {
-	mu        sync.Mutex
 	buf       []T // queued samples are buf[head:]
 	head      int
 	segs      []segment // item runs covering buf[head:], in order
@@ -140,15 +183,13 @@ func newQueue[T int16 | byte]() *queue[T] {
 	return &queue[T]{buf: make([]T, 0, ClockRate)}
 }
 
-func (q *queue[T]) write(itemID string, samples []T) {
-	if len(samples) == 0 {
-		return
-	}
-	q.mu.Lock()
-	defer q.mu.Unlock()
+// admit reports whether audio of itemID may be queued (its item was not
+// cut by a flush) and, if so, makes room: the caller appends the samples
+// to buf and calls tag.
+func (q *queue[T]) admit(itemID string) bool {
 	for _, f := range q.flushed {
 		if f == itemID {
-			return
+			return false
 		}
 	}
 	q.flushed = q.flushed[:0]
@@ -157,29 +198,33 @@ func (q *queue[T]) write(itemID string, samples []T) {
 		q.buf = q.buf[:n]
 		q.head = 0
 	}
-	q.buf = append(q.buf, samples...)
+	return true
+}
+
+// tag records that the n samples just appended belong to itemID.
+func (q *queue[T]) tag(itemID string, n int) {
 	if k := len(q.segs); k > 0 && q.segs[k-1].id == itemID {
-		q.segs[k-1].n += len(samples)
+		q.segs[k-1].n += n
 	} else {
-		q.segs = append(q.segs, segment{id: itemID, n: len(samples)})
+		q.segs = append(q.segs, segment{id: itemID, n: n})
 	}
 }
 
-func (q *queue[T]) read(dst []T, n int, silence T) ([]T, bool) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	take := min(n, len(q.buf)-q.head)
-	dst = append(dst, q.buf[q.head:q.head+take]...)
-	q.head += take
-	for left := take; left > 0; {
+// take removes up to n samples from the head of the queue, credits them to
+// their items and returns them; the slice is valid until the next write.
+func (q *queue[T]) take(n int) []T {
+	k := min(n, len(q.buf)-q.head)
+	out := q.buf[q.head : q.head+k]
+	q.head += k
+	for left := k; left > 0; {
 		s := &q.segs[0]
 		if s.id != q.cur {
 			q.cur, q.curPlayed = s.id, 0
 		}
-		k := min(left, s.n)
-		s.n -= k
-		q.curPlayed += k
-		left -= k
+		m := min(left, s.n)
+		s.n -= m
+		q.curPlayed += m
+		left -= m
 		if s.n == 0 { // shift rather than reslice, so capacity is reused
 			q.segs = q.segs[:copy(q.segs, q.segs[1:])]
 		}
@@ -188,23 +233,13 @@ func (q *queue[T]) read(dst []T, n int, silence T) ([]T, bool) {
 		q.buf, q.head = q.buf[:0], 0
 		q.segs = q.segs[:0]
 	}
-	base := len(dst)
-	dst = grow(dst, n-take)
-	for i := base; i < len(dst); i++ {
-		dst[i] = silence
-	}
-	return dst, take > 0
+	return out
 }
 
-func (q *queue[T]) len() time.Duration {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return time.Duration(len(q.buf)-q.head) * time.Second / ClockRate
-}
+// len returns the number of queued samples.
+func (q *queue[T]) len() int { return len(q.buf) - q.head }
 
 func (q *queue[T]) flush() (itemID string, playedMs int) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
 	itemID, played := q.cur, q.curPlayed
 	if len(q.segs) > 0 && q.segs[0].id != q.cur {
 		itemID, played = q.segs[0].id, 0

@@ -19,7 +19,8 @@ import (
 // SessionOptions configure a Session. Zero fields take the defaults.
 type SessionOptions struct {
 	// Codec is the negotiated G.711 variant for sending (default PCMU).
-	// Inbound audio may use either PCMU or PCMA per packet.
+	// Inbound audio may use either PCMU or PCMA per packet. With
+	// Passthrough it is also the consumer's codec for the session's life.
 	Codec Codec
 	// Ptime is the packet and frame interval, 10–60 ms (default 20 ms).
 	Ptime time.Duration
@@ -41,20 +42,31 @@ type SessionOptions struct {
 	RTCPInterval time.Duration
 	// CNAME is the RTCP canonical name (default "switchboard").
 	CNAME string
-	// Passthrough keeps the audio as Codec's bytes both ways (the consumer
-	// speaks the call's G.711): the jitter buffer holds bytes, OnPayload
-	// gets them untouched and the Playout takes coded writes that the
-	// pacer sends as they are. Nothing is decoded or encoded, except for
-	// OnAudio when it is set too (in-band DTMF), concealed frames, and
-	// audio of the other G.711 after a codec change.
+	// Passthrough keeps the audio as Codec's bytes both ways, for a
+	// consumer that speaks the call's G.711: a CodedJitterBuffer holds the
+	// payload bytes and OnPayload gets them untouched; the Playout is a
+	// coded one (NewCodedPlayout) whose WriteCoded bytes the pacer sends as
+	// they are. Nothing is decoded or encoded on the way, except:
+	//   - for OnAudio, when it is set as well (in-band DTMF needs PCM);
+	//   - PCM written with Playout.Write (prompts rendered locally), which
+	//     is encoded once, on Write;
+	//   - after a codec change (SetCodec, a re-INVITE to the other G.711):
+	//     inbound packets of the other law are transcoded to Codec on Push
+	//     and outbound frames from Codec to the new codec as they are sent,
+	//     code word to code word (Codec.Transcode), so the consumer keeps
+	//     speaking Codec for the whole call.
+	// A lost frame is concealed like the PCM path conceals it (an
+	// attenuated repeat of the last frame, then silence), on the code words.
 	Passthrough bool
-	// OnPayload receives each inbound frame as Codec's bytes (passthrough
-	// only), at frame cadence on the media goroutine. The slice is reused
-	// after the call returns.
+	// OnPayload receives each inbound frame, ptime of Codec's bytes, at
+	// frame cadence on the media goroutine, from the first received packet
+	// on (passthrough only). The slice is reused after the call returns.
 	OnPayload func(payload []byte, status FrameStatus)
 	// OnAudio receives each inbound frame (ptime of 8 kHz PCM) at frame
 	// cadence on the session's media goroutine, from the first received
-	// packet on. The slice is reused after the call returns.
+	// packet on. The slice is reused after the call returns. With
+	// Passthrough it is optional: set, each frame is decoded for it after
+	// OnPayload has had the bytes; nil, nothing is decoded.
 	OnAudio func(pcm []int16, status FrameStatus)
 	// OnEvent receives telephone-event packets raw, with their header, on
 	// the reader goroutine. The slices are reused after the call returns.
@@ -85,7 +97,8 @@ type Session struct {
 	mu         sync.Mutex
 	remote     netip.AddrPort
 	remoteRTCP netip.AddrPort
-	jb         *JitterBuffer
+	pcmJB      *JitterBuffer      // nil in passthrough
+	codedJB    *CodedJitterBuffer // set in passthrough
 	rx         rxStats
 	report     reportState
 	ptimeCh    chan struct{}
@@ -126,15 +139,16 @@ func NewSession(pair *PortPair, opts SessionOptions) (*Session, error) {
 	s := &Session{opts: opts, pair: pair, log: opts.Logger, now: opts.Now, playout: NewPlayout(),
 		timeout: opts.MediaTimeout, outBuf: make([]byte, 1500), ptimeCh: make(chan struct{}, 1), wakeCh: make(chan struct{}, 1)}
 	jopts := JitterOptions{Ptime: opts.Ptime, Delay: opts.JitterDelay}
+	var err error
 	if opts.Passthrough {
 		s.playout = NewCodedPlayout(opts.Codec)
-		jopts.Coded = &opts.Codec
+		s.codedJB, err = NewCodedJitterBuffer(opts.Codec, jopts)
+	} else {
+		s.pcmJB, err = NewJitterBuffer(jopts)
 	}
-	jb, err := NewJitterBuffer(jopts)
 	if err != nil {
 		return nil, fmt.Errorf("new session: %w", err)
 	}
-	s.jb = jb
 	s.pacer, err = NewPacer(s, s.playout, PacerOptions{Codec: opts.Codec, Ptime: opts.Ptime, Now: opts.Now, Stats: &s.stats})
 	if err != nil {
 		return nil, fmt.Errorf("new session: %w", err)
@@ -153,7 +167,8 @@ func NewSession(pair *PortPair, opts SessionOptions) (*Session, error) {
 // LocalPort returns the RTP port to put in the SDP (RTCP is one above).
 func (s *Session) LocalPort() int { return s.pair.Port() }
 
-// Playout returns the outbound queue (8 kHz PCM, tagged by item id).
+// Playout returns the outbound queue (8 kHz audio tagged by item id: PCM,
+// or with Passthrough the bytes of SessionOptions.Codec).
 func (s *Session) Playout() *Playout { return s.playout }
 
 // Pacer returns the outbound pacer, e.g. to install a telephone-event source.
@@ -162,12 +177,42 @@ func (s *Session) Pacer() *Pacer { return s.pacer }
 // Stats returns a snapshot of the call's media counters.
 func (s *Session) Stats() StatsSnapshot { return s.stats.Snapshot() }
 
-// String shows both chains, e.g. "RTP -> PCMU/PCMA(decode) -> Jitter(40ms) | Playout -> PCMU(encode) -> Pacer(PCMU 20ms) -> RTP".
+// String shows both chains, e.g.
+// "RTP -> G711(decode) -> Jitter(40ms) | Playout -> Pacer(PCMU 20ms) -> RTP",
+// or in passthrough after a switch to PCMA
+// "RTP -> Jitter(40ms PCMU) | Playout(PCMU) -> PCMU->PCMA(transcode) -> Pacer(PCMA 20ms) -> RTP".
 func (s *Session) String() string {
 	s.mu.Lock()
-	jb := s.jb.String()
+	jb := s.jitter().String()
 	s.mu.Unlock()
-	return fmt.Sprintf("RTP -> G711(decode) -> %s | Playout -> %s -> RTP", jb, s.pacer)
+	if !s.opts.Passthrough {
+		return fmt.Sprintf("RTP -> G711(decode) -> %s | %s -> %s -> RTP", jb, s.playout, s.pacer)
+	}
+	in := "RTP -> " + jb
+	if s.opts.OnAudio != nil {
+		in += " -> " + s.opts.Codec.Name + "(decode)"
+	}
+	out := s.playout.String()
+	if c := s.pacer.Codec(); !c.sameLaw(s.opts.Codec) {
+		out += " -> " + s.opts.Codec.Name + "->" + c.Name + "(transcode)"
+	}
+	return fmt.Sprintf("%s | %s -> %s -> RTP", in, out, s.pacer)
+}
+
+// jitter is what the session asks of either jitter buffer besides Pop.
+type jitter interface {
+	Push(h *rtp.Header, payload []byte) PushResult
+	SetPtime(time.Duration)
+	Ptime() time.Duration
+	String() string
+}
+
+// jitter returns the buffer in use.
+func (s *Session) jitter() jitter {
+	if s.codedJB != nil {
+		return s.codedJB
+	}
+	return s.pcmJB
 }
 
 // Remote returns the address RTP is sent to.
@@ -192,7 +237,9 @@ func (s *Session) setRemoteLocked(ap netip.AddrPort) {
 	}
 }
 
-// SetCodec changes the outbound encoding.
+// SetCodec changes the outbound encoding. With Passthrough the consumer's
+// codec (SessionOptions.Codec) stays: frames are transcoded to c as they
+// are sent, and inbound packets in c to the consumer's codec.
 func (s *Session) SetCodec(c Codec) { s.pacer.SetCodec(c) }
 
 // SetPtime changes the packet and frame interval of both directions.
@@ -201,7 +248,7 @@ func (s *Session) SetPtime(d time.Duration) error {
 		return err
 	}
 	s.mu.Lock()
-	s.jb.SetPtime(d)
+	s.jitter().SetPtime(d)
 	s.mu.Unlock()
 	select {
 	case s.ptimeCh <- struct{}{}:
@@ -305,7 +352,7 @@ func (s *Session) handleRTP(p *rtp.Packet, src netip.AddrPort, size int) {
 	s.rx.publish(&s.stats)
 	res := PushUnsupported
 	if audio {
-		res = s.jb.Push(&p.Header, p.Payload)
+		res = s.jitter().Push(&p.Header, p.Payload)
 	}
 	s.mu.Unlock()
 	if audio {
@@ -345,11 +392,10 @@ func (s *Session) run(ctx context.Context) {
 	defer s.wg.Done()
 	start := s.now()
 	s.mu.Lock()
-	ptime := s.jb.Ptime()
+	ptime := s.jitter().Ptime()
 	s.mu.Unlock()
 	var inN int64
-	frame := make([]int16, 0, 480)
-	coded := make([]byte, 0, 480)
+	in := &inFrame{pcm: make([]int16, 0, 480), coded: make([]byte, 0, 480)}
 	nextReport := start.Add(s.reportInterval())
 	timer := time.NewTimer(0)
 	defer timer.Stop()
@@ -360,7 +406,7 @@ func (s *Session) run(ctx context.Context) {
 		case <-s.ptimeCh:
 			start, inN = s.now(), 0
 			s.mu.Lock()
-			ptime = s.jb.Ptime()
+			ptime = s.jitter().Ptime()
 			s.mu.Unlock()
 		case <-s.wakeCh: // Resume: the pacer sends at once
 		case <-timer.C:
@@ -378,32 +424,7 @@ func (s *Session) run(ctx context.Context) {
 				continue
 			}
 			inN++
-			if s.opts.Passthrough {
-				s.mu.Lock()
-				var st FrameStatus
-				coded, st = s.jb.PopCoded(coded[:0])
-				s.mu.Unlock()
-				s.stats.CountFrame(st)
-				if st == FrameIdle {
-					continue
-				}
-				if s.opts.OnPayload != nil {
-					s.opts.OnPayload(coded, st)
-				}
-				if s.opts.OnAudio != nil {
-					frame = s.opts.Codec.DecodeFrame(frame[:0], coded)
-					s.opts.OnAudio(frame, st)
-				}
-				continue
-			}
-			s.mu.Lock()
-			var st FrameStatus
-			frame, st = s.jb.Pop(frame[:0])
-			s.mu.Unlock()
-			s.stats.CountFrame(st)
-			if st != FrameIdle && s.opts.OnAudio != nil {
-				s.opts.OnAudio(frame, st)
-			}
+			s.deliver(in)
 		}
 		s.checkTimeout(now)
 		if !now.Before(nextReport) {
@@ -412,6 +433,43 @@ func (s *Session) run(ctx context.Context) {
 		}
 		next = minTime(next, nextReport)
 		timer.Reset(next.Sub(s.now()))
+	}
+}
+
+// inFrame holds the inbound frame between deliveries (media goroutine).
+type inFrame struct {
+	pcm   []int16
+	coded []byte
+}
+
+// deliver pops the frame that is due and hands it to the callbacks: PCM
+// to OnAudio; in passthrough the bytes to OnPayload and, only when OnAudio
+// is set, their decoding to it. Until the first packet (FrameIdle) nothing
+// is called.
+func (s *Session) deliver(in *inFrame) {
+	var st FrameStatus
+	s.mu.Lock()
+	if s.codedJB != nil {
+		in.coded, st = s.codedJB.Pop(in.coded[:0])
+	} else {
+		in.pcm, st = s.pcmJB.Pop(in.pcm[:0])
+	}
+	s.mu.Unlock()
+	s.stats.CountFrame(st)
+	if st == FrameIdle {
+		return
+	}
+	if s.codedJB != nil {
+		if s.opts.OnPayload != nil {
+			s.opts.OnPayload(in.coded, st)
+		}
+		if s.opts.OnAudio == nil {
+			return
+		}
+		in.pcm = s.opts.Codec.DecodeFrame(in.pcm[:0], in.coded)
+	}
+	if s.opts.OnAudio != nil {
+		s.opts.OnAudio(in.pcm, st)
 	}
 }
 
