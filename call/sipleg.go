@@ -157,8 +157,7 @@ func (l *SIPLeg) Start(sink LegSink, opts LegOptions) error {
 	// INFO as soon as it has sent its ACK, before Answer has seen the ACK,
 	// and the SIP call's queue of INFOs is short.
 	go l.watch()
-	l.log.Debug().Str("media", offer.String()).Str("in", l.codec.Load().Name+"(decode) -> Jitter").
-		Str("out", "Playout -> "+sess.Pacer().String()).Msg("sip leg media ready")
+	l.log.Debug().Str("media", offer.String()).Str("chain", sess.String()).Msg("sip leg media ready")
 	return nil
 }
 
