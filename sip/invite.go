@@ -23,8 +23,6 @@ func (s *Server) onInvite(req *sip.Request, tx sip.ServerTransaction) {
 		return
 	}
 	received := s.now()
-	s.respond(req, tx, 100, "Trying", nil)
-
 	callID := ""
 	if h := req.CallID(); h != nil {
 		callID = h.Value()
@@ -36,10 +34,16 @@ func (s *Server) onInvite(req *sip.Request, tx sip.ServerTransaction) {
 		s.metrics.InviteResult(result)
 		log.Info().Int("status", status).Str("result", result).Msg("invite refused")
 	}
-	if err != nil || req.Contact() == nil || req.From() == nil || req.To() == nil {
-		refuse(400, "Bad Request", ResultBadRequest)
+	// RFC 3261 §8.1.1: every request carries Call-ID, CSeq, From, To and
+	// Via; an INVITE also a Contact. Checked before anything reads them.
+	if missing := missingHeader(req); missing != "" || err != nil {
+		if missing == "" {
+			missing = "source address"
+		}
+		refuse(400, "Bad Request ("+missing+")", ResultBadRequest)
 		return
 	}
+	s.respond(req, tx, 100, "Trying", nil)
 	src = netip.AddrPortFrom(src.Addr().Unmap(), src.Port())
 	if s.draining.Load() {
 		refuse(503, "Service Unavailable", ResultDraining, s.retryAfter())
@@ -164,4 +168,24 @@ func (s *Server) authenticate(req *sip.Request, tx sip.ServerTransaction, route 
 		s.metrics.InviteResult(ResultAuthFailed)
 	}
 	return false
+}
+
+// missingHeader names the first mandatory header an INVITE lacks ("" when
+// it has them all).
+func missingHeader(req *sip.Request) string {
+	switch {
+	case req.CallID() == nil || req.CallID().Value() == "":
+		return "missing Call-ID"
+	case req.CSeq() == nil:
+		return "missing CSeq"
+	case req.From() == nil:
+		return "missing From"
+	case req.To() == nil:
+		return "missing To"
+	case req.Via() == nil:
+		return "missing Via"
+	case req.Contact() == nil:
+		return "missing Contact"
+	}
+	return ""
 }

@@ -369,12 +369,22 @@ func (s *Server) lookup(req *sip.Request) *InboundCall {
 	return s.calls[dialogKey(cid.Value(), tag)]
 }
 
-// guard tracks handlers so Close can wait for them, and refuses work
-// once closed.
+// guard tracks handlers so Close can wait for them, refuses work once
+// closed, and contains a panic to the request that caused it: it is
+// logged and answered 500, and every other call goes on.
 func (s *Server) guard(h sipgo.RequestHandler) sipgo.RequestHandler {
 	return func(req *sip.Request, tx sip.ServerTransaction) {
 		s.wg.Add(1)
 		defer s.wg.Done()
+		defer func() {
+			if v := recover(); v != nil {
+				s.log.Error().Interface("panic", v).Str("method", string(req.Method)).Str("src", req.Source()).
+					Msg("sip handler panicked: request refused")
+				if !req.IsAck() {
+					s.respond(req, tx, 500, "Server Internal Error", nil)
+				}
+			}
+		}()
 		if s.closed.Load() {
 			if !req.IsAck() {
 				s.respond(req, tx, 503, "Service Unavailable", nil, s.retryAfter())
