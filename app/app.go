@@ -46,6 +46,7 @@ type App struct {
 	speech   *speech.Service
 	greeter  *greeter
 	callLog  *records.Service
+	recorder *records.Recorder
 	usage    *usage.Service
 	ports    *media.PortPool
 	calls    *call.Manager
@@ -72,6 +73,14 @@ func New(ctx context.Context, cfg *config.Config, log zerolog.Logger) (_ *App, e
 	}()
 	if a.st, err = store.OpenSQLite(ctx, cfg.DataDir); err != nil {
 		return nil, err
+	}
+	// Calls a crash cut are stored open: close them before taking calls.
+	n, err := records.CloseCrashed(ctx, a.st.Calls())
+	if err != nil {
+		return nil, err
+	}
+	if n > 0 {
+		log.Warn().Int("calls", n).Msg("closed the call records a crash left open (ended_by crash)")
 	}
 	box, created, err := auth.LoadOrCreateMasterKey(cfg.DataDir, cfg.Keys.SecretKey)
 	if err != nil {
@@ -131,6 +140,9 @@ func (a *App) Run(ctx context.Context) error {
 	defer stopSIP()
 	sipDone := make(chan error, 1)
 	go func() { sipDone <- a.sip.Serve(sipCtx) }()
+	recCtx, stopRecorder := context.WithCancel(context.Background())
+	recDone := make(chan struct{})
+	go func() { defer close(recDone); a.recorder.Run(recCtx) }()
 	a.log.Info().Str("http_addr", a.HTTPAddr()).Str("sip_addr", a.SIPAddr().String()).Str("data_dir", a.cfg.DataDir).Msg("switchboard is serving")
 	var err error
 	select {
@@ -152,6 +164,8 @@ func (a *App) Run(ctx context.Context) error {
 		err = errors.Join(err, serr)
 	}
 	a.calls.Wait()
+	stopRecorder()
+	<-recDone
 	sctx, cancel := context.WithTimeout(context.Background(), a.cfg.ShutdownTimeout)
 	defer cancel()
 	if serr := a.httpSrv.Shutdown(sctx); serr != nil && !errors.Is(serr, http.ErrServerClosed) {

@@ -80,15 +80,16 @@ func (a *App) buildCalls(cfg *config.Config, log zerolog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("control: %w", err)
 	}
-	recorder := records.NewRecorder(a.st, records.RecorderOptions{DefaultTeam: cfg.TeamID})
+	a.recorder = records.NewRecorder(a.st, records.RecorderOptions{DefaultTeam: cfg.TeamID, AliveInterval: cfg.Records.AliveInterval,
+		Log: log.With().Str("component", "records").Logger()})
 	a.calls, err = call.NewManager(call.Options{
 		SIP:    call.SIPLegOptions{BindIP: bindIP, Ports: a.ports, JitterDelay: cfg.RTP.JitterDelay, MediaTimeout: cfg.RTP.MediaTimeout},
-		Router: router, Metrics: metrics, OnEnd: recorder.OnEnd,
+		Router: router, Metrics: metrics, Journal: a.recorder,
 	}, log)
 	if err != nil {
 		return err
 	}
-	a.callLog = records.NewService(a.st, records.Join(records.FromManager(a.calls), recorder), records.Options{DefaultTeam: cfg.TeamID})
+	a.callLog = records.NewService(a.st, a.recorder, records.Options{DefaultTeam: cfg.TeamID})
 	var publicIP netip.Addr
 	if cfg.RTP.PublicIP != "" {
 		publicIP = netip.MustParseAddr(cfg.RTP.PublicIP)

@@ -150,6 +150,17 @@ func (c *Call) Note(n Note) {
 	c.mu.Lock()
 	c.notes = append(c.notes, n)
 	c.mu.Unlock()
+	if n.Kind == NoteTransfer {
+		c.changed()
+	}
+}
+
+// changed tells the journal that the call changed in a way that must
+// survive a crash (answer, transfer).
+func (c *Call) changed() {
+	if j := c.m.opts.Journal; j != nil {
+		j.Changed(c)
+	}
 }
 
 func (c *Call) setEnd(by, reason string) {
@@ -226,6 +237,7 @@ func (c *Call) run(ctx context.Context) {
 	c.mu.Lock()
 	c.state, c.answered = StateActive, time.Now()
 	c.mu.Unlock()
+	c.changed()
 
 	err = conv.Run(ctx, c)
 	var he *HangupError

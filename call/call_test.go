@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -151,6 +152,16 @@ func (f routerFunc) Conversation(ctx context.Context, p Phone) (Conversation, er
 	return f(ctx, p)
 }
 
+// testJournal keeps what a call's journal was told.
+type testJournal struct {
+	admitted, ended *Call
+	changes         atomic.Int32
+}
+
+func (j *testJournal) Admitted(c *Call) { j.admitted = c }
+func (j *testJournal) Changed(*Call)    { j.changes.Add(1) }
+func (j *testJournal) Ended(c *Call)    { j.ended = c }
+
 // runCall runs one call on leg with conv (or the router's error) and
 // returns the finished call.
 func runCall(t *testing.T, leg *fakeLeg, conv *fakeConv, routeErr error, opts Options) *Call {
@@ -162,12 +173,18 @@ func runCall(t *testing.T, leg *fakeLeg, conv *fakeConv, routeErr error, opts Op
 		}
 		return conv, nil
 	})
+	j, _ := opts.Journal.(*testJournal)
+	if j == nil {
+		j = &testJournal{}
+		opts.Journal = j
+	}
 	var ended *Call
-	opts.OnEnd = func(c *Call) { ended = c }
 	m, err := NewManager(opts, zerolog.Nop())
 	require.NoError(t, err)
 	m.Run(leg.ctx, leg, zerolog.Nop())
+	ended = j.ended
 	require.NotNil(t, ended)
+	require.Same(t, ended, j.admitted, "the journal hears of the call from its admission")
 	require.Zero(t, m.Active())
 	return ended
 }
@@ -221,9 +238,12 @@ func TestLifecycle(t *testing.T) {
 	conv := &fakeConv{format: PCM16(24000), run: func(_ context.Context, p Phone) error {
 		require.Equal(t, StateActive, p.Snapshot().State)
 		p.Note(Note{Kind: NoteEvent, Text: "hello"})
+		p.Note(Note{Kind: NoteTransfer, Text: "sip:desk@example.com"})
 		return Hangup("goodbye")
 	}}
-	c := runCall(t, leg, conv, nil, Options{})
+	j := &testJournal{}
+	c := runCall(t, leg, conv, nil, Options{Journal: j})
+	require.EqualValues(t, 2, j.changes.Load(), "the journal hears of the answer and the transfer")
 	require.Equal(t, []string{"ring", "start", "answer"}, leg.steps)
 	require.Equal(t, "goodbye", leg.hungUp)
 	s := c.Snapshot()
@@ -233,7 +253,7 @@ func TestLifecycle(t *testing.T) {
 	require.Equal(t, "pn_1", s.NumberID)
 	require.Equal(t, "t1", s.TeamID)
 	require.Equal(t, uint64(7), s.Media.PacketsIn)
-	require.Len(t, s.Notes, 1)
+	require.Len(t, s.Notes, 2)
 	require.False(t, s.Answered.IsZero())
 	require.Equal(t, 1, leg.closeRuns)
 	require.Equal(t, 1, conv.closed)

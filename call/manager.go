@@ -27,8 +27,23 @@ type Options struct {
 	Router Router
 	// Metrics receive call counters (may be nil).
 	Metrics *Metrics
-	// OnEnd, when set, receives every finished call (call records).
-	OnEnd func(*Call)
+	// Journal, when set, is told of every call's changes (call records).
+	Journal Journal
+}
+
+// Journal is told of the changes of a call that must survive a crash, as
+// they happen: the call records keep each call from its admission. Admitted
+// and Ended run on the call's goroutine and may take a store write's time
+// (bounded by the journal); Changed runs on whichever goroutine changed the
+// call and must not block.
+type Journal interface {
+	// Admitted: the call was admitted, before it rings and before it is
+	// in the manager's registry.
+	Admitted(c *Call)
+	// Changed: the call was answered, or a transfer was noted.
+	Changed(c *Call)
+	// Ended: the call is over and out of the manager's registry.
+	Ended(c *Call)
 }
 
 // Manager runs calls and keeps the registry of live calls. It takes the
@@ -73,6 +88,9 @@ func (m *Manager) HandleCall(ctx context.Context, in *sip.InboundCall) {
 // lifetime.
 func (m *Manager) Run(ctx context.Context, leg Leg, log zerolog.Logger) {
 	c := newCall(m, leg, log)
+	if m.opts.Journal != nil {
+		m.opts.Journal.Admitted(c)
+	}
 	m.mu.Lock()
 	m.calls[c.id] = c
 	m.wg.Add(1)
@@ -83,8 +101,8 @@ func (m *Manager) Run(ctx context.Context, leg Leg, log zerolog.Logger) {
 		m.mu.Lock()
 		delete(m.calls, c.id)
 		m.mu.Unlock()
-		if m.opts.OnEnd != nil {
-			m.opts.OnEnd(c)
+		if m.opts.Journal != nil {
+			m.opts.Journal.Ended(c)
 		}
 		m.wg.Done()
 	}()

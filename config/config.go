@@ -46,6 +46,14 @@ type Config struct {
 	RTP           RTP           `yaml:"rtp"`
 	Numbers       Numbers       `yaml:"numbers"`
 	Keys          Keys          `yaml:"keys"`
+	Records       Records       `yaml:"records"`
+}
+
+// Records configures call records.
+type Records struct {
+	// AliveInterval is how often the records of calls in progress are
+	// marked alive; after a crash they are closed at their last mark.
+	AliveInterval time.Duration `yaml:"alive_interval"`
 }
 
 // SIP holds the settings of the SIP endpoint.
@@ -256,6 +264,9 @@ func (c *Config) Validate() error {
 	}
 	if (c.SIP.TLSCert == "") != (c.SIP.TLSKey == "") {
 		errs = append(errs, errors.New("sip.tls_cert and sip.tls_key: set both or neither"))
+	}
+	if c.Records.AliveInterval < time.Second {
+		errs = append(errs, errors.New("records.alive_interval: must be at least 1s"))
 	}
 	if c.SIP.MaxCalls < 1 {
 		errs = append(errs, errors.New("sip.max_calls: must be at least 1"))

@@ -68,11 +68,11 @@ func matches(r *Record, q store.CallQuery) bool {
 }
 
 // list answers GET /v1/calls: the caller's team's calls, newest first.
-// The first page (no page_token) starts with every live call that matches
-// the filters, newest first, on top of page_size stored records; the
-// following pages hold stored records only. A call that ends while a
-// client pages through is stored with its final figures and is found
-// there.
+// Every call is stored from its admission, so a page is a page of stored
+// records; a record whose call is live here is shown with the call's
+// current view (the stored one may lag by a write). The first page (no
+// page_token) also starts with the live calls whose record could not be
+// stored, newest first. A call shows once.
 func (s *Service) list(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	q, err := queryOf(r.URL.Query())
@@ -88,18 +88,27 @@ func (s *Service) list(w http.ResponseWriter, r *http.Request) error {
 		return fmt.Errorf("list calls: %w", err)
 	}
 	out := ListResponse{Calls: make([]*Record, 0, len(stored)), NextPageToken: next}
+	now := s.opts.Now()
 	if q.Page.Token == "" && s.live != nil {
-		storedIDs := make(map[string]bool, len(stored))
+		onPage := make(map[string]bool, len(stored))
 		for _, c := range stored {
-			storedIDs[c.ID] = true
+			onPage[c.ID] = true
 		}
-		live, err := s.liveRecords(r, team, q, storedIDs)
+		live, err := s.unstored(r, team, q, onPage)
 		if err != nil {
 			return err
 		}
 		out.Calls = append(out.Calls, live...)
 	}
 	for _, c := range stored {
+		if s.live != nil {
+			if snap, ok := s.live.LiveSnapshot(c.ID); ok {
+				if rec := fromSnapshot(snap, now); matches(rec, q) {
+					out.Calls = append(out.Calls, rec)
+				}
+				continue
+			}
+		}
 		rec, err := fromStore(c)
 		if err != nil {
 			return err
@@ -110,19 +119,22 @@ func (s *Service) list(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// liveRecords returns the team's live calls that match q and are not
-// stored yet, newest first.
-func (s *Service) liveRecords(r *http.Request, team string, q store.CallQuery, stored map[string]bool) ([]*Record, error) {
+// unstored returns the team's live calls that match q and have no stored
+// record (on this page or at all), newest first.
+func (s *Service) unstored(r *http.Request, team string, q store.CallQuery, onPage map[string]bool) ([]*Record, error) {
 	now := s.opts.Now()
 	tm := newTeams(s.st, s.opts.DefaultTeam)
 	var out []*Record
-	for _, snap := range s.live.LiveSnapshots() {
-		if stored[snap.ID] {
+	for _, snap := range s.live.Unstored() {
+		if onPage[snap.ID] {
 			continue
 		}
-		t, err := tm.of(r.Context(), snap.NumberID)
-		if err != nil {
-			return nil, err
+		t := snap.TeamID
+		if t == "" {
+			var err error
+			if t, err = tm.of(r.Context(), snap.NumberID); err != nil {
+				return nil, err
+			}
 		}
 		if t != team {
 			continue

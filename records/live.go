@@ -4,32 +4,13 @@ import "switchboard/call"
 
 // LiveCalls is what the Service reads of the calls in progress.
 type LiveCalls interface {
-	// LiveSnapshots returns the current view of every live call.
-	LiveSnapshots() []call.Snapshot
-	// LiveSnapshot returns the current view of one live call.
+	// Unstored returns the current view of the live calls whose record is
+	// not in the store (yet): the listing shows them above the stored
+	// records.
+	Unstored() []call.Snapshot
+	// LiveSnapshot returns the current view of one live call, stored or
+	// not: it replaces the call's stored record, which may lag behind.
 	LiveSnapshot(id string) (call.Snapshot, bool)
-}
-
-// FromManager reads the live calls of a call manager.
-func FromManager(m *call.Manager) LiveCalls { return managerLive{m} }
-
-type managerLive struct{ m *call.Manager }
-
-func (l managerLive) LiveSnapshots() []call.Snapshot {
-	cs := l.m.List()
-	out := make([]call.Snapshot, 0, len(cs))
-	for _, c := range cs {
-		out = append(out, c.Snapshot())
-	}
-	return out
-}
-
-func (l managerLive) LiveSnapshot(id string) (call.Snapshot, bool) {
-	c, ok := l.m.Get(id)
-	if !ok {
-		return call.Snapshot{}, false
-	}
-	return c.Snapshot(), true
 }
 
 // Join reads several sources of live calls, in order: a call found in
@@ -38,11 +19,11 @@ func Join(sources ...LiveCalls) LiveCalls { return joined(sources) }
 
 type joined []LiveCalls
 
-func (j joined) LiveSnapshots() []call.Snapshot {
+func (j joined) Unstored() []call.Snapshot {
 	var out []call.Snapshot
 	seen := map[string]bool{}
 	for _, src := range j {
-		for _, s := range src.LiveSnapshots() {
+		for _, s := range src.Unstored() {
 			if !seen[s.ID] {
 				seen[s.ID] = true
 				out = append(out, s)

@@ -6,32 +6,75 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"switchboard/call"
 	"switchboard/store"
+)
+
+// Defaults of a Recorder.
+const (
+	// DefaultWriteTimeout bounds the write of one record, so that a slow
+	// store does not hold a call for long.
+	DefaultWriteTimeout = 2 * time.Second
+	// DefaultAliveInterval is how often the records of the calls in
+	// progress are marked alive: a crash closes them at most this late
+	// after their last sign of life, for one small UPDATE per interval.
+	DefaultAliveInterval = 10 * time.Second
 )
 
 // RecorderOptions configure a Recorder.
 type RecorderOptions struct {
 	// DefaultTeam owns calls whose number is unknown; default "default".
 	DefaultTeam string
-	// Timeout bounds the write of one record, so that a slow store does not
-	// hold a call's teardown for long; default 2 s.
+	// Timeout bounds the write of one record; default DefaultWriteTimeout.
 	Timeout time.Duration
+	// AliveInterval is how often Run marks the open records alive;
+	// default DefaultAliveInterval.
+	AliveInterval time.Duration
+	// Now is the clock of the alive times; default time.Now.
+	Now func() time.Time
+	// Log receives the failures that belong to no call (the alive mark).
+	Log zerolog.Logger
 }
 
-// Recorder persists the record of every finished call.
-// While it writes a record, the call is still served from it (it is a
-// LiveCalls), so a call that just left the call manager is not missing
-// from the API until its record is stored.
+// Recorder keeps the record of every call in the store from its admission
+// to its end: it is the call manager's call.Journal. The record is written
+// when the call is admitted (before it rings), again when it is answered
+// and when a transfer is noted, and when it ends; Run marks the open
+// records alive at a low rate. A crash therefore leaves every call it cut
+// stored and open, and CloseCrashed ends them on the next start.
+//
+// Admitted and Ended write on the call's goroutine, bounded by the
+// Timeout; Changed only marks the call, and Run writes it. A failure is
+// logged on the call's logger; the call is never held by its record.
+//
+// It is also the LiveCalls of the calls API: a call is served live from
+// its admission until its final record is stored.
 type Recorder struct {
 	st   store.Store
 	opts RecorderOptions
+	wake chan struct{}
 
-	mu      sync.Mutex
-	writing map[string]call.Snapshot
+	mu    sync.Mutex
+	calls map[string]*entry
 }
 
-var _ LiveCalls = (*Recorder)(nil)
+// entry is one call the recorder follows.
+type entry struct {
+	c    *call.Call
+	team string
+	// write serializes the call's writes, so that a later write always
+	// carries a later view of the call.
+	write sync.Mutex
+	// Guarded by Recorder.mu.
+	stored, dirty, ended bool
+}
+
+var (
+	_ LiveCalls    = (*Recorder)(nil)
+	_ call.Journal = (*Recorder)(nil)
+)
 
 // NewRecorder returns a recorder writing to st.
 func NewRecorder(st store.Store, opts RecorderOptions) *Recorder {
@@ -39,35 +82,168 @@ func NewRecorder(st store.Store, opts RecorderOptions) *Recorder {
 		opts.DefaultTeam = DefaultTeam
 	}
 	if opts.Timeout <= 0 {
-		opts.Timeout = 2 * time.Second
+		opts.Timeout = DefaultWriteTimeout
 	}
-	return &Recorder{st: st, opts: opts, writing: map[string]call.Snapshot{}}
+	if opts.AliveInterval <= 0 {
+		opts.AliveInterval = DefaultAliveInterval
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	return &Recorder{st: st, opts: opts, wake: make(chan struct{}, 1), calls: map[string]*entry{}}
 }
 
-// OnEnd stores the record of a finished call (use it as
-// call.Options.OnEnd). It runs on the call's goroutine, bounded by the
-// Timeout; a failure is logged on the call's logger, the call is not
-// held.
-func (r *Recorder) OnEnd(c *call.Call) {
+// Admitted stores the record of a call just admitted (call.Journal).
+func (r *Recorder) Admitted(c *call.Call) {
 	ctx, cancel := context.WithTimeout(context.Background(), r.opts.Timeout)
 	defer cancel()
-	start := time.Now()
-	snap := c.Snapshot()
+	e := &entry{c: c, team: r.teamOf(ctx, c)}
 	r.mu.Lock()
-	r.writing[snap.ID] = snap
+	r.calls[c.ID()] = e
 	r.mu.Unlock()
-	defer func() {
-		r.mu.Lock()
-		delete(r.writing, snap.ID)
-		r.mu.Unlock()
-	}()
-	if err := r.Save(ctx, snap); err != nil {
-		l := c.Logger()
-		l.Error().Err(err).Dur("elapsed", time.Since(start)).Msg("call record not stored")
+	r.store(ctx, e)
+}
+
+// Changed marks a call whose record is to be written again (answer,
+// transfer); Run writes it (call.Journal).
+func (r *Recorder) Changed(c *call.Call) {
+	r.mu.Lock()
+	e := r.calls[c.ID()]
+	if e != nil && !e.ended {
+		e.dirty = true
+	}
+	r.mu.Unlock()
+	select {
+	case r.wake <- struct{}{}:
+	default:
 	}
 }
 
-// Save stores the record of the call s, in the team of its number.
+// Ended stores the final record of a call (call.Journal). Until it is
+// stored, the call is still served from the recorder.
+func (r *Recorder) Ended(c *call.Call) {
+	ctx, cancel := context.WithTimeout(context.Background(), r.opts.Timeout)
+	defer cancel()
+	r.mu.Lock()
+	e := r.calls[c.ID()]
+	r.mu.Unlock()
+	if e == nil { // not admitted through this recorder
+		e = &entry{c: c, team: r.teamOf(ctx, c)}
+		r.mu.Lock()
+		r.calls[c.ID()] = e
+		r.mu.Unlock()
+	}
+	r.mu.Lock()
+	e.ended, e.dirty = true, false
+	r.mu.Unlock()
+	r.store(ctx, e)
+	r.mu.Lock()
+	delete(r.calls, c.ID())
+	r.mu.Unlock()
+}
+
+// teamOf is the team of a call: its route's, else its number's, else the
+// default team.
+func (r *Recorder) teamOf(ctx context.Context, c *call.Call) string {
+	if t := c.Route().TeamID; t != "" {
+		return t
+	}
+	team, err := newTeams(r.st, r.opts.DefaultTeam).of(ctx, c.Route().NumberID)
+	if err != nil {
+		l := c.Logger()
+		l.Warn().Err(err).Msg("call record: the number's team is unknown; the default team's")
+		return r.opts.DefaultTeam
+	}
+	return team
+}
+
+// store writes the call's current view; it reports whether it did.
+func (r *Recorder) store(ctx context.Context, e *entry) bool {
+	e.write.Lock()
+	defer e.write.Unlock()
+	start := r.opts.Now()
+	snap := e.c.Snapshot()
+	sc, err := toStore(snap, e.team)
+	if err == nil {
+		sc.AliveTime = start
+		err = r.st.Calls().Put(ctx, sc)
+	}
+	if err != nil {
+		l := e.c.Logger()
+		l.Error().Err(err).Dur("elapsed", time.Since(start)).Str("state", string(snap.State)).Msg("call record not stored")
+		return false
+	}
+	r.mu.Lock()
+	e.stored = true
+	r.mu.Unlock()
+	return true
+}
+
+// Run writes the changed records as they change and marks the open ones
+// alive every AliveInterval, until ctx ends.
+func (r *Recorder) Run(ctx context.Context) {
+	t := time.NewTicker(r.opts.AliveInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-r.wake:
+			r.flush()
+		case <-t.C:
+			r.flush()
+			r.touch()
+		}
+	}
+}
+
+// flush writes the records of the calls marked changed; a failed write
+// stays marked for the next round.
+func (r *Recorder) flush() {
+	r.mu.Lock()
+	var dirty []*entry
+	for _, e := range r.calls {
+		if e.dirty && !e.ended {
+			e.dirty = false
+			dirty = append(dirty, e)
+		}
+	}
+	r.mu.Unlock()
+	for _, e := range dirty {
+		ctx, cancel := context.WithTimeout(context.Background(), r.opts.Timeout)
+		ok := r.store(ctx, e)
+		cancel()
+		if !ok {
+			r.mu.Lock()
+			e.dirty = !e.ended
+			r.mu.Unlock()
+		}
+	}
+}
+
+// touch marks the stored open records alive, in one statement.
+func (r *Recorder) touch() {
+	r.mu.Lock()
+	ids := make([]string, 0, len(r.calls))
+	for id, e := range r.calls {
+		if e.stored && !e.ended {
+			ids = append(ids, id)
+		}
+	}
+	r.mu.Unlock()
+	if len(ids) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), r.opts.Timeout)
+	defer cancel()
+	if err := r.st.Calls().Touch(ctx, ids, r.opts.Now()); err != nil {
+		r.opts.Log.Warn().Err(err).Int("calls", len(ids)).Msg("call records not marked alive")
+	}
+}
+
+// Save stores the record of the finished call s, in the team of its
+// number (ErrConflict when it is stored already). It is for records made
+// outside a call's life (imports, tests).
 func (r *Recorder) Save(ctx context.Context, s call.Snapshot) error {
 	team, err := newTeams(r.st, r.opts.DefaultTeam).of(ctx, s.NumberID)
 	if err != nil {
@@ -77,27 +253,65 @@ func (r *Recorder) Save(ctx context.Context, s call.Snapshot) error {
 	if err != nil {
 		return fmt.Errorf("store call record: %w", err)
 	}
+	sc.AliveTime = s.Ended
 	if err := r.st.Calls().Create(ctx, sc); err != nil {
 		return fmt.Errorf("store call record: %w", err)
 	}
 	return nil
 }
 
-// LiveSnapshots returns the calls whose record is being written.
-func (r *Recorder) LiveSnapshots() []call.Snapshot {
+// Unstored returns the live calls whose record is not stored yet (its
+// first write failed).
+func (r *Recorder) Unstored() []call.Snapshot {
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	out := make([]call.Snapshot, 0, len(r.writing))
-	for _, s := range r.writing {
-		out = append(out, s)
+	var cs []*call.Call
+	for _, e := range r.calls {
+		if !e.stored {
+			cs = append(cs, e.c)
+		}
+	}
+	r.mu.Unlock()
+	out := make([]call.Snapshot, 0, len(cs))
+	for _, c := range cs {
+		out = append(out, c.Snapshot())
 	}
 	return out
 }
 
-// LiveSnapshot returns a call whose record is being written.
+// LiveSnapshot returns the current view of a call the recorder follows.
 func (r *Recorder) LiveSnapshot(id string) (call.Snapshot, bool) {
 	r.mu.Lock()
+	e := r.calls[id]
+	r.mu.Unlock()
+	if e == nil {
+		return call.Snapshot{}, false
+	}
+	return e.c.Snapshot(), true
+}
+
+// Open is the number of calls the recorder follows.
+func (r *Recorder) Open() int {
+	r.mu.Lock()
 	defer r.mu.Unlock()
-	s, ok := r.writing[id]
-	return s, ok
+	return len(r.calls)
+}
+
+// EndedByCrash is the ended_by of a record that a crash left open.
+const EndedByCrash = "crash"
+
+// crashReason is the end_reason of a record closed by CloseCrashed.
+const crashReason = "the appliance stopped without ending the call; ended at the last time it was known to be up"
+
+// CloseCrashed ends the call records left open by a crash, each at the
+// last time its call was known to be up (its last write or alive mark),
+// as ended_by "crash", and says how many it closed. Run it on start,
+// before taking calls: every open record then belongs to a call the
+// previous process lost. It is the one home of this rule; a fleet will
+// pass the node whose records to close.
+func CloseCrashed(ctx context.Context, calls store.CallStore) (int, error) {
+	n, err := calls.CloseOpen(ctx, store.CloseOpen{State: string(call.StateEnded), EndedBy: EndedByCrash, Reason: crashReason})
+	if err != nil {
+		return 0, fmt.Errorf("close records left open: %w", err)
+	}
+	return n, nil
 }

@@ -34,10 +34,12 @@ func (testAuthz) Authorize(_ context.Context, token string, _ httpx.Route) (*htt
 	return nil, httpx.Unauthorized("unknown key")
 }
 
-// fakeLive is a settable set of live calls.
+// fakeLive is a settable set of live calls; those named in stored have
+// their record in the store.
 type fakeLive struct {
-	mu    sync.Mutex
-	calls []call.Snapshot
+	mu     sync.Mutex
+	calls  []call.Snapshot
+	stored map[string]bool
 }
 
 func (f *fakeLive) set(s ...call.Snapshot) {
@@ -46,14 +48,22 @@ func (f *fakeLive) set(s ...call.Snapshot) {
 	f.mu.Unlock()
 }
 
-func (f *fakeLive) LiveSnapshots() []call.Snapshot {
+func (f *fakeLive) Unstored() []call.Snapshot {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return append([]call.Snapshot(nil), f.calls...)
+	var out []call.Snapshot
+	for _, s := range f.calls {
+		if !f.stored[s.ID] {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 func (f *fakeLive) LiveSnapshot(id string) (call.Snapshot, bool) {
-	for _, s := range f.LiveSnapshots() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, s := range f.calls {
 		if s.ID == id {
 			return s, true
 		}
@@ -279,6 +289,57 @@ func TestListLiveAboveStoredAndPages(t *testing.T) {
 	require.Equal(t, http.StatusNotFound, st)
 	st, _ = e.do(t, "team-a", "/v1/calls/s-gone")
 	require.Equal(t, http.StatusNotFound, st)
+}
+
+// TestListStoredLiveCallsOnce: calls stored from their admission are
+// listed in their place among the stored records, with their live view,
+// once across pages, however old they are.
+func TestListStoredLiveCallsOnce(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	for i, id := range []string{"s0", "s1", "s2", "s3"} {
+		require.NoError(t, e.rec.Save(ctx, ended(id, i+1)))
+	}
+	// Two open records: "old" invited before every stored call (a long
+	// call), "new" after them; both stored as ringing, live as active.
+	openAt := func(id string, at time.Time) call.Snapshot {
+		return call.Snapshot{ID: id, NumberID: "pn_a", PhoneNumber: "+18005550100", From: "+14155550123", To: "+18005550100",
+			State: call.StateRinging, Started: at}
+	}
+	for _, s := range []call.Snapshot{openAt("old", base), openAt("new", base.Add(30*time.Minute))} {
+		require.NoError(t, e.st.Calls().Put(ctx, &store.Call{ID: s.ID, TeamID: "team_a", PhoneNumberID: s.NumberID,
+			PhoneNumber: s.PhoneNumber, From: s.From, To: s.To, State: string(s.State), InviteTime: s.Started, AliveTime: s.Started}))
+	}
+	live := func(s call.Snapshot) call.Snapshot {
+		s.State, s.Answered, s.Media = call.StateActive, s.Started.Add(time.Second), media.StatsSnapshot{PacketsIn: 42}
+		return s
+	}
+	e.live.stored = map[string]bool{"old": true, "new": true}
+	e.live.set(live(openAt("old", base)), live(openAt("new", base.Add(30*time.Minute))))
+
+	var all []*records.Record
+	tok := ""
+	for range 10 {
+		q := "?page_size=2"
+		if tok != "" {
+			q += "&page_token=" + tok
+		}
+		l := e.list(t, "team-a", q)
+		require.LessOrEqual(t, len(l.Calls), 2, "no live call above a page when every live call is stored")
+		all = append(all, l.Calls...)
+		if tok = l.NextPageToken; tok == "" {
+			break
+		}
+	}
+	got := make([]string, 0, len(all))
+	for _, r := range all {
+		got = append(got, r.CallID)
+	}
+	require.Equal(t, []string{"new", "s3", "s2", "s1", "s0", "old"}, got)
+	require.Equal(t, "active", all[0].State, "the live view replaces the stored one")
+	require.EqualValues(t, 42, all[5].Media.PacketsIn)
+	// The state filter reads the stored state; the live view must match too.
+	require.Empty(t, ids(e.list(t, "team-a", "?state=ringing")), "a call answered since its last write is not listed as ringing")
 }
 
 func TestListBadQueries(t *testing.T) {

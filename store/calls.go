@@ -3,12 +3,15 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"time"
 )
 
-// Call is the record of a finished phone call. Media and Notes are JSON
-// owned by the calls package (the RTP statistics and the ordered entries
-// of the record), so the store needs no migration when they grow.
+// Call is the record of a phone call, written when the call is admitted
+// and updated as it goes; EndTime is zero while it is open. Media and
+// Notes are JSON owned by the calls package (the RTP statistics and the
+// ordered entries of the record), so the store needs no migration when
+// they grow.
 type Call struct {
 	ID            string // the call id
 	TeamID        string
@@ -21,10 +24,13 @@ type Call struct {
 	InviteTime    time.Time
 	AnswerTime    time.Time // zero: never answered
 	EndTime       time.Time // zero: not ended
-	EndedBy       string
-	EndReason     string
-	Media         json.RawMessage
-	Notes         json.RawMessage
+	// AliveTime is the last time the call was known to be up (zero:
+	// unknown); an open record left by a crash is closed at that time.
+	AliveTime time.Time
+	EndedBy   string
+	EndReason string
+	Media     json.RawMessage
+	Notes     json.RawMessage
 }
 
 // CallQuery filters a call listing; every set field must match.
@@ -38,21 +44,33 @@ type CallQuery struct {
 	Page         Page
 }
 
+// CloseOpen says how CloseOpen ends the open call records it selects:
+// today every open record of the store (one appliance per store); a fleet
+// adds the node whose records are to be closed.
+type CloseOpen struct {
+	State   string // the closed record's state ("ended")
+	EndedBy string // e.g. "crash"
+	Reason  string
+}
+
 type sqlCalls struct{ q querier }
 
 const callCols = `id, team_id, phone_number_id, phone_number, from_user, to_user, sip_call_id, route, state,
-	invite_us, answer_us, end_us, ended_by, end_reason, media, notes`
+	invite_us, answer_us, end_us, ended_by, end_reason, media, notes, alive_us`
 
 func scanCall(row scanner) (*Call, error) {
 	var (
 		c            Call
-		inv          int64
+		inv, alive   int64
 		ans, end     *int64
 		media, notes string
 	)
 	if err := row.Scan(&c.ID, &c.TeamID, &c.PhoneNumberID, &c.PhoneNumber, &c.From, &c.To, &c.SIPCallID, &c.Route, &c.State,
-		&inv, &ans, &end, &c.EndedBy, &c.EndReason, &media, &notes); err != nil {
+		&inv, &ans, &end, &c.EndedBy, &c.EndReason, &media, &notes, &alive); err != nil {
 		return nil, err
+	}
+	if alive != 0 {
+		c.AliveTime = fromUS(alive)
 	}
 	c.InviteTime, c.AnswerTime, c.EndTime = fromUS(inv), fromOptUS(ans), fromOptUS(end)
 	c.Media, c.Notes = json.RawMessage(media), json.RawMessage(notes)
@@ -67,11 +85,70 @@ func jsonOr(v json.RawMessage, empty string) string {
 }
 
 func (s sqlCalls) Create(ctx context.Context, c *Call) error {
-	_, err := s.q.ExecContext(ctx, `INSERT INTO calls(`+callCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
-		c.ID, c.TeamID, c.PhoneNumberID, c.PhoneNumber, c.From, c.To, c.SIPCallID, c.Route, c.State,
-		toUS(c.InviteTime), optUS(c.AnswerTime), optUS(c.EndTime), c.EndedBy, c.EndReason,
-		jsonOr(c.Media, "{}"), jsonOr(c.Notes, "[]"))
+	_, err := s.q.ExecContext(ctx, `INSERT INTO calls(`+callCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, callArgs(c)...)
 	return mapErr("create call", err)
+}
+
+func callArgs(c *Call) []any {
+	var alive int64
+	if !c.AliveTime.IsZero() {
+		alive = toUS(c.AliveTime)
+	}
+	return []any{c.ID, c.TeamID, c.PhoneNumberID, c.PhoneNumber, c.From, c.To, c.SIPCallID, c.Route, c.State,
+		toUS(c.InviteTime), optUS(c.AnswerTime), optUS(c.EndTime), c.EndedBy, c.EndReason,
+		jsonOr(c.Media, "{}"), jsonOr(c.Notes, "[]"), alive}
+}
+
+// Put inserts the record or, while the stored one is still open, replaces
+// it; a closed record is final (a late write of an older view cannot
+// reopen it). ON CONFLICT … DO UPDATE … WHERE is common to SQLite and
+// PostgreSQL.
+func (s sqlCalls) Put(ctx context.Context, c *Call) error {
+	_, err := s.q.ExecContext(ctx, `INSERT INTO calls(`+callCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
+		ON CONFLICT (id) DO UPDATE SET team_id = excluded.team_id, phone_number_id = excluded.phone_number_id,
+		phone_number = excluded.phone_number, from_user = excluded.from_user, to_user = excluded.to_user,
+		sip_call_id = excluded.sip_call_id, route = excluded.route, state = excluded.state,
+		invite_us = excluded.invite_us, answer_us = excluded.answer_us, end_us = excluded.end_us,
+		ended_by = excluded.ended_by, end_reason = excluded.end_reason, media = excluded.media,
+		notes = excluded.notes, alive_us = excluded.alive_us
+		WHERE calls.end_us IS NULL`, callArgs(c)...)
+	return mapErr("put call", err)
+}
+
+// Touch sets the alive time of the open records among ids. The ids are
+// sent in chunks that stay far below any driver's parameter limit.
+func (s sqlCalls) Touch(ctx context.Context, ids []string, at time.Time) error {
+	const chunk = 200
+	for len(ids) > 0 {
+		n := min(len(ids), chunk)
+		args := make([]any, 0, n+1)
+		args = append(args, toUS(at))
+		for _, id := range ids[:n] {
+			args = append(args, id)
+		}
+		q := `UPDATE calls SET alive_us = ? WHERE end_us IS NULL AND id IN (?` + strings.Repeat(",?", n-1) + `)`
+		if _, err := s.q.ExecContext(ctx, q, args...); err != nil {
+			return mapErr("touch calls", err)
+		}
+		ids = ids[n:]
+	}
+	return nil
+}
+
+// CloseOpen ends every open record at its last known time: the alive time
+// when it is set and not before the invite, else the invite time.
+func (s sqlCalls) CloseOpen(ctx context.Context, q CloseOpen) (int, error) {
+	res, err := s.q.ExecContext(ctx, `UPDATE calls SET state = ?, ended_by = ?, end_reason = ?,
+		end_us = CASE WHEN alive_us > invite_us THEN alive_us ELSE invite_us END
+		WHERE end_us IS NULL`, q.State, q.EndedBy, q.Reason)
+	if err != nil {
+		return 0, mapErr("close open calls", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, mapErr("close open calls", err)
+	}
+	return int(n), nil
 }
 
 func (s sqlCalls) Get(ctx context.Context, id string) (*Call, error) {

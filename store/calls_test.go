@@ -123,3 +123,73 @@ func TestCallsListNewestFirstPagesAndFilters(t *testing.T) {
 	_, _, err = s.Calls().List(ctx, "default", CallQuery{Page: Page{Token: "!!"}})
 	require.ErrorIs(t, err, ErrBadPageToken)
 }
+
+// TestCallsOpenRecordLifecycle: a record is put when the call is admitted,
+// updated as it goes, touched while it lasts; a closed record is final, and
+// the records a crash left open are closed at their last known time.
+func TestCallsOpenRecordLifecycle(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := openTest(t, dir)
+	base := time.Unix(1_700_000_000, 0).UTC()
+	open := func(id string, inv time.Time) *Call {
+		return &Call{ID: id, TeamID: "default", State: "ringing", InviteTime: inv, AliveTime: inv}
+	}
+	a, b, c := open("a", base), open("b", base.Add(time.Second)), open("c", base.Add(2*time.Second))
+	for _, x := range []*Call{a, b, c} {
+		require.NoError(t, s.Calls().Put(ctx, x))
+	}
+	a.State, a.AnswerTime, a.AliveTime = "active", base.Add(500*time.Millisecond), base.Add(500*time.Millisecond)
+	require.NoError(t, s.Calls().Put(ctx, a))
+	got, err := s.Calls().Get(ctx, "a")
+	require.NoError(t, err)
+	require.Equal(t, "active", got.State)
+	require.True(t, got.EndTime.IsZero())
+
+	// c ends normally; a late write of an older view cannot reopen it.
+	c.State, c.EndTime, c.EndedBy, c.AliveTime = "ended", base.Add(3*time.Second), "caller", base.Add(3*time.Second)
+	require.NoError(t, s.Calls().Put(ctx, c))
+	stale := open("c", base.Add(2*time.Second))
+	require.NoError(t, s.Calls().Put(ctx, stale))
+	got, err = s.Calls().Get(ctx, "c")
+	require.NoError(t, err)
+	require.Equal(t, "ended", got.State)
+	require.Equal(t, "caller", got.EndedBy)
+
+	// Touch moves the alive time of open records only.
+	require.NoError(t, s.Calls().Touch(ctx, []string{"a", "c", "missing"}, base.Add(10*time.Second)))
+	got, err = s.Calls().Get(ctx, "c")
+	require.NoError(t, err)
+	require.Equal(t, base.Add(3*time.Second), got.AliveTime)
+	require.NoError(t, s.Close())
+
+	// After a crash: a and b are still open.
+	s = openTest(t, dir)
+	n, err := s.Calls().CloseOpen(ctx, CloseOpen{State: "ended", EndedBy: "crash", Reason: "crash"})
+	require.NoError(t, err)
+	require.Equal(t, 2, n)
+	got, err = s.Calls().Get(ctx, "a")
+	require.NoError(t, err)
+	require.Equal(t, "ended", got.State)
+	require.Equal(t, "crash", got.EndedBy)
+	require.Equal(t, base.Add(10*time.Second), got.EndTime, "closed at the last touch")
+	require.Equal(t, base.Add(500*time.Millisecond), got.AnswerTime)
+	got, err = s.Calls().Get(ctx, "b")
+	require.NoError(t, err)
+	require.Equal(t, base.Add(time.Second), got.EndTime, "closed at its last write")
+	n, err = s.Calls().CloseOpen(ctx, CloseOpen{State: "ended", EndedBy: "crash"})
+	require.NoError(t, err)
+	require.Zero(t, n, "closing twice closes nothing")
+
+	// Touch takes more ids than one statement's chunk.
+	var ids []string
+	for i := range 450 {
+		x := open(fmt.Sprintf("m%03d", i), base)
+		require.NoError(t, s.Calls().Put(ctx, x))
+		ids = append(ids, x.ID)
+	}
+	require.NoError(t, s.Calls().Touch(ctx, ids, base.Add(time.Minute)))
+	got, err = s.Calls().Get(ctx, "m449")
+	require.NoError(t, err)
+	require.Equal(t, base.Add(time.Minute), got.AliveTime)
+}

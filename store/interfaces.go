@@ -1,6 +1,9 @@
 package store
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // KeyStore keeps API keys.
 type KeyStore interface {
@@ -52,11 +55,19 @@ type AuditStore interface {
 	List(ctx context.Context, teamID string, q AuditQuery) (events []*AuditEvent, next string, err error)
 }
 
-// CallStore keeps the records of finished calls.
+// CallStore keeps call records, from admission to end.
 type CallStore interface {
-	// Create stores the record of a finished call (ErrConflict when its id
-	// is stored already).
+	// Create stores a new record (ErrConflict when its id is stored
+	// already).
 	Create(ctx context.Context, c *Call) error
+	// Put stores the record, replacing the stored one while that is still
+	// open; a closed (ended) record is never changed by Put.
+	Put(ctx context.Context, c *Call) error
+	// Touch sets the alive time of the open records among ids.
+	Touch(ctx context.Context, ids []string, at time.Time) error
+	// CloseOpen ends the open records q selects at their last known time
+	// and says how many it closed.
+	CloseOpen(ctx context.Context, q CloseOpen) (int, error)
 	Get(ctx context.Context, id string) (*Call, error)
 	// List returns a team's calls newest first.
 	List(ctx context.Context, teamID string, q CallQuery) (calls []*Call, next string, err error)

@@ -138,6 +138,11 @@ func TestCallRecordsOfRealCalls(t *testing.T) {
 	require.NotNil(t, got.AnsweredAt)
 	require.Equal(t, []callRecord{}, nonNilCalls(listCalls(t, d, owner, url.Values{"state": {"ended"}})))
 	require.Len(t, listCalls(t, d, owner, url.Values{"state": {"active"}}), 1)
+	// The store holds it already, open and answered: a crash now loses nothing.
+	require.Eventually(t, func() bool {
+		sc, err := d.App.Store().Calls().Get(context.Background(), live.CallID)
+		return err == nil && sc.State == "active" && !sc.AnswerTime.IsZero() && sc.EndTime.IsZero() && !sc.AliveTime.IsZero()
+	}, 5*time.Second, 20*time.Millisecond, "the answered call's record is stored while it goes on")
 
 	time.Sleep(time.Second)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
