@@ -143,9 +143,9 @@ func (l *SIPLeg) Start(sink LegSink, opts LegOptions) error {
 		pair.Close()
 		return err
 	}
-	if offer.DTMFPayloadType != 0 {
-		l.sender = dtmf.NewSender(offer.DTMFPayloadType, dtmf.SendOptions{Interval: offer.Ptime})
-		sess.Pacer().SetEventSource(l.sender)
+	if offer.DTMFPayloadType != 0 && !l.in.DelayedOffer() {
+		// A delayed offer's telephone-event is known from the answer.
+		l.startSender(sess, offer)
 	}
 	l.mu.Lock()
 	l.sess, l.started = sess, true
@@ -158,7 +158,27 @@ func (l *SIPLeg) Start(sink LegSink, opts LegOptions) error {
 	// and the SIP call's queue of INFOs is short.
 	go l.watch()
 	l.log.Debug().Str("media", offer.String()).Str("chain", sess.String()).Msg("sip leg media ready")
+	if err := l.in.MediaReady(l.localAddr(sess)); err != nil {
+		// The reliable 180 carrying a delayed offer's offer failed; the
+		// answer will say so.
+		l.log.Warn().Err(err).Msg("ringing with our offer not sent")
+	}
 	return nil
+}
+
+func (l *SIPLeg) startSender(sess *media.Session, p sip.MediaParams) {
+	l.sender = dtmf.NewSender(p.DTMFPayloadType, dtmf.SendOptions{Interval: p.Ptime})
+	sess.Pacer().SetEventSource(l.sender)
+}
+
+// localAddr is our RTP address for the SDP: towards the caller's media,
+// or, for a delayed offer (no media address yet), towards its signalling.
+func (l *SIPLeg) localAddr(sess *media.Session) netip.AddrPort {
+	remote := l.in.Offer().RemoteAddr
+	if !remote.IsValid() {
+		remote = l.in.SourceAddr()
+	}
+	return netip.AddrPortFrom(answerIP(l.opts.BindIP, remote), uint16(sess.LocalPort()))
 }
 
 func (l *SIPLeg) session() *media.Session {
@@ -177,14 +197,17 @@ func (l *SIPLeg) Answer(ctx context.Context) error {
 	if sess == nil {
 		return errors.New("sip leg: answer before start")
 	}
-	offer := l.in.Offer()
-	if err := l.in.Answer(ctx, netip.AddrPortFrom(answerIP(l.opts.BindIP, offer.RemoteAddr), uint16(sess.LocalPort()))); err != nil {
+	if err := l.in.Answer(ctx, l.localAddr(sess)); err != nil {
 		return err
+	}
+	m := l.in.Media()
+	if l.in.DelayedOffer() && m.DTMFPayloadType != 0 {
+		l.startSender(sess, m)
 	}
 	l.mu.Lock()
 	l.answered = true
 	l.mu.Unlock()
-	l.applyMedia(l.in.Media())
+	l.applyMedia(m)
 	return nil
 }
 

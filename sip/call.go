@@ -56,6 +56,19 @@ type InboundCall struct {
 	remoteCSeq uint32
 	refer      chan int
 	received   time.Time
+
+	// Offer/answer beyond the basic INVITE-with-SDP (set at admission).
+	delayed  bool // the INVITE had no SDP: we offer, the caller answers
+	reliable bool // the caller requires 100rel (RFC 3262)
+
+	// Reliable provisional responses (c.mu).
+	rseq      uint32
+	pending   *reliableResponse
+	ringHeld  bool // a 180 waiting for our offer (delayed offer + 100rel)
+	offerSent bool // our offer went out in a reliable 180
+
+	finalOnce sync.Once
+	finalSent chan struct{} // closed when the final response is sent
 }
 
 // ReceivedAt is when the INVITE arrived (before admission checks).
@@ -74,6 +87,8 @@ func newInboundCall(s *Server, req *sip.Request, tx sip.ServerTransaction, route
 		offer:   offer, initial: params, params: params,
 		sdp:        newLocalSDP(uint64(time.Now().Unix())),
 		remoteCSeq: req.CSeq().SeqNo,
+		delayed:    offer == nil,
+		finalSent:  make(chan struct{}),
 	}
 	c.dlg = &dialog{
 		client: s.client, callID: req.CallID().Value(),
@@ -220,9 +235,21 @@ func (c *InboundCall) SessionProgress() error { return c.provisional(183, "Sessi
 func (c *InboundCall) provisional(status int, reason string) error {
 	c.mu.Lock()
 	early := c.state == stateEarly
+	reliable := c.reliable
+	if early && reliable && c.delayed && !c.offerSent {
+		// RFC 3261 section 13.2.1: with no offer in the INVITE, our offer
+		// must be in the first reliable response; it waits for
+		// MediaReady, which knows our RTP address.
+		c.ringHeld = true
+		c.mu.Unlock()
+		return nil
+	}
 	c.mu.Unlock()
 	if !early {
 		return fmt.Errorf("send %d: %w", status, c.stateErr())
+	}
+	if reliable {
+		return c.sendReliable(status, reason, nil)
 	}
 	// Never hold c.mu across tx.Respond: the transaction's CANCEL path
 	// calls back into the call.
@@ -232,96 +259,17 @@ func (c *InboundCall) provisional(status int, reason string) error {
 	return nil
 }
 
+// finalResponse marks the final response as sent: reliable provisional
+// responses stop being retransmitted.
+func (c *InboundCall) finalResponse() {
+	c.finalOnce.Do(func() { close(c.finalSent) })
+}
+
 func (c *InboundCall) stateErr() error {
 	if cause := context.Cause(c.ctx); cause != nil {
 		return fmt.Errorf("%w: %w", errCallState, cause)
 	}
 	return errCallState
-}
-
-// Answer sends 200 OK with the SDP answer (media at local, or at
-// Options.RTPPublicIP with local's port when set), retransmits it over UDP
-// (RFC 3261 section 13.3.1.4) and waits for the ACK. Without ACK within
-// Options.AckTimeout the call is hung up and ErrAckTimeout returned.
-func (c *InboundCall) Answer(ctx context.Context, local netip.AddrPort) error {
-	c.mu.Lock()
-	if c.state != stateEarly {
-		c.mu.Unlock()
-		return fmt.Errorf("answer: %w", c.stateErr())
-	}
-	body, err := c.sdp.answer(c.offer, c.params, local, c.srv.opts.RTPPublicIP, c.params.Direction.Reverse())
-	if err != nil {
-		c.mu.Unlock()
-		return fmt.Errorf("answer: %w", err)
-	}
-	c.local, c.state = local, stateAnswering
-	c.mu.Unlock()
-	res := c.response(c.invite, 200, "OK", body)
-	err = c.tx.Respond(res)
-	if err != nil {
-		c.end(err)
-		return fmt.Errorf("answer: %w", err)
-	}
-	c.log.Info().Str("rtp_laddr", local.String()).Msg("call answered")
-	if _, err := c.awaitAck(ctx, res, c.invite.CSeq().SeqNo, c.tx); err != nil {
-		if errors.Is(err, ErrAckTimeout) || ctx.Err() != nil {
-			c.log.Warn().Err(err).Msg("no ACK for 200 OK: hanging up")
-			_ = c.hangup(context.Background(), ErrAckTimeout, "no ACK")
-		}
-		return fmt.Errorf("answer: %w", err)
-	}
-	c.mu.Lock()
-	if c.state == stateAnswering {
-		c.state = stateConfirmed
-	}
-	c.mu.Unlock()
-	return nil
-}
-
-// awaitAck waits for the ACK with CSeq seq, retransmitting res over
-// unreliable transports with T1 doubling up to T2.
-func (c *InboundCall) awaitAck(ctx context.Context, res *sip.Response, seq uint32, tx sip.ServerTransaction) (*sip.Request, error) {
-	interval := sip.T1
-	retransmit := time.NewTimer(interval)
-	defer retransmit.Stop()
-	if sip.IsReliable(c.dlg.transport) {
-		retransmit.Stop()
-	}
-	deadline := time.NewTimer(c.srv.opts.AckTimeout)
-	defer deadline.Stop()
-	var txAcks <-chan *sip.Request
-	if stx, ok := tx.(interface{ Acks() <-chan *sip.Request }); ok {
-		txAcks = stx.Acks()
-	}
-	for {
-		select {
-		case ack := <-c.acks:
-			if ack.CSeq().SeqNo == seq {
-				return ack, nil
-			}
-		case ack := <-txAcks:
-			return ack, nil
-		case <-retransmit.C:
-			if err := tx.Respond(res); err != nil {
-				c.log.Debug().Err(err).Msg("2xx retransmission failed")
-			}
-			interval = min(2*interval, sip.T2)
-			retransmit.Reset(interval)
-		case <-deadline.C:
-			return nil, ErrAckTimeout
-		case <-c.ctx.Done():
-			return nil, context.Cause(c.ctx)
-		case <-ctx.Done():
-			return nil, context.Cause(ctx)
-		}
-	}
-}
-
-func (c *InboundCall) ackReceived(req *sip.Request) {
-	select {
-	case c.acks <- req:
-	default:
-	}
 }
 
 // Reject answers the INVITE with a final error status (e.g. 480, 486,
@@ -342,6 +290,7 @@ func (c *InboundCall) Reject(status int, reason string, headers ...Header) error
 		res.AppendHeader(sip.NewHeader(h.Name, h.Value))
 	}
 	err := c.tx.Respond(res)
+	c.finalResponse()
 	c.log.Info().Int("status", status).Msg("call rejected")
 	c.end(fmt.Errorf("%w: %d %s", ErrRejected, status, reason))
 	if err != nil {

@@ -21,6 +21,9 @@ var (
 	ErrRejected = errors.New("sip: call rejected")
 	// ErrShutdown means the server stopped while the call was up.
 	ErrShutdown = errors.New("sip: server shut down")
+	// ErrNoAnswer means the caller of a delayed offer sent no usable SDP
+	// answer (in its ACK or PRACK) to our offer.
+	ErrNoAnswer = errors.New("sip: no sdp answer to our offer")
 )
 
 var (
@@ -30,5 +33,7 @@ var (
 	errBadNumber      = errors.New("not a phone number")
 	errCallState      = errors.New("call is not in a state for this")
 	errNoSDP          = errors.New("no sdp offer")
+	errPrackPending   = errors.New("a reliable provisional response awaits its PRACK")
+	errNoPrack        = errors.New("no PRACK for a reliable provisional response")
 	errBadCredentials = errors.New("malformed credentials")
 )

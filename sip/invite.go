@@ -93,26 +93,35 @@ func (s *Server) onInvite(req *sip.Request, tx sip.ServerTransaction) {
 	if route.AuthUsername != "" && !s.authenticate(req, tx, route, src.Addr(), log) {
 		return
 	}
-	if ct := req.ContentType(); len(req.Body()) == 0 || ct == nil || !strings.EqualFold(strings.TrimSpace(strings.Split(ct.Value(), ";")[0]), "application/sdp") {
-		refuse(488, "Not Acceptable Here", ResultNoCodec, sip.NewHeader("Warning", `399 switchboard "an SDP offer is required"`))
+	var offer *parsedSDP
+	params := delayedOfferParams()
+	switch ct := req.ContentType(); {
+	case len(req.Body()) == 0:
+		// RFC 3261 section 13.2.1, RFC 3264: a delayed offer. Our offer
+		// goes in the first reliable response (the 200 OK, or a reliable
+		// 180 under 100rel) and the caller's answer comes in its ACK (or
+		// PRACK).
+	case ct == nil || !strings.EqualFold(strings.TrimSpace(strings.Split(ct.Value(), ";")[0]), "application/sdp"):
+		refuse(415, "Unsupported Media Type", ResultNoCodec, sip.NewHeader("Accept", "application/sdp"))
 		return
-	}
-	offer, err := parseSDP(req.Body())
-	if err != nil {
-		refuse(400, "Bad Request", ResultBadRequest)
-		return
-	}
-	params, err := offer.negotiate()
-	if err != nil {
-		refuse(488, "Not Acceptable Here", ResultNoCodec, sip.NewHeader("Warning", `305 switchboard "Incompatible media format"`))
-		return
+	default:
+		if offer, err = parseSDP(req.Body()); err != nil {
+			refuse(400, "Bad Request", ResultBadRequest)
+			return
+		}
+		if params, err = offer.negotiate(); err != nil {
+			refuse(488, "Not Acceptable Here", ResultNoCodec, sip.NewHeader("Warning", `305 switchboard "Incompatible media format"`))
+			return
+		}
 	}
 
 	call := newInboundCall(s, req, tx, route, src, offer, params, log)
 	call.received = received
+	call.reliable = requires(req, tag100rel)
 	handedOver = true
 	s.metrics.InviteResult(ResultAccepted)
-	call.log.Info().Str("from", call.From()).Str("media", params.String()).Msg("call admitted")
+	call.log.Info().Str("from", call.From()).Str("media", params.String()).Bool("delayed_offer", offer == nil).
+		Bool("reliable_provisional", call.reliable).Msg("call admitted")
 	s.handler.HandleCall(call.ctx, call)
 	call.handlerReturned()
 }

@@ -19,7 +19,7 @@ import (
 )
 
 // allowMethods is what the server answers; REFER is only sent by us.
-const allowMethods = "INVITE, ACK, BYE, CANCEL, OPTIONS, UPDATE, INFO, NOTIFY"
+const allowMethods = "INVITE, ACK, BYE, CANCEL, OPTIONS, UPDATE, INFO, NOTIFY, PRACK"
 
 // Server is the inbound SIP endpoint.
 type Server struct {
@@ -113,6 +113,7 @@ func NewServer(opts Options, numbers Numbers, handler Handler, log zerolog.Logge
 	s.srv.OnUpdate(s.guard(s.inDialog("Call/Transaction Does Not Exist", (*InboundCall).onOffer)))
 	s.srv.OnInfo(s.guard(s.inDialog("Call/Transaction Does Not Exist", (*InboundCall).onInfo)))
 	s.srv.OnNotify(s.guard(s.inDialog("Subscription Does Not Exist", (*InboundCall).onNotify)))
+	s.srv.OnPrack(s.guard(s.inDialog("Call/Transaction Does Not Exist", (*InboundCall).onPrack)))
 	s.srv.OnNoRoute(s.guard(s.onNoRoute))
 	return s, nil
 }
@@ -415,7 +416,7 @@ func (s *Server) allowHeaders() []sip.Header {
 	return []sip.Header{
 		sip.NewHeader("Allow", allowMethods),
 		sip.NewHeader("Accept", "application/sdp"),
-		sip.NewHeader("Supported", ""),
+		sip.NewHeader("Supported", supportedTags),
 	}
 }
 

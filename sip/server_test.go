@@ -100,7 +100,12 @@ func (h *answeringHandler) HandleCall(ctx context.Context, call *InboundCall) {
 			return
 		}
 	}
-	if err := call.Answer(ctx, netip.MustParseAddrPort("127.0.0.1:30000")); err != nil {
+	local := netip.MustParseAddrPort("127.0.0.1:30000")
+	if err := call.MediaReady(local); err != nil {
+		res.err = err
+		return
+	}
+	if err := call.Answer(ctx, local); err != nil {
 		res.err = err
 		res.cause = context.Cause(ctx)
 		return
