@@ -67,7 +67,7 @@ func (a *App) buildCalls(cfg *config.Config, log zerolog.Logger) error {
 		stt = sttFallback{a.speech}
 	}
 	a.runtime = conversation.NewRuntime(a.agents, conversation.RuntimeOptions{Engines: engines, Greeter: a.greeter, Tools: toolCaller{tools},
-		Transcriber: stt, AnswerTimeout: cfg.AnswerTimeout, UpstreamFormat: "audio/" + cfg.Upstream.AudioFormat})
+		Transcriber: stt, AnswerTimeout: cfg.AnswerTimeout, ReconnectTimeout: cfg.Upstream.ReconnectTimeout, UpstreamFormat: "audio/" + cfg.Upstream.AudioFormat})
 	a.webhooks = webhook.NewDispatcher(webhook.Options{}, log.With().Str("component", "webhook").Logger())
 	a.routed = conversation.NewRegistry()
 	router, err := conversation.NewRouter(a.runtime, a.webhooks, a.routed, conversation.ControlledOptions{

@@ -86,6 +86,8 @@ type Upstream struct {
 	APIKeyEnv      string        `yaml:"api_key_env"`
 	AudioFormat    string        `yaml:"audio_format"`
 	ConnectTimeout time.Duration `yaml:"connect_timeout"`
+	// ReconnectTimeout bounds the reopening of a session lost mid-call.
+	ReconnectTimeout time.Duration `yaml:"reconnect_timeout"`
 }
 
 // Speech configures the TTS and STT engines.
@@ -264,6 +266,9 @@ func (c *Config) Validate() error {
 	}
 	if (c.SIP.TLSCert == "") != (c.SIP.TLSKey == "") {
 		errs = append(errs, errors.New("sip.tls_cert and sip.tls_key: set both or neither"))
+	}
+	if c.Upstream.ReconnectTimeout <= 0 {
+		errs = append(errs, errors.New("upstream.reconnect_timeout: must be positive"))
 	}
 	if c.Records.AliveInterval < time.Second {
 		errs = append(errs, errors.New("records.alive_interval: must be at least 1s"))

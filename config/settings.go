@@ -126,6 +126,7 @@ func settings(c *Config) []Setting {
 		{"upstream.api_key_env", "", "SWITCHBOARD_UPSTREAM_API_KEY_ENV", "SWITCHBOARD_UPSTREAM_API_KEY", "name of the environment variable holding the provider's bearer key", str(&c.Upstream.APIKeyEnv)},
 		{"upstream.audio_format", "", "SWITCHBOARD_UPSTREAM_AUDIO_FORMAT", "pcm", "audio with the provider: pcm (PCM16 24 kHz, resampled) or pcmu / pcma (G.711 8 kHz, no resampling)", str(&c.Upstream.AudioFormat)},
 		{"upstream.connect_timeout", "", "SWITCHBOARD_UPSTREAM_CONNECT_TIMEOUT", "5s", "WebSocket connect timeout to the provider", duration(&c.Upstream.ConnectTimeout)},
+		{"upstream.reconnect_timeout", "", "SWITCHBOARD_UPSTREAM_RECONNECT_TIMEOUT", "700ms", "how long a call whose provider session dropped waits, silent, for a new one; then the caller hears the apology (the agent's fallback)", duration(&c.Upstream.ReconnectTimeout)},
 		{"speech.tts_engine", "", "SWITCHBOARD_TTS_ENGINE", "espeak", "text to speech: espeak (local espeak-ng) or upstream", str(&c.Speech.TTSEngine)},
 		{"speech.stt_engine", "", "SWITCHBOARD_STT_ENGINE", "none", "speech to text: none (/v1/stt answers 503) or upstream", str(&c.Speech.STTEngine)},
 		{"speech.upstream_url", "", "SWITCHBOARD_SPEECH_UPSTREAM_URL", "", "provider base URL (https://…) for the upstream TTS/STT engines", str(&c.Speech.UpstreamURL)},

@@ -65,7 +65,8 @@ type RuntimeOptions struct {
 	// response.cancel (default 150 ms).
 	CancelGrace time.Duration
 	// ReconnectTimeout bounds the one reconnect after an upstream failure
-	// mid-call (default 5 s).
+	// mid-call: the caller hears silence meanwhile, and the apology once
+	// it runs out (default DefaultReconnectTimeout).
 	ReconnectTimeout time.Duration
 	// AnswerTimeout bounds how long an agent's call rings while its
 	// session opens before it is refused (default 5 s).
@@ -80,6 +81,15 @@ type RuntimeOptions struct {
 // its model session opens: long enough for a cold provider connection,
 // short enough that a caller does not give up first.
 const DefaultAnswerTimeout = 5 * time.Second
+
+// DefaultReconnectTimeout is how long a call whose provider session
+// dropped waits, silent, for a new one before the caller hears the
+// apology. A drop is rarely followed by a quick recovery, and waiting
+// longer only lengthens the silence (it was 5 s, heard as a dead line):
+// 700 ms lets a healthy provider take the call back (TCP, TLS and the
+// session setup, a few round trips) and the apology still starts within
+// a second of the drop.
+const DefaultReconnectTimeout = 700 * time.Millisecond
 
 // Agents loads agent records (agent.Service).
 type Agents interface {
@@ -104,7 +114,7 @@ func NewRuntime(agents Agents, opts RuntimeOptions) *Runtime {
 		opts.CancelGrace = 150 * time.Millisecond
 	}
 	if opts.ReconnectTimeout == 0 {
-		opts.ReconnectTimeout = 5 * time.Second
+		opts.ReconnectTimeout = DefaultReconnectTimeout
 	}
 	if opts.TranscriptWait == 0 {
 		opts.TranscriptWait = 2 * time.Second

@@ -31,10 +31,12 @@ type Options struct {
 	Header http.Header
 	// ConnectTimeout bounds the TCP+TLS+WebSocket handshake (default 10s).
 	ConnectTimeout time.Duration
-	// PingInterval is how often a ping is sent (default 15s).
+	// PingInterval is how often a ping is sent (default
+	// DefaultPingInterval).
 	PingInterval time.Duration
-	// PongTimeout is how long after a ping the session waits for any
-	// traffic before it declares the peer gone (default 10s).
+	// PongTimeout is how long past a ping interval without any traffic
+	// the session waits before it declares the peer gone (default
+	// DefaultPongTimeout).
 	PongTimeout time.Duration
 	// WriteTimeout bounds one frame write (default 5s); a peer that stops
 	// reading ends the session after it.
@@ -55,10 +57,10 @@ func (o Options) withDefaults() Options {
 		o.ConnectTimeout = 10 * time.Second
 	}
 	if o.PingInterval <= 0 {
-		o.PingInterval = 15 * time.Second
+		o.PingInterval = DefaultPingInterval
 	}
 	if o.PongTimeout <= 0 {
-		o.PongTimeout = 10 * time.Second
+		o.PongTimeout = DefaultPongTimeout
 	}
 	if o.WriteTimeout <= 0 {
 		o.WriteTimeout = 5 * time.Second
@@ -78,6 +80,17 @@ func (o Options) withDefaults() Options {
 	}
 	return o
 }
+
+// A provider that vanishes without closing its socket (a host gone, a
+// path cut) is found by the read deadline: no traffic at all, not even a
+// pong, for PingInterval+PongTimeout. A call is silent for that long before
+// its fallback can start, so the defaults keep it to 3 s: a ping a second
+// costs a few bytes per call, and 2 s past a ping is far beyond the round
+// trip of a live provider.
+const (
+	DefaultPingInterval = time.Second
+	DefaultPongTimeout  = 2 * time.Second
+)
 
 var (
 	errNoURL    = errors.New("upstream url is required")

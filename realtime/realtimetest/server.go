@@ -40,6 +40,7 @@ type Server struct {
 	srv     *httptest.Server
 	opts    Options
 	refuse  atomic.Int64
+	delay   atomic.Int64 // handshake delay, ns
 	conns   chan *Conn
 	closing chan struct{}
 	once    sync.Once
@@ -53,6 +54,7 @@ func NewServer(t testing.TB, opts Options) *Server {
 	t.Helper()
 	s := &Server{opts: opts, conns: make(chan *Conn, 16), closing: make(chan struct{})}
 	s.refuse.Store(int64(opts.RefuseStatus))
+	s.delay.Store(int64(opts.AcceptDelay))
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(s.Close)
 	return s
@@ -65,6 +67,10 @@ func (s *Server) URL() string {
 
 // SetRefuse makes later handshakes fail with status (0 accepts again).
 func (s *Server) SetRefuse(status int) { s.refuse.Store(int64(status)) }
+
+// SetAcceptDelay delays later handshakes by d (a provider that takes the
+// TCP connection and then hangs); 0 answers at once again.
+func (s *Server) SetAcceptDelay(d time.Duration) { s.delay.Store(int64(d)) }
 
 // Accept returns the next connection the server accepted.
 func (s *Server) Accept(ctx context.Context) (*Conn, error) {
@@ -79,8 +85,11 @@ func (s *Server) Accept(ctx context.Context) (*Conn, error) {
 // Close drops every connection and stops the server; it is idempotent.
 func (s *Server) Close() {
 	s.once.Do(func() {
-		close(s.closing)
+		// Refuse new connections first: a client that reconnects the
+		// moment its connection drops finds the provider gone.
+		_ = s.srv.Listener.Close()
 		s.mu.Lock()
+		close(s.closing)
 		for _, c := range s.all {
 			c.Drop()
 		}
@@ -94,9 +103,9 @@ func (s *Server) id(prefix string) string { return fmt.Sprintf("%s_%d", prefix, 
 var upgrader = websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return true }}
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
-	if s.opts.AcceptDelay > 0 {
+	if d := time.Duration(s.delay.Load()); d > 0 {
 		select {
-		case <-time.After(s.opts.AcceptDelay):
+		case <-time.After(d):
 		case <-s.closing:
 			return
 		case <-r.Context().Done():
@@ -137,6 +146,13 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		ws.SetPingHandler(func(string) error { return nil })
 	}
 	s.mu.Lock()
+	select {
+	case <-s.closing: // accepted while closing: a gone provider keeps nothing
+		s.mu.Unlock()
+		c.Drop()
+		return
+	default:
+	}
 	s.all = append(s.all, c)
 	s.mu.Unlock()
 	if !s.opts.Silent {
