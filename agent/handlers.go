@@ -109,6 +109,9 @@ func (s *Service) create(w http.ResponseWriter, r *http.Request) error {
 	if err := req.apply(r, c); err != nil {
 		return err
 	}
+	if err := s.checkToolAddresses(&req); err != nil {
+		return err
+	}
 	rec, err := c.record()
 	if err != nil {
 		return err
@@ -172,6 +175,9 @@ func (s *Service) update(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 		if err := req.apply(r, c); err != nil {
+			return err
+		}
+		if err := s.checkToolAddresses(&req); err != nil {
 			return err
 		}
 		c.UpdateTime = s.now().UTC()

@@ -1,6 +1,8 @@
 package agent
 
 import (
+	"switchboard/webhook"
+
 	"context"
 	"errors"
 	"fmt"
@@ -18,6 +20,9 @@ type Options struct {
 	// OnSave, when set, sees every agent after it was created or changed
 	// (the greeting cache renders its greeting then).
 	OnSave func(*Config)
+	// Addresses says which addresses tool URLs may name (the zero value:
+	// no link-local or cloud metadata address).
+	Addresses webhook.AddressPolicy
 }
 
 // Service is the agents module of the API and the runtime's way to read an
@@ -26,11 +31,12 @@ type Service struct {
 	st     store.Store
 	now    func() time.Time
 	onSave func(*Config)
+	addrs  webhook.AddressPolicy
 }
 
 // NewService returns the agents module over st.
 func NewService(st store.Store, opts Options) *Service {
-	s := &Service{st: st, now: opts.Now, onSave: opts.OnSave}
+	s := &Service{st: st, now: opts.Now, onSave: opts.OnSave, addrs: opts.Addresses}
 	if s.now == nil {
 		s.now = time.Now
 	}

@@ -162,6 +162,22 @@ func checkTools(tools []Tool) error {
 	return nil
 }
 
+// checkToolAddresses refuses tool URLs (of this request) that name a
+// forbidden address (link-local, cloud metadata) under the service's
+// policy.
+func (s *Service) checkToolAddresses(req *request) error {
+	if req.Tools == nil {
+		return nil
+	}
+	for i, t := range *req.Tools {
+		if err := s.addrs.CheckURL(t.URL); err != nil {
+			p := fmt.Sprintf("tools[%d].url", i)
+			return httpx.BadRequest(p, "%s must not target a link-local or cloud metadata address (%v); the setting webhooks.allow_addresses can allow it", p, err)
+		}
+	}
+	return nil
+}
+
 // checkToolURL wants HTTPS; plain HTTP is accepted only for loopback
 // hosts (a tool server on the appliance itself).
 func checkToolURL(raw string) error {

@@ -52,6 +52,7 @@ type App struct {
 	calls    *call.Manager
 	control  *control.Service
 	webhooks *webhook.Dispatcher
+	tools    *webhook.ToolClient
 	sip      *sip.Server
 	httpLn   net.Listener
 	httpSrv  *http.Server
@@ -195,6 +196,9 @@ func (a *App) Close() error {
 	}
 	if a.webhooks != nil {
 		errs = append(errs, a.webhooks.Close())
+	}
+	if a.tools != nil {
+		errs = append(errs, a.tools.Close())
 	}
 	if a.ports != nil {
 		errs = append(errs, a.ports.Close())

@@ -32,8 +32,12 @@ func (a *App) buildCalls(cfg *config.Config, log zerolog.Logger) error {
 	if sipHost == "" {
 		sipHost = cfg.SIP.Addr
 	}
-	a.numbers = numbers.NewService(a.st, numbers.Options{SIPHost: sipHost, Pool: cfg.Numbers.Pool, Sealer: a.box, NewWebhookSecret: auth.NewWebhookSecret, Log: log})
-	a.agents = agent.NewService(a.st, agent.Options{OnSave: func(c *agent.Config) { a.warmPrompts(c) }})
+	addrs, err := webhook.ParseAddressPolicy(cfg.Webhooks.AllowAddresses)
+	if err != nil {
+		return fmt.Errorf("webhooks.allow_addresses: %w", err)
+	}
+	a.numbers = numbers.NewService(a.st, numbers.Options{SIPHost: sipHost, Pool: cfg.Numbers.Pool, Sealer: a.box, NewWebhookSecret: auth.NewWebhookSecret, Log: log, Addresses: addrs})
+	a.agents = agent.NewService(a.st, agent.Options{OnSave: func(c *agent.Config) { a.warmPrompts(c) }, Addresses: addrs})
 
 	bindIP, err := rtpBindIP(cfg)
 	if err != nil {
@@ -58,17 +62,17 @@ func (a *App) buildCalls(cfg *config.Config, log zerolog.Logger) error {
 	if created {
 		log.Info().Str("path", cfg.DataDir+"/"+ToolSecretFile).Msg("created the secret that signs custom tool calls (Standard Webhooks)")
 	}
-	tools, err := webhook.NewToolClient(secret)
-	if err != nil {
+	if a.tools, err = webhook.NewToolClient(secret, webhook.WithToolAddresses(addrs)); err != nil {
 		return err
 	}
+	tools := a.tools
 	var stt conversation.Transcriber
 	if a.speech.HasSTT() {
 		stt = sttFallback{a.speech}
 	}
 	a.runtime = conversation.NewRuntime(a.agents, conversation.RuntimeOptions{Engines: engines, Greeter: a.greeter, Tools: toolCaller{tools},
 		Transcriber: stt, AnswerTimeout: cfg.AnswerTimeout, ReconnectTimeout: cfg.Upstream.ReconnectTimeout, UpstreamFormat: "audio/" + cfg.Upstream.AudioFormat})
-	a.webhooks = webhook.NewDispatcher(webhook.Options{}, log.With().Str("component", "webhook").Logger())
+	a.webhooks = webhook.NewDispatcher(webhook.Options{Addresses: addrs}, log.With().Str("component", "webhook").Logger())
 	a.routed = conversation.NewRegistry()
 	router, err := conversation.NewRouter(a.runtime, a.webhooks, a.routed, conversation.ControlledOptions{
 		Engine: cfg.Control.Engine, RingTimeout: cfg.Control.RingTimeout, Grace: cfg.Control.Grace})

@@ -47,6 +47,15 @@ type Config struct {
 	Numbers       Numbers       `yaml:"numbers"`
 	Keys          Keys          `yaml:"keys"`
 	Records       Records       `yaml:"records"`
+	Webhooks      Webhooks      `yaml:"webhooks"`
+}
+
+// Webhooks configures the requests the appliance sends to URLs given
+// through the API (webhooks, OAuth token endpoints, custom tools).
+type Webhooks struct {
+	// AllowAddresses lists CIDRs (or addresses) those requests may reach
+	// although they are link-local or cloud metadata addresses.
+	AllowAddresses []string `yaml:"allow_addresses"`
 }
 
 // Records configures call records.
@@ -269,6 +278,13 @@ func (c *Config) Validate() error {
 	}
 	if c.Upstream.ReconnectTimeout <= 0 {
 		errs = append(errs, errors.New("upstream.reconnect_timeout: must be positive"))
+	}
+	for _, a := range c.Webhooks.AllowAddresses {
+		if _, err := netip.ParsePrefix(a); err != nil {
+			if _, err := netip.ParseAddr(a); err != nil {
+				errs = append(errs, fmt.Errorf("webhooks.allow_addresses: %q is not an address or a CIDR", a))
+			}
+		}
 	}
 	if c.Records.AliveInterval < time.Second {
 		errs = append(errs, errors.New("records.alive_interval: must be at least 1s"))

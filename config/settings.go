@@ -140,6 +140,7 @@ func settings(c *Config) []Setting {
 		{"", "", "SWITCHBOARD_SECRET_KEY", "", "AES-256 master key (64 hex or 44 base64 characters) for secrets at rest; default: a 0600 key file in data_dir", str(&c.Keys.SecretKey)},
 		{"", "", "SWITCHBOARD_TOOLS_SECRET", "", "Standard Webhooks secret (whsec_…) signing custom tool calls; default: tools.secret (0600) made in data_dir", str(&c.ToolsSecret)},
 		{"", "", "SWITCHBOARD_ADMIN_KEY", "", "owner key to use instead of a generated one on first start", str(&c.Keys.AdminKey)},
+		{"webhooks.allow_addresses", "", "SWITCHBOARD_WEBHOOKS_ALLOW_ADDRESSES", "", "comma-separated CIDRs that webhook, OAuth and tool URLs may reach although link-local or cloud metadata addresses (169.254.0.0/16, fe80::/10, 100.100.100.200, fd00:ec2::254, …), refused by default; loopback and private networks are always allowed", list(&c.Webhooks.AllowAddresses)},
 		{"records.alive_interval", "", "SWITCHBOARD_RECORDS_ALIVE_INTERVAL", "10s", "how often the stored records of calls in progress are marked alive; after a crash they are closed at their last mark (ended_by crash)", duration(&c.Records.AliveInterval)},
 		{"keys.rotation_grace", "", "SWITCHBOARD_ROTATION_GRACE", "24h", "default validity of an old secret after rotation (at most 168h)", duration(&c.Keys.RotationGrace)},
 	}

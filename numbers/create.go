@@ -84,6 +84,9 @@ func (s *Service) create(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
+		if err := s.checkWebhookAddresses(hook); err != nil {
+			return err
+		}
 		if created, err = s.sealWebhook(hook, token, true); err != nil {
 			return err
 		}

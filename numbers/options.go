@@ -1,6 +1,8 @@
 package numbers
 
 import (
+	"switchboard/webhook"
+
 	"crypto/rand"
 	"encoding/base64"
 	"time"
@@ -37,6 +39,9 @@ type Options struct {
 	Now func() time.Time
 	// Log receives warnings about the configuration; default: discard.
 	Log zerolog.Logger
+	// Addresses says which addresses webhook URLs may name (the zero
+	// value: no link-local or cloud metadata address).
+	Addresses webhook.AddressPolicy
 }
 
 // DefaultWebhookSecret returns a Standard Webhooks secret: "whsec_" and

@@ -1,6 +1,8 @@
 package numbers
 
 import (
+	"switchboard/webhook"
+
 	"context"
 	"errors"
 	"fmt"
@@ -26,11 +28,12 @@ type Service struct {
 	sealer    Sealer
 	newSecret func() string
 	now       func() time.Time
+	addrs     webhook.AddressPolicy
 }
 
 // NewService returns the phone-numbers module over st.
 func NewService(st store.Store, opts Options) *Service {
-	s := &Service{st: st, sipHost: opts.SIPHost, sealer: opts.Sealer, newSecret: opts.NewWebhookSecret, now: opts.Now}
+	s := &Service{st: st, sipHost: opts.SIPHost, sealer: opts.Sealer, newSecret: opts.NewWebhookSecret, now: opts.Now, addrs: opts.Addresses}
 	if s.newSecret == nil {
 		s.newSecret = DefaultWebhookSecret
 	}

@@ -80,6 +80,9 @@ func (s *Service) update(w http.ResponseWriter, r *http.Request) error {
 				if token, err = applyWebhook(hook, b.Webhook, f.sub("webhook").has, n.Name); err != nil {
 					return err
 				}
+				if err := s.checkWebhookAddresses(hook); err != nil {
+					return err
+				}
 			}
 		}
 

@@ -11,6 +11,7 @@ import (
 	"github.com/nyaruka/phonenumbers"
 
 	"switchboard/api/httpx"
+	"switchboard/store"
 )
 
 // Origins of a number.
@@ -172,4 +173,18 @@ func checkInband(v string) (string, error) {
 		return v, nil
 	}
 	return "", httpx.BadRequest("dtmf_inband", "dtmf_inband must be auto, on or off")
+}
+
+// checkWebhookAddresses refuses a webhook whose URLs name a forbidden
+// address (link-local, cloud metadata) under the service's policy.
+func (s *Service) checkWebhookAddresses(w *store.Webhook) error {
+	for _, f := range []struct{ param, url string }{{"webhook.url", w.URL}, {"webhook.auth_url", w.AuthURL}} {
+		if f.url == "" {
+			continue
+		}
+		if err := s.addrs.CheckURL(f.url); err != nil {
+			return httpx.BadRequest(f.param, "%s must not target a link-local or cloud metadata address (%v); the setting webhooks.allow_addresses can allow it", f.param, err)
+		}
+	}
+	return nil
 }

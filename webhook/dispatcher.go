@@ -45,7 +45,7 @@ func NewDispatcher(opts Options, log zerolog.Logger) *Dispatcher {
 	d := &Dispatcher{opts: opts, log: log}
 	rt := opts.Transport
 	if rt == nil {
-		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr := opts.Addresses.Transport()
 		tr.MaxIdleConnsPerHost = 16
 		d.ownTransport = tr
 		rt = tr
@@ -249,6 +249,9 @@ func (d *Dispatcher) attempt(ctx context.Context, t Target, p prepared, id strin
 	a.Latency = time.Since(start)
 	if err != nil {
 		a.Err = scrubURLError(err).Error()
+		if errors.Is(err, ErrForbiddenAddress) {
+			o.fatal = fmt.Errorf("%w: %w", ErrInvalidTarget, scrubURLError(err))
+		}
 		return a, o
 	}
 	defer resp.Body.Close()

@@ -43,8 +43,12 @@ type Options struct {
 	// deliveries run before it cancels them. Default 5 s.
 	CloseTimeout time.Duration
 	// Transport sends the requests. Default: a clone of
-	// http.DefaultTransport owned (and closed) by the Dispatcher.
+	// http.DefaultTransport whose connections pass Addresses, owned (and
+	// closed) by the Dispatcher.
 	Transport http.RoundTripper
+	// Addresses says which addresses the default transport may connect to
+	// (the zero value: no link-local or metadata address).
+	Addresses AddressPolicy
 	// Now is the clock for webhook-timestamp, Attempt.At and OAuth token
 	// expiry. Default time.Now.
 	Now func() time.Time

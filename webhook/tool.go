@@ -33,15 +33,34 @@ type ToolClient struct {
 	userAgent string
 }
 
+// ToolOption configures a ToolClient.
+type ToolOption func(*toolConfig)
+
+type toolConfig struct{ addrs AddressPolicy }
+
+// WithToolAddresses sets the addresses tool requests may connect to
+// (default: the zero AddressPolicy, no link-local or metadata address).
+func WithToolAddresses(p AddressPolicy) ToolOption { return func(c *toolConfig) { c.addrs = p } }
+
 // NewToolClient returns a tool client signing with secret (whsec_…).
-func NewToolClient(secret string) (*ToolClient, error) {
+func NewToolClient(secret string, opts ...ToolOption) (*ToolClient, error) {
 	wh, err := standardwebhooks.NewWebhook(secret)
 	if err != nil {
 		return nil, fmt.Errorf("tool signing secret: %w", err)
 	}
-	return &ToolClient{wh: wh, client: &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error {
+	var cfg toolConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	return &ToolClient{wh: wh, client: &http.Client{Transport: cfg.addrs.Transport(), CheckRedirect: func(*http.Request, []*http.Request) error {
 		return http.ErrUseLastResponse
 	}}, maxBytes: 64 << 10, userAgent: "switchboard-tools/1"}, nil
+}
+
+// Close drops the client's idle connections.
+func (c *ToolClient) Close() error {
+	c.client.CloseIdleConnections()
+	return nil
 }
 
 // Call POSTs req to url and returns the response body. ctx bounds it (the
