@@ -34,7 +34,7 @@ import (
 type App struct {
 	cfg      *config.Config
 	log      zerolog.Logger
-	st       *store.SQLite
+	st       *store.DB
 	box      *auth.Box
 	keys     *auth.KeyService
 	reg      *prometheus.Registry
@@ -72,7 +72,7 @@ func New(ctx context.Context, cfg *config.Config, log zerolog.Logger) (_ *App, e
 			a.Close()
 		}
 	}()
-	if a.st, err = store.OpenSQLite(ctx, cfg.DataDir); err != nil {
+	if a.st, err = store.Open(ctx, cfg.DatabaseURL, cfg.DataDir); err != nil {
 		return nil, err
 	}
 	// Calls a crash cut are stored open: close them before taking calls.

@@ -19,7 +19,10 @@ import (
 // declared once in the settings table (settings.go) with its flag, its
 // environment variable, its default and its help text.
 type Config struct {
-	DataDir   string `yaml:"data_dir"`
+	DataDir string `yaml:"data_dir"`
+	// DatabaseURL selects PostgreSQL (postgres://…), shared by a fleet;
+	// empty: SQLite in DataDir.
+	DatabaseURL string `yaml:"database_url"`
 	HTTPAddr  string `yaml:"http_addr"`
 	LogLevel  string `yaml:"log_level"`
 	LogFormat string `yaml:"log_format"`
@@ -255,6 +258,9 @@ func (c *Config) Validate() error {
 	var errs []error
 	if c.DataDir == "" {
 		errs = append(errs, errors.New("data_dir: must not be empty"))
+	}
+	if u := c.DatabaseURL; u != "" && !strings.HasPrefix(u, "postgres://") && !strings.HasPrefix(u, "postgresql://") {
+		errs = append(errs, errors.New("database_url: must be a postgres:// URL (empty: SQLite in data_dir)"))
 	}
 	if _, _, err := net.SplitHostPort(c.HTTPAddr); err != nil {
 		errs = append(errs, fmt.Errorf("http_addr: %w", err))

@@ -91,6 +91,7 @@ func ports(p *PortRange) func(string) error {
 func settings(c *Config) []Setting {
 	return []Setting{
 		{"data_dir", "data-dir", "SWITCHBOARD_DATA_DIR", "./var", "directory for the SQLite database, the master key file and the owner key file", str(&c.DataDir)},
+		{"database_url", "database-url", "SWITCHBOARD_DATABASE_URL", "", "PostgreSQL URL (postgres://user:password@host:5432/db) for a fleet of nodes sharing one database; empty: SQLite in data_dir", str(&c.DatabaseURL)},
 		{"http_addr", "http-addr", "SWITCHBOARD_HTTP_ADDR", "127.0.0.1:8080", "listen address of the HTTP API", str(&c.HTTPAddr)},
 		{"log_level", "log-level", "SWITCHBOARD_LOG_LEVEL", "info", "debug, info, warn or error", str(&c.LogLevel)},
 		{"log_format", "log-format", "SWITCHBOARD_LOG_FORMAT", "auto", "json, console, or auto (console on a terminal, JSON otherwise)", str(&c.LogFormat)},

@@ -40,7 +40,8 @@ func (s sqlAudit) List(ctx context.Context, teamID string, q AuditQuery) ([]*Aud
 		args = append(args, q.EventID)
 	}
 	if q.Query != "" {
-		where += ` AND (description LIKE ? ESCAPE '\' OR action LIKE ? ESCAPE '\')`
+		// LOWER on both sides: LIKE ignores ASCII case on SQLite only.
+		where += ` AND (LOWER(description) LIKE LOWER(?) ESCAPE '\' OR LOWER(action) LIKE LOWER(?) ESCAPE '\')`
 		pat := "%" + likeEscape(q.Query) + "%"
 		args = append(args, pat, pat)
 	}

@@ -5,7 +5,10 @@ import (
 	"database/sql"
 )
 
-type sqlKeys struct{ q querier }
+type sqlKeys struct {
+	q  querier
+	db *DB
+}
 
 const keyCols = `id, team_id, user_id, name, key_hash, redacted, old_key_hash, old_expire_us, acls,
 	qps, qpm, tpm, disabled, expire_us, management, modified_by, create_us, modify_us`
@@ -70,8 +73,12 @@ func (s sqlKeys) List(ctx context.Context, teamID string, q KeyQuery) ([]*APIKey
 		args = append(args, q.UserID)
 	}
 	if len(q.ACLFilters) > 0 {
-		where += ` AND NOT EXISTS (SELECT 1 FROM json_each(?) f WHERE f.value NOT IN (SELECT value FROM json_each(api_keys.acls)))`
-		args = append(args, jsonList(q.ACLFilters))
+		// acls is the JSON list jsonList wrote; a key holds an ACL when
+		// the list contains that string JSON-encoded the same way.
+		for _, acl := range q.ACLFilters {
+			where += ` AND ` + s.db.contains("acls")
+			args = append(args, jsonString(acl))
+		}
 	}
 	where, args, err := pageArgs(where, args, q.Page, "create_us")
 	if err != nil {

@@ -12,14 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func openTest(t *testing.T, dir string) *SQLite {
-	t.Helper()
-	s, err := OpenSQLite(context.Background(), dir)
-	require.NoError(t, err)
-	t.Cleanup(func() { s.Close() })
-	return s
-}
-
 func TestMigrationsAndRestart(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -34,16 +26,24 @@ func TestMigrationsAndRestart(t *testing.T) {
 		Origin: "byo_trunk", AgentID: "ag_1", AllowedAddresses: []string{"10.0.0.0/8"}, InboundTrunkID: "tr", CreateTime: now, UpdateTime: now}, nil))
 	require.NoError(t, s.Close())
 
-	info, err := os.Stat(filepath.Join(dir, DBFile))
-	require.NoError(t, err)
-	require.Equal(t, os.FileMode(0o600), info.Mode().Perm())
-
 	s2 := openTest(t, dir)
 	n, err := s2.Numbers().ByNumber(ctx, "+14155550100")
 	require.NoError(t, err)
 	require.Equal(t, "ag_1", n.AgentID)
 	require.Equal(t, []string{"10.0.0.0/8"}, n.AllowedAddresses)
 	require.Equal(t, now, n.CreateTime)
+	v2, err := s2.SchemaVersion(ctx)
+	require.NoError(t, err)
+	require.Equal(t, v, v2, "reopening applies nothing twice")
+}
+
+func TestSQLiteFile(t *testing.T) {
+	onSQLite(t)
+	dir := t.TempDir()
+	s2 := openTest(t, dir)
+	info, err := os.Stat(filepath.Join(dir, DBFile))
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o600), info.Mode().Perm())
 	var mode string
 	require.NoError(t, s2.db.QueryRow(`PRAGMA journal_mode`).Scan(&mode))
 	require.Equal(t, "wal", mode)
@@ -128,4 +128,39 @@ func TestPaginationAndFilters(t *testing.T) {
 	evs, _, err := s.Audit().List(ctx, "default", AuditQuery{Query: "number 1"})
 	require.NoError(t, err)
 	require.Len(t, evs, 11) // 1, 10..19
+}
+
+func TestRebind(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{`SELECT 1`, `SELECT 1`},
+		{`a = ? AND b = ?`, `a = $1 AND b = $2`},
+		{`a = ?1 OR b = ?1 AND c < ?2`, `a = $1 OR b = $1 AND c < $2`},
+		{`x LIKE ? ESCAPE '\' AND y = '?' AND "q?" = ?`, `x LIKE $1 ESCAPE '\' AND y = '?' AND "q?" = $2`},
+	}
+	for _, tt := range tests {
+		require.Equal(t, tt.want, rebind(tt.in), tt.in)
+	}
+	args := []any{"a", true, false, 3}
+	require.Equal(t, []any{"a", int64(1), int64(0), 3}, pgArgs(args))
+	require.Equal(t, true, args[1], "the caller's arguments are left alone")
+}
+
+// TestConcurrentOpenMigratesOnce opens the same fresh database from several
+// goroutines at once, as nodes of a fleet starting together do.
+func TestConcurrentOpenMigratesOnce(t *testing.T) {
+	open := opener(t, t.TempDir())
+	errs := make(chan error, 4)
+	for i := 0; i < 4; i++ {
+		go func() {
+			s, err := open()
+			if err == nil {
+				_, err = s.SchemaVersion(context.Background())
+				s.Close()
+			}
+			errs <- err
+		}()
+	}
+	for i := 0; i < 4; i++ {
+		require.NoError(t, <-errs)
+	}
 }

@@ -119,6 +119,13 @@ func jsonList(v []string) string {
 	return string(b)
 }
 
+// jsonString is s as one JSON string, quotes included, encoded as jsonList
+// encodes each element.
+func jsonString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
 func parseList(s string) ([]string, error) {
 	var v []string
 	if err := json.Unmarshal([]byte(s), &v); err != nil {

@@ -26,7 +26,7 @@ type UsageStore interface {
 type sqlUsage struct{ q querier }
 
 // Usage returns the usage analytics reader.
-func (s *SQLite) Usage() UsageStore { return sqlUsage{s.q} }
+func (s *DB) Usage() UsageStore { return sqlUsage{s.q} }
 
 // CallSpans is two indexed range reads joined by UNION ALL: the calls
 // invited in the range (calls_team_invite), and the calls invited before

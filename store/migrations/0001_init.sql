@@ -1,3 +1,5 @@
+-- Every migration runs on SQLite and PostgreSQL alike: INTEGER is a 64-bit
+-- integer (the PostgreSQL store reads it as BIGINT), booleans are INTEGER 0/1.
 -- API keys and management keys. Secrets are stored as SHA-256 hashes only.
 CREATE TABLE api_keys (
     id                TEXT PRIMARY KEY,
@@ -60,9 +62,10 @@ CREATE TABLE webhooks (
     create_us           INTEGER NOT NULL
 );
 
+-- Listings order by (time_us, id); the id is the key (no SQLite-only
+-- AUTOINCREMENT sequence: the same file runs on PostgreSQL).
 CREATE TABLE audit_events (
-    seq          INTEGER PRIMARY KEY AUTOINCREMENT,
-    id           TEXT NOT NULL UNIQUE,
+    id           TEXT PRIMARY KEY,
     team_id      TEXT NOT NULL,
     user_id      TEXT NOT NULL,
     key_id       TEXT NOT NULL DEFAULT '',
@@ -71,4 +74,4 @@ CREATE TABLE audit_events (
     description  TEXT NOT NULL,
     time_us      INTEGER NOT NULL
 );
-CREATE INDEX audit_team_time ON audit_events(team_id, time_us, seq);
+CREATE INDEX audit_team_time ON audit_events(team_id, time_us, id);
