@@ -3,8 +3,8 @@
 
 GO       ?= go
 BIN      := bin/switchboard
-APT_PKGS := sip-tester baresip espeak-ng sox lame
-TOOLS    := sipp baresip espeak-ng sox lame
+APT_PKGS := sip-tester baresip espeak-ng sox lame postgresql kamailio
+TOOLS    := sipp baresip espeak-ng sox lame pg_ctlcluster kamailio
 
 .PHONY: all build run test deps deps-go bench bench-calls vet fmt clean
 
@@ -17,6 +17,7 @@ deps: deps-go
 		if [ "$$(id -u)" = 0 ]; then \
 			echo "installing:$(APT_PKGS)"; \
 			(apt-get update -qq || true) && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(APT_PKGS) >/dev/null; \
+			systemctl disable --now kamailio >/dev/null 2>&1 || true; \
 		else \
 			echo "missing tools:$$missing; run 'sudo apt-get install $(APT_PKGS)' or 'make deps' as root" >&2; exit 1; \
 		fi; \
