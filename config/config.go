@@ -23,10 +23,10 @@ type Config struct {
 	// DatabaseURL selects PostgreSQL (postgres://…), shared by a fleet;
 	// empty: SQLite in DataDir.
 	DatabaseURL string `yaml:"database_url"`
-	HTTPAddr  string `yaml:"http_addr"`
-	LogLevel  string `yaml:"log_level"`
-	LogFormat string `yaml:"log_format"`
-	TeamID    string `yaml:"team_id"`
+	HTTPAddr    string `yaml:"http_addr"`
+	LogLevel    string `yaml:"log_level"`
+	LogFormat   string `yaml:"log_format"`
+	TeamID      string `yaml:"team_id"`
 	// DemoNumber is seeded on first start, routed to a demo agent.
 	DemoNumber string `yaml:"demo_number"`
 
