@@ -62,6 +62,57 @@ func TestDecodeErrors(t *testing.T) {
 	require.Equal(t, "n", he.Param)
 }
 
+// TestDecodeStrict: a charset other than UTF-8 is a 415, bytes that are
+// not UTF-8 and a key given twice in one object are a 400 naming the key;
+// the same key in different objects, and keys inside strings, are fine.
+func TestDecodeStrict(t *testing.T) {
+	type item struct {
+		Name string `json:"name"`
+		URL  string `json:"url"`
+	}
+	type body struct {
+		Name    string         `json:"name"`
+		Webhook map[string]any `json:"webhook"`
+		Tools   []item         `json:"tools"`
+		Meta    any            `json:"meta"`
+	}
+	for _, tc := range []struct {
+		name, ctype, body string
+		status            int
+		param             string
+	}{
+		{"plain", "application/json", `{"name":"a"}`, 200, ""},
+		{"utf-8 charset", "application/json; charset=UTF-8", `{"name":"é"}`, 200, ""},
+		{"utf8 charset", "application/json;charset=utf8", `{"name":"a"}`, 200, ""},
+		{"latin-1 charset", "application/json; charset=ISO-8859-1", `{"name":"a"}`, 415, "Content-Type"},
+		{"utf-16 charset", "application/json; charset=utf-16", `{"name":"a"}`, 415, "Content-Type"},
+		{"latin-1 bytes", "application/json", "{\"name\":\"caf\xe9\"}", 400, ""},
+		{"utf-16 bytes", "application/json", "\xff\xfe{\x00}\x00", 400, ""},
+		{"duplicate top key", "application/json", `{"name":"a","name":"b"}`, 400, "name"},
+		{"duplicate nested key", "application/json", `{"webhook":{"url":"https://a","url":"https://b"}}`, 400, "webhook.url"},
+		{"duplicate in array item", "application/json", `{"tools":[{"name":"a","url":"u"},{"name":"b","name":"c"}]}`, 400, "tools[1].name"},
+		{"duplicate deep", "application/json", `{"meta":[1,[2,{"k":{"x":1,"x":2}}]]}`, 400, "meta[1][1].k.x"},
+		{"escaped duplicate", "application/json", `{"name":"a","n\u0061me":"b"}`, 400, "name"},
+		{"same key in sibling objects", "application/json", `{"tools":[{"name":"a"},{"name":"b"}],"webhook":{"name":"x"}}`, 200, ""},
+		{"key-like strings", "application/json", `{"name":"name","meta":["name","name"]}`, 200, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := httptest.NewRequest("POST", "/", strings.NewReader(tc.body))
+			r.Header.Set("Content-Type", tc.ctype)
+			var v body
+			err := Decode(r, 0, &v)
+			if tc.status == 200 {
+				require.NoError(t, err)
+				return
+			}
+			var he *Error
+			require.ErrorAs(t, err, &he)
+			require.Equal(t, tc.status, he.Status)
+			require.Equal(t, tc.param, he.Param)
+		})
+	}
+}
+
 // TestPageOf: page sizes are checked against the store's bounds.
 func TestPageOf(t *testing.T) {
 	p, err := PageOf(url.Values{}, "page_size", "page_token")

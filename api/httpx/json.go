@@ -1,12 +1,16 @@
 package httpx
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"mime"
 	"net/http"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // MaxBody is the default bound of a JSON request body (1 MiB).
@@ -22,19 +26,36 @@ func WriteJSON(w http.ResponseWriter, status int, v any) {
 }
 
 // Decode reads exactly one JSON object from the request body into v,
-// rejecting unknown fields, trailing data and bodies past limit (413).
+// rejecting a media type other than JSON and a charset other than UTF-8
+// (415), bytes that are not UTF-8, a key given twice in one object (which
+// of the two would count is a guess that attackers exploit when two
+// parsers disagree), unknown fields, trailing data (400) and bodies past
+// limit (413).
 func Decode(r *http.Request, limit int64, v any) error {
 	if ct := r.Header.Get("Content-Type"); ct != "" {
-		mt, _, err := mime.ParseMediaType(ct)
+		mt, params, err := mime.ParseMediaType(ct)
 		if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
-			return &Error{Status: http.StatusUnsupportedMediaType, Code: "unsupported_media_type", Message: "the body must be application/json"}
+			return &Error{Status: http.StatusUnsupportedMediaType, Code: "unsupported_media_type", Message: "the body must be application/json", Param: "Content-Type"}
+		}
+		if cs, ok := params["charset"]; ok && !strings.EqualFold(cs, "utf-8") && !strings.EqualFold(cs, "utf8") {
+			return &Error{Status: http.StatusUnsupportedMediaType, Code: "unsupported_media_type", Param: "Content-Type",
+				Message: fmt.Sprintf("the body must be UTF-8 JSON; charset %q is not accepted", cs)}
 		}
 	}
 	if limit <= 0 {
 		limit = MaxBody
 	}
-	body := http.MaxBytesReader(nil, r.Body, limit)
-	dec := json.NewDecoder(body)
+	raw, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, limit))
+	if err != nil {
+		return decodeError(err)
+	}
+	if !utf8.Valid(raw) {
+		return BadRequest("", "the body is not valid UTF-8")
+	}
+	if path, dup := duplicateKey(raw); dup {
+		return BadRequest(path, "%s is given more than once", path)
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		return decodeError(err)
@@ -76,4 +97,82 @@ func fieldOr(f string) string {
 		return "the body"
 	}
 	return f
+}
+
+// duplicateKey reports the first key that appears twice in one object of
+// the first JSON value of b, as a path ("webhook.url", "tools[1].name").
+// Text that is not JSON has none: the decoder reports it.
+func duplicateKey(b []byte) (string, bool) {
+	type frame struct {
+		obj     bool
+		keys    map[string]bool
+		wantKey bool   // in an object: the next string is a key
+		path    string // of the container
+		key     string // in an object: the current key
+		index   int    // in an array: the current element
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var stack []*frame
+	child := func() string { // the path of the value being read
+		if len(stack) == 0 {
+			return ""
+		}
+		f := stack[len(stack)-1]
+		if f.obj {
+			if f.path == "" {
+				return f.key
+			}
+			return f.path + "." + f.key
+		}
+		return f.path + "[" + strconv.Itoa(f.index) + "]"
+	}
+	done := func() { // a value ended in the current container
+		if len(stack) == 0 {
+			return
+		}
+		if f := stack[len(stack)-1]; f.obj {
+			f.wantKey = true
+		} else {
+			f.index++
+		}
+	}
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return "", false
+		}
+		top := (*frame)(nil)
+		if len(stack) > 0 {
+			top = stack[len(stack)-1]
+		}
+		switch t := tok.(type) {
+		case json.Delim:
+			switch t {
+			case '{', '[':
+				stack = append(stack, &frame{obj: t == '{', keys: map[string]bool{}, wantKey: t == '{', path: child()})
+			default:
+				stack = stack[:len(stack)-1]
+				if len(stack) == 0 {
+					return "", false
+				}
+				done()
+			}
+		case string:
+			if top != nil && top.obj && top.wantKey {
+				top.key, top.wantKey = t, false
+				if top.keys[t] {
+					return child(), true
+				}
+				top.keys[t] = true
+				continue
+			}
+			done()
+		default:
+			done()
+		}
+		if len(stack) == 0 {
+			return "", false
+		}
+	}
 }
