@@ -17,6 +17,7 @@ import (
 	"switchboard/api"
 	"switchboard/auth"
 	"switchboard/call"
+	"switchboard/cluster"
 	"switchboard/config"
 	"switchboard/control"
 	"switchboard/conversation"
@@ -47,6 +48,8 @@ type App struct {
 	greeter  *greeter
 	callLog  *records.Service
 	recorder *records.Recorder
+	cluster  *cluster.Service
+	nodeID   string
 	usage    *usage.Service
 	ports    *media.PortPool
 	calls    *call.Manager
@@ -72,11 +75,15 @@ func New(ctx context.Context, cfg *config.Config, log zerolog.Logger) (_ *App, e
 			a.Close()
 		}
 	}()
+	if a.nodeID, err = nodeID(cfg); err != nil {
+		return nil, err
+	}
 	if a.st, err = store.Open(ctx, cfg.DatabaseURL, cfg.DataDir); err != nil {
 		return nil, err
 	}
-	// Calls a crash cut are stored open: close them before taking calls.
-	n, err := records.CloseCrashed(ctx, a.st.Calls())
+	// Calls a crash of this node cut are stored open: close them before
+	// taking calls.
+	n, err := records.CloseCrashed(ctx, a.st.Calls(), a.nodeID)
 	if err != nil {
 		return nil, err
 	}
@@ -95,7 +102,14 @@ func New(ctx context.Context, cfg *config.Config, log zerolog.Logger) (_ *App, e
 	if err != nil {
 		return nil, fmt.Errorf("http listen: %w", err)
 	}
-	a.keys = auth.NewKeyService(a.st, auth.WithRotationGrace(cfg.Keys.RotationGrace), auth.WithNodeAddress(a.httpLn.Addr().String()))
+	if err := a.buildCluster(cfg); err != nil {
+		return nil, err
+	}
+	keyOpts := []auth.KeyOption{auth.WithRotationGrace(cfg.Keys.RotationGrace), auth.WithNodeAddress(a.httpLn.Addr().String())}
+	if a.cluster != nil {
+		keyOpts = append(keyOpts, auth.WithFleet(a.cluster))
+	}
+	a.keys = auth.NewKeyService(a.st, keyOpts...)
 	if a.OwnerKeyFile, err = a.keys.Bootstrap(ctx, cfg.DataDir, cfg.TeamID, cfg.Keys.AdminKey); err != nil {
 		return nil, fmt.Errorf("bootstrap owner key: %w", err)
 	}
@@ -108,6 +122,9 @@ func New(ctx context.Context, cfg *config.Config, log zerolog.Logger) (_ *App, e
 	}
 	a.usage = usage.NewService(a.st.Usage(), usage.Options{})
 	modules := []api.Module{a.keys, a.numbers, a.agents, a.speech, a.callLog, a.control, a.usage}
+	if a.cluster != nil {
+		modules = append(modules, a.cluster)
+	}
 	a.api = api.New(log, a.keys, modules,
 		api.WithMetrics(a.reg),
 		api.WithReadyCheck(func(ctx context.Context) error { return a.st.Ping(ctx) }),
@@ -135,6 +152,10 @@ func (a *App) Store() store.Store { return a.st }
 
 // Run serves until ctx is done, then stops gracefully.
 func (a *App) Run(ctx context.Context) error {
+	stopCluster, err := a.runCluster(ctx)
+	if err != nil {
+		return errors.Join(err, a.Close())
+	}
 	errc := make(chan error, 2)
 	go func() { errc <- a.httpSrv.Serve(a.httpLn) }()
 	sipCtx, stopSIP := context.WithCancel(context.Background())
@@ -144,8 +165,8 @@ func (a *App) Run(ctx context.Context) error {
 	recCtx, stopRecorder := context.WithCancel(context.Background())
 	recDone := make(chan struct{})
 	go func() { defer close(recDone); a.recorder.Run(recCtx) }()
-	a.log.Info().Str("http_addr", a.HTTPAddr()).Str("sip_addr", a.SIPAddr().String()).Str("data_dir", a.cfg.DataDir).Msg("switchboard is serving")
-	var err error
+	a.log.Info().Str("http_addr", a.HTTPAddr()).Str("sip_addr", a.SIPAddr().String()).Str("data_dir", a.cfg.DataDir).
+		Str("node_id", a.nodeID).Str("store", a.st.Dialect()).Msg("switchboard is serving")
 	select {
 	case <-ctx.Done():
 	case err = <-errc:
@@ -158,6 +179,7 @@ func (a *App) Run(ctx context.Context) error {
 	// Drain: new INVITEs get 503, calls in progress may finish within the
 	// drain time, then they get BYE.
 	a.draining.Store(true)
+	a.drainCluster()
 	a.log.Info().Int("active_calls", a.calls.Active()).Dur("drain_timeout", a.cfg.SIP.DrainTimeout).Msg("draining")
 	a.sip.Shutdown(context.Background())
 	stopSIP()
@@ -167,6 +189,7 @@ func (a *App) Run(ctx context.Context) error {
 	a.calls.Wait()
 	stopRecorder()
 	<-recDone
+	stopCluster()
 	sctx, cancel := context.WithTimeout(context.Background(), a.cfg.ShutdownTimeout)
 	defer cancel()
 	if serr := a.httpSrv.Shutdown(sctx); serr != nil && !errors.Is(serr, http.ErrServerClosed) {

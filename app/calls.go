@@ -79,13 +79,17 @@ func (a *App) buildCalls(cfg *config.Config, log zerolog.Logger) error {
 	if err != nil {
 		return err
 	}
+	var remote control.Forwarder
+	if a.cluster != nil {
+		remote = a.cluster
+	}
 	a.control, err = control.NewService(control.Options{Calls: control.FromRegistry(a.routed), Keys: a.keys, Secrets: auth.NewClientSecrets(a.st, nil),
-		Engines: engines, Engine: cfg.Control.Engine, Log: log})
+		Engines: engines, Engine: cfg.Control.Engine, Remote: remote, Log: log})
 	if err != nil {
 		return fmt.Errorf("control: %w", err)
 	}
 	a.recorder = records.NewRecorder(a.st, records.RecorderOptions{DefaultTeam: cfg.TeamID, AliveInterval: cfg.Records.AliveInterval,
-		Log: log.With().Str("component", "records").Logger()})
+		NodeID: a.nodeID, Log: log.With().Str("component", "records").Logger()})
 	a.calls, err = call.NewManager(call.Options{
 		SIP:    call.SIPLegOptions{BindIP: bindIP, Ports: a.ports, JitterDelay: cfg.RTP.JitterDelay, MediaTimeout: cfg.RTP.MediaTimeout},
 		Router: router, Metrics: metrics, Journal: a.recorder,
@@ -93,7 +97,7 @@ func (a *App) buildCalls(cfg *config.Config, log zerolog.Logger) error {
 	if err != nil {
 		return err
 	}
-	a.callLog = records.NewService(a.st, a.recorder, records.Options{DefaultTeam: cfg.TeamID})
+	a.callLog = records.NewService(a.st, a.recorder, records.Options{DefaultTeam: cfg.TeamID, NodeID: a.nodeID})
 	var publicIP netip.Addr
 	if cfg.RTP.PublicIP != "" {
 		publicIP = netip.MustParseAddr(cfg.RTP.PublicIP)

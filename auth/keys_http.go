@@ -401,13 +401,22 @@ func (s *KeyService) delete(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// propagation reports this node: a key is usable the moment it is stored,
-// since every node reads the same store.
+// propagation reports, per node, whether the node sees the key as it is
+// stored: keys are read from the store on every request (no cache), so a
+// running node of a fleet sharing the database is true at once, and one
+// that is down or unreachable is false. One node alone reports itself.
 func (s *KeyService) propagation(w http.ResponseWriter, r *http.Request) error {
-	if _, err := s.ownKey(r); err != nil {
+	k, err := s.ownKey(r)
+	if err != nil {
 		return err
 	}
-	httpx.WriteJSON(w, http.StatusOK, map[string]any{"icPropagation": map[string]bool{s.node: true}})
+	nodes := map[string]bool{s.node: true}
+	if s.fleet != nil {
+		if nodes, err = s.fleet.KeyPropagation(r.Context(), k); err != nil {
+			return err
+		}
+	}
+	httpx.WriteJSON(w, http.StatusOK, map[string]any{"icPropagation": nodes})
 	return nil
 }
 

@@ -50,6 +50,8 @@ type Config struct {
 	Numbers       Numbers       `yaml:"numbers"`
 	Keys          Keys          `yaml:"keys"`
 	Records       Records       `yaml:"records"`
+	// Cluster is this node's place in a fleet sharing database_url.
+	Cluster Cluster `yaml:"cluster"`
 	Webhooks      Webhooks      `yaml:"webhooks"`
 }
 
@@ -60,6 +62,27 @@ type Webhooks struct {
 	// although they are link-local or cloud metadata addresses.
 	AllowAddresses []string `yaml:"allow_addresses"`
 }
+
+// Cluster configures a node of a fleet (several appliances sharing one
+// PostgreSQL database behind a SIP load balancer).
+type Cluster struct {
+	// NodeID names this node; empty: the host name.
+	NodeID string `yaml:"node_id"`
+	// Addr is the host:port where the other nodes reach this node's HTTP
+	// API; empty: http_addr.
+	Addr string `yaml:"addr"`
+	// Secret authenticates the nodes to each other (environment only).
+	Secret string `yaml:"-"`
+	// Heartbeat is how often the node beats in the registry.
+	Heartbeat time.Duration `yaml:"heartbeat"`
+	// NodeTimeout is how long a node may go without a beat before another
+	// node declares it lost and ends its calls' records.
+	NodeTimeout time.Duration `yaml:"node_timeout"`
+}
+
+// Fleet reports whether the configuration makes this node one of a fleet:
+// a PostgreSQL database, which other nodes may share.
+func (c *Config) Fleet() bool { return c.DatabaseURL != "" }
 
 // Records configures call records.
 type Records struct {
@@ -261,6 +284,17 @@ func (c *Config) Validate() error {
 	}
 	if u := c.DatabaseURL; u != "" && !strings.HasPrefix(u, "postgres://") && !strings.HasPrefix(u, "postgresql://") {
 		errs = append(errs, errors.New("database_url: must be a postgres:// URL (empty: SQLite in data_dir)"))
+	}
+	if c.Fleet() && len(c.Cluster.Secret) < 16 {
+		errs = append(errs, errors.New("SWITCHBOARD_CLUSTER_SECRET: a node on a shared database needs the fleet's secret, at least 16 characters"))
+	}
+	if c.Cluster.Addr != "" {
+		if _, _, err := net.SplitHostPort(c.Cluster.Addr); err != nil {
+			errs = append(errs, fmt.Errorf("cluster.addr: %w", err))
+		}
+	}
+	if c.Cluster.Heartbeat <= 0 || c.Cluster.NodeTimeout < 2*c.Cluster.Heartbeat {
+		errs = append(errs, errors.New("cluster.heartbeat and cluster.node_timeout: the timeout must be at least two heartbeats"))
 	}
 	if _, _, err := net.SplitHostPort(c.HTTPAddr); err != nil {
 		errs = append(errs, fmt.Errorf("http_addr: %w", err))

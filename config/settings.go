@@ -92,6 +92,11 @@ func settings(c *Config) []Setting {
 	return []Setting{
 		{"data_dir", "data-dir", "SWITCHBOARD_DATA_DIR", "./var", "directory for the SQLite database, the master key file and the owner key file", str(&c.DataDir)},
 		{"database_url", "database-url", "SWITCHBOARD_DATABASE_URL", "", "PostgreSQL URL (postgres://user:password@host:5432/db) for a fleet of nodes sharing one database; empty: SQLite in data_dir", str(&c.DatabaseURL)},
+		{"cluster.node_id", "node-id", "SWITCHBOARD_NODE_ID", "", "this node's id in a fleet (call records name it); empty: the host name", str(&c.Cluster.NodeID)},
+		{"cluster.addr", "cluster-addr", "SWITCHBOARD_CLUSTER_ADDR", "", "host:port where the other nodes of a fleet reach this node's HTTP API; empty: http_addr", str(&c.Cluster.Addr)},
+		{"", "", "SWITCHBOARD_CLUSTER_SECRET", "", "secret shared by the nodes of a fleet, which sign their requests to each other with it (at least 16 characters); required with database_url", str(&c.Cluster.Secret)},
+		{"cluster.heartbeat", "", "SWITCHBOARD_CLUSTER_HEARTBEAT", "1s", "how often a node of a fleet beats in the database", duration(&c.Cluster.Heartbeat)},
+		{"cluster.node_timeout", "", "SWITCHBOARD_CLUSTER_NODE_TIMEOUT", "5s", "a node silent this long is lost: another node marks its calls ended", duration(&c.Cluster.NodeTimeout)},
 		{"http_addr", "http-addr", "SWITCHBOARD_HTTP_ADDR", "127.0.0.1:8080", "listen address of the HTTP API", str(&c.HTTPAddr)},
 		{"log_level", "log-level", "SWITCHBOARD_LOG_LEVEL", "info", "debug, info, warn or error", str(&c.LogLevel)},
 		{"log_format", "log-format", "SWITCHBOARD_LOG_FORMAT", "auto", "json, console, or auto (console on a terminal, JSON otherwise)", str(&c.LogFormat)},

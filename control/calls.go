@@ -11,6 +11,15 @@ import (
 	"switchboard/dtmf"
 )
 
+// forwarded sends a call-control request to the node that holds its call
+// when that is another node, and reports whether it did.
+func (s *Service) forwarded(w http.ResponseWriter, r *http.Request, id string) bool {
+	if _, ok := s.opts.Calls.Get(id); ok || s.opts.Remote == nil {
+		return false
+	}
+	return s.opts.Remote.Forward(w, r, id)
+}
+
 // liveCall finds the call of a call-control request: 404 when unknown or
 // of another team, 409 when not answered yet or already over.
 func (s *Service) liveCall(r *http.Request) (Call, error) {
@@ -40,6 +49,9 @@ type referRequest struct {
 // call record and the webhook) and the leg ends when the transfer
 // succeeds. A refused REFER is 409.
 func (s *Service) refer(w http.ResponseWriter, r *http.Request) error {
+	if s.forwarded(w, r, r.PathValue("call_id")) {
+		return nil
+	}
 	var req referRequest
 	if err := httpx.Decode(r, 0, &req); err != nil {
 		return err
@@ -72,6 +84,9 @@ const hangupReason = "hung up by the API"
 // hangup is POST /v1/realtime/calls/{call_id}/hangup: BYE with a Reason
 // header, then {} once the call is ending.
 func (s *Service) hangup(w http.ResponseWriter, r *http.Request) error {
+	if s.forwarded(w, r, r.PathValue("call_id")) {
+		return nil
+	}
 	rc, err := s.liveCall(r)
 	if err != nil {
 		return err
@@ -98,6 +113,9 @@ type dtmfRequest struct {
 // caller's side as RFC 4733 events (in-band tones when none was
 // negotiated); {} once they are sent.
 func (s *Service) dtmf(w http.ResponseWriter, r *http.Request) error {
+	if s.forwarded(w, r, r.PathValue("call_id")) {
+		return nil
+	}
 	var req dtmfRequest
 	if err := httpx.Decode(r, 0, &req); err != nil {
 		return err

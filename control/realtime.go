@@ -89,6 +89,9 @@ func (s *Service) serveControl(w http.ResponseWriter, r *http.Request, id, token
 	if err != nil {
 		return err
 	}
+	if s.forwarded(w, r, id) {
+		return nil
+	}
 	rc, ok := s.opts.Calls.Get(id)
 	if !ok || rc.TeamID() != p.TeamID {
 		return httpx.NotFound("no webhook-routed call %s is ringing or active", id)

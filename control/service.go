@@ -58,6 +58,12 @@ func (r registryCalls) Get(id string) (Call, bool) {
 	return c, true
 }
 
+// Forwarder sends call control for a call that another node of the fleet
+// holds to that node, and reports whether it did (cluster.Service).
+type Forwarder interface {
+	Forward(w http.ResponseWriter, r *http.Request, callID string) bool
+}
+
 // Defaults of Options.
 const (
 	// DefaultTransferAcceptTimeout bounds how long the refer endpoint
@@ -88,6 +94,9 @@ type Options struct {
 	HangupWait time.Duration
 	// PingInterval of the realtime sockets (default 20 s).
 	PingInterval time.Duration
+	// Remote forwards the requests for calls held by other nodes (nil:
+	// one node).
+	Remote Forwarder
 	Log          zerolog.Logger
 }
 

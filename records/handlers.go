@@ -103,7 +103,7 @@ func (s *Service) list(w http.ResponseWriter, r *http.Request) error {
 	for _, c := range stored {
 		if s.live != nil {
 			if snap, ok := s.live.LiveSnapshot(c.ID); ok {
-				if rec := fromSnapshot(snap, now); matches(rec, q) {
+				if rec := s.fromLive(snap, now); matches(rec, q) {
 					out.Calls = append(out.Calls, rec)
 				}
 				continue
@@ -139,7 +139,7 @@ func (s *Service) unstored(r *http.Request, team string, q store.CallQuery, onPa
 		if t != team {
 			continue
 		}
-		if rec := fromSnapshot(snap, now); matches(rec, q) {
+		if rec := s.fromLive(snap, now); matches(rec, q) {
 			out = append(out, rec)
 		}
 	}
@@ -165,7 +165,7 @@ func (s *Service) get(w http.ResponseWriter, r *http.Request) error {
 				return err
 			}
 			if t == team {
-				httpx.WriteJSON(w, http.StatusOK, fromSnapshot(snap, s.opts.Now()))
+				httpx.WriteJSON(w, http.StatusOK, s.fromLive(snap, s.opts.Now()))
 				return nil
 			}
 		}
@@ -183,4 +183,11 @@ func (s *Service) get(w http.ResponseWriter, r *http.Request) error {
 	}
 	httpx.WriteJSON(w, http.StatusOK, rec)
 	return nil
+}
+
+// fromLive is the record of a call in progress on this node.
+func (s *Service) fromLive(snap call.Snapshot, now time.Time) *Record {
+	r := fromSnapshot(snap, now)
+	r.NodeID = s.opts.NodeID
+	return r
 }

@@ -71,6 +71,8 @@ type Record struct {
 	ToolCalls []Entry `json:"tool_calls"`
 	// Events holds every other entry (DTMF, transfers, webhook attempts).
 	Events []Entry `json:"events"`
+	// NodeID is the node of the fleet that holds (or held) the call.
+	NodeID string `json:"node_id"`
 }
 
 // TranscriptLine is one transcript entry: role is "user" (the caller) or
@@ -218,6 +220,7 @@ func fromStore(c *store.Call) (*Record, error) {
 		SIPCallID: c.SIPCallID, Route: c.Route, State: c.State,
 		InvitedAt: Timestamp(c.InviteTime), AnsweredAt: Timestamp(c.AnswerTime), EndedAt: Timestamp(c.EndTime),
 		DurationMS: durationMS(c.AnswerTime, c.EndTime, c.EndTime), EndedBy: c.EndedBy, EndReason: c.EndReason,
+		NodeID: c.NodeID,
 	}
 	if len(c.Media) > 0 {
 		if err := json.Unmarshal(c.Media, &r.Media); err != nil {

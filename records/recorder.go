@@ -36,6 +36,8 @@ type RecorderOptions struct {
 	Now func() time.Time
 	// Log receives the failures that belong to no call (the alive mark).
 	Log zerolog.Logger
+	// NodeID names this node in every record it writes (a fleet).
+	NodeID string
 }
 
 // Recorder keeps the record of every call in the store from its admission
@@ -165,7 +167,7 @@ func (r *Recorder) store(ctx context.Context, e *entry) bool {
 	snap := e.c.Snapshot()
 	sc, err := toStore(snap, e.team)
 	if err == nil {
-		sc.AliveTime = start
+		sc.AliveTime, sc.NodeID = start, r.opts.NodeID
 		err = r.st.Calls().Put(ctx, sc)
 	}
 	if err != nil {
@@ -302,16 +304,35 @@ const EndedByCrash = "crash"
 // crashReason is the end_reason of a record closed by CloseCrashed.
 const crashReason = "the appliance stopped without ending the call; ended at the last time it was known to be up"
 
-// CloseCrashed ends the call records left open by a crash, each at the
+// CloseCrashed ends the call records that a crash of node left open (and
+// those of records made before fleets, which name no node), each at the
 // last time its call was known to be up (its last write or alive mark),
 // as ended_by "crash", and says how many it closed. Run it on start,
-// before taking calls: every open record then belongs to a call the
-// previous process lost. It is the one home of this rule; a fleet will
-// pass the node whose records to close.
-func CloseCrashed(ctx context.Context, calls store.CallStore) (int, error) {
-	n, err := calls.CloseOpen(ctx, store.CloseOpen{State: string(call.StateEnded), EndedBy: EndedByCrash, Reason: crashReason})
+// before taking calls: every open record of the node then belongs to a
+// call the previous process lost. It is the one home of this rule.
+func CloseCrashed(ctx context.Context, calls store.CallStore, node string) (int, error) {
+	n, err := calls.CloseOpen(ctx, store.CloseOpen{Nodes: []string{node, ""}, State: string(call.StateEnded),
+		EndedBy: EndedByCrash, Reason: crashReason})
 	if err != nil {
 		return 0, fmt.Errorf("close records left open: %w", err)
+	}
+	return n, nil
+}
+
+// EndedByNodeLost is the ended_by of a record closed because its node
+// stopped beating (killed, or cut off from the database).
+const EndedByNodeLost = "node_lost"
+
+// lostReason is the end_reason of a record closed by CloseLost.
+const lostReason = "the node holding the call stopped; ended at the last time it was known to be up"
+
+// CloseLost ends the open call records of a node that another node found
+// lost, each at its last known time, as ended_by "node_lost".
+func CloseLost(ctx context.Context, calls store.CallStore, node string) (int, error) {
+	n, err := calls.CloseOpen(ctx, store.CloseOpen{Nodes: []string{node}, State: string(call.StateEnded),
+		EndedBy: EndedByNodeLost, Reason: lostReason})
+	if err != nil {
+		return 0, fmt.Errorf("close the records of lost node %s: %w", node, err)
 	}
 	return n, nil
 }

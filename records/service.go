@@ -17,6 +17,8 @@ type Options struct {
 	DefaultTeam string
 	// Now is the clock (durations of live calls); default time.Now.
 	Now func() time.Time
+	// NodeID names this node in the records of its live calls.
+	NodeID string
 }
 
 // Service is the calls module of the API.

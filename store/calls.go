@@ -31,6 +31,8 @@ type Call struct {
 	EndReason string
 	Media     json.RawMessage
 	Notes     json.RawMessage
+	// NodeID is the node that holds (or held) the call; "" before fleets.
+	NodeID string
 }
 
 // CallQuery filters a call listing; every set field must match.
@@ -45,9 +47,10 @@ type CallQuery struct {
 }
 
 // CloseOpen says how CloseOpen ends the open call records it selects:
-// today every open record of the store (one appliance per store); a fleet
-// adds the node whose records are to be closed.
+// those of the nodes named in Nodes, or every open record when it is empty.
 type CloseOpen struct {
+	Nodes   []string
+
 	State   string // the closed record's state ("ended")
 	EndedBy string // e.g. "crash"
 	Reason  string
@@ -56,7 +59,7 @@ type CloseOpen struct {
 type sqlCalls struct{ q querier }
 
 const callCols = `id, team_id, phone_number_id, phone_number, from_user, to_user, sip_call_id, route, state,
-	invite_us, answer_us, end_us, ended_by, end_reason, media, notes, alive_us`
+	invite_us, answer_us, end_us, ended_by, end_reason, media, notes, alive_us, node_id`
 
 func scanCall(row scanner) (*Call, error) {
 	var (
@@ -66,7 +69,7 @@ func scanCall(row scanner) (*Call, error) {
 		media, notes string
 	)
 	if err := row.Scan(&c.ID, &c.TeamID, &c.PhoneNumberID, &c.PhoneNumber, &c.From, &c.To, &c.SIPCallID, &c.Route, &c.State,
-		&inv, &ans, &end, &c.EndedBy, &c.EndReason, &media, &notes, &alive); err != nil {
+		&inv, &ans, &end, &c.EndedBy, &c.EndReason, &media, &notes, &alive, &c.NodeID); err != nil {
 		return nil, err
 	}
 	if alive != 0 {
@@ -85,7 +88,7 @@ func jsonOr(v json.RawMessage, empty string) string {
 }
 
 func (s sqlCalls) Create(ctx context.Context, c *Call) error {
-	_, err := s.q.ExecContext(ctx, `INSERT INTO calls(`+callCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, callArgs(c)...)
+	_, err := s.q.ExecContext(ctx, `INSERT INTO calls(`+callCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, callArgs(c)...)
 	return mapErr("create call", err)
 }
 
@@ -96,7 +99,7 @@ func callArgs(c *Call) []any {
 	}
 	return []any{c.ID, c.TeamID, c.PhoneNumberID, c.PhoneNumber, c.From, c.To, c.SIPCallID, c.Route, c.State,
 		toUS(c.InviteTime), optUS(c.AnswerTime), optUS(c.EndTime), c.EndedBy, c.EndReason,
-		jsonOr(c.Media, "{}"), jsonOr(c.Notes, "[]"), alive}
+		jsonOr(c.Media, "{}"), jsonOr(c.Notes, "[]"), alive, c.NodeID}
 }
 
 // Put inserts the record or, while the stored one is still open, replaces
@@ -104,13 +107,13 @@ func callArgs(c *Call) []any {
 // reopen it). ON CONFLICT … DO UPDATE … WHERE is common to SQLite and
 // PostgreSQL.
 func (s sqlCalls) Put(ctx context.Context, c *Call) error {
-	_, err := s.q.ExecContext(ctx, `INSERT INTO calls(`+callCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
+	_, err := s.q.ExecContext(ctx, `INSERT INTO calls(`+callCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
 		ON CONFLICT (id) DO UPDATE SET team_id = excluded.team_id, phone_number_id = excluded.phone_number_id,
 		phone_number = excluded.phone_number, from_user = excluded.from_user, to_user = excluded.to_user,
 		sip_call_id = excluded.sip_call_id, route = excluded.route, state = excluded.state,
 		invite_us = excluded.invite_us, answer_us = excluded.answer_us, end_us = excluded.end_us,
 		ended_by = excluded.ended_by, end_reason = excluded.end_reason, media = excluded.media,
-		notes = excluded.notes, alive_us = excluded.alive_us
+		notes = excluded.notes, alive_us = excluded.alive_us, node_id = excluded.node_id
 		WHERE calls.end_us IS NULL`, callArgs(c)...)
 	return mapErr("put call", err)
 }
@@ -138,9 +141,16 @@ func (s sqlCalls) Touch(ctx context.Context, ids []string, at time.Time) error {
 // CloseOpen ends every open record at its last known time: the alive time
 // when it is set and not before the invite, else the invite time.
 func (s sqlCalls) CloseOpen(ctx context.Context, q CloseOpen) (int, error) {
+	where, args := `end_us IS NULL`, []any{q.State, q.EndedBy, q.Reason}
+	if len(q.Nodes) > 0 {
+		where += ` AND node_id IN (?` + strings.Repeat(",?", len(q.Nodes)-1) + `)`
+		for _, n := range q.Nodes {
+			args = append(args, n)
+		}
+	}
 	res, err := s.q.ExecContext(ctx, `UPDATE calls SET state = ?, ended_by = ?, end_reason = ?,
 		end_us = CASE WHEN alive_us > invite_us THEN alive_us ELSE invite_us END
-		WHERE end_us IS NULL`, q.State, q.EndedBy, q.Reason)
+		WHERE `+where, args...)
 	if err != nil {
 		return 0, mapErr("close open calls", err)
 	}

@@ -32,6 +32,8 @@ type Store interface {
 	ClientSecrets() ClientSecretStore
 	// Usage reads call records for usage analytics.
 	Usage() UsageStore
+	// Nodes is the registry of the nodes sharing the store.
+	Nodes() NodeStore
 	// Tx runs fn against a Store whose writes commit together, or not at
 	// all when fn returns an error.
 	Tx(ctx context.Context, fn func(Store) error) error
