@@ -51,8 +51,8 @@ type Config struct {
 	Keys          Keys          `yaml:"keys"`
 	Records       Records       `yaml:"records"`
 	// Cluster is this node's place in a fleet sharing database_url.
-	Cluster Cluster `yaml:"cluster"`
-	Webhooks      Webhooks      `yaml:"webhooks"`
+	Cluster  Cluster  `yaml:"cluster"`
+	Webhooks Webhooks `yaml:"webhooks"`
 }
 
 // Webhooks configures the requests the appliance sends to URLs given

@@ -97,7 +97,7 @@ type Options struct {
 	// Remote forwards the requests for calls held by other nodes (nil:
 	// one node).
 	Remote Forwarder
-	Log          zerolog.Logger
+	Log    zerolog.Logger
 }
 
 // Service serves the realtime socket (a controller attached to a call,

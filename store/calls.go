@@ -49,7 +49,7 @@ type CallQuery struct {
 // CloseOpen says how CloseOpen ends the open call records it selects:
 // those of the nodes named in Nodes, or every open record when it is empty.
 type CloseOpen struct {
-	Nodes   []string
+	Nodes []string
 
 	State   string // the closed record's state ("ended")
 	EndedBy string // e.g. "crash"
