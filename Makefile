@@ -3,8 +3,8 @@
 
 GO       ?= go
 BIN      := bin/switchboard
-APT_PKGS := sip-tester baresip espeak-ng sox lame postgresql kamailio
-TOOLS    := sipp baresip espeak-ng sox lame pg_ctlcluster kamailio
+APT_PKGS := sip-tester baresip espeak-ng sox lame postgresql kamailio libopus-dev pkg-config gcc
+TOOLS    := sipp baresip espeak-ng sox lame pg_ctlcluster kamailio pkg-config gcc
 
 .PHONY: all build run test deps deps-go bench bench-calls vet fmt clean
 
@@ -13,6 +13,7 @@ all: build
 # deps installs the system packages the tests use as real peers and fetches Go modules.
 deps: deps-go
 	@missing=""; for t in $(TOOLS); do command -v $$t >/dev/null 2>&1 || missing="$$missing $$t"; done; \
+	pkg-config --exists opus 2>/dev/null || missing="$$missing libopus-dev"; \
 	if [ -n "$$missing" ]; then \
 		if [ "$$(id -u)" = 0 ]; then \
 			echo "installing:$(APT_PKGS)"; \

@@ -140,13 +140,13 @@ func bearer(r *http.Request) string {
 // is 404 in the JSON error shape, where ServeMux would answer an HTML
 // redirect.
 func (s *Server) Handler() http.Handler {
-	return s.logRequests(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return s.logRequests(cors(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if p := r.URL.Path; p == "" || p[0] != '/' || path.Clean(p) != strings.TrimSuffix(p, "/") && p != "/" {
 			httpx.WriteError(w, httpx.NotFound("no route for %s", p))
 			return
 		}
 		s.mux.ServeHTTP(w, r)
-	}))
+	})))
 }
 
 // readyTimeout bounds the readiness checks of one GET /readyz: a probe

@@ -24,6 +24,7 @@ import (
 	"switchboard/media"
 	"switchboard/numbers"
 	"switchboard/records"
+	"switchboard/rtc"
 	"switchboard/sip"
 	"switchboard/speech"
 	"switchboard/store"
@@ -54,6 +55,7 @@ type App struct {
 	ports    *media.PortPool
 	calls    *call.Manager
 	control  *control.Service
+	browsers *rtc.Server
 	webhooks *webhook.Dispatcher
 	tools    *webhook.ToolClient
 	sip      *sip.Server
@@ -183,6 +185,7 @@ func (a *App) Run(ctx context.Context) error {
 	a.log.Info().Int("active_calls", a.calls.Active()).Dur("drain_timeout", a.cfg.SIP.DrainTimeout).Msg("draining")
 	a.sip.Shutdown(context.Background())
 	stopSIP()
+	_ = a.browsers.Close() // browser calls end with the appliance
 	if serr := <-sipDone; serr != nil {
 		err = errors.Join(err, serr)
 	}
@@ -212,6 +215,9 @@ func (a *App) Close() error {
 	}
 	if a.speech != nil {
 		errs = append(errs, a.speech.Close())
+	}
+	if a.browsers != nil {
+		errs = append(errs, a.browsers.Close())
 	}
 	if a.control != nil {
 		errs = append(errs, a.control.Close())

@@ -21,6 +21,7 @@ import (
 	"switchboard/realtime"
 	"switchboard/realtime/echo"
 	"switchboard/records"
+	"switchboard/rtc"
 	"switchboard/sip"
 	"switchboard/webhook"
 )
@@ -79,15 +80,6 @@ func (a *App) buildCalls(cfg *config.Config, log zerolog.Logger) error {
 	if err != nil {
 		return err
 	}
-	var remote control.Forwarder
-	if a.cluster != nil {
-		remote = a.cluster
-	}
-	a.control, err = control.NewService(control.Options{Calls: control.FromRegistry(a.routed), Keys: a.keys, Secrets: auth.NewClientSecrets(a.st, nil),
-		Engines: engines, Engine: cfg.Control.Engine, Remote: remote, Log: log})
-	if err != nil {
-		return fmt.Errorf("control: %w", err)
-	}
 	a.recorder = records.NewRecorder(a.st, records.RecorderOptions{DefaultTeam: cfg.TeamID, AliveInterval: cfg.Records.AliveInterval,
 		NodeID: a.nodeID, Log: log.With().Str("component", "records").Logger()})
 	a.calls, err = call.NewManager(call.Options{
@@ -96,6 +88,18 @@ func (a *App) buildCalls(cfg *config.Config, log zerolog.Logger) error {
 	}, log)
 	if err != nil {
 		return err
+	}
+	if a.browsers, err = buildBrowsers(cfg, bindIP, a.calls, a.routed, log); err != nil {
+		return err
+	}
+	var remote control.Forwarder
+	if a.cluster != nil {
+		remote = a.cluster
+	}
+	a.control, err = control.NewService(control.Options{Calls: control.FromRegistry(a.routed), Keys: a.keys, Secrets: auth.NewClientSecrets(a.st, nil),
+		Engines: engines, Engine: cfg.Control.Engine, Remote: remote, Browsers: a.browsers, Agents: a.agents, Log: log})
+	if err != nil {
+		return fmt.Errorf("control: %w", err)
 	}
 	a.callLog = records.NewService(a.st, a.recorder, records.Options{DefaultTeam: cfg.TeamID, NodeID: a.nodeID})
 	var publicIP netip.Addr
@@ -181,6 +185,25 @@ func rtpBindIP(cfg *config.Config) (netip.Addr, error) {
 		return netip.Addr{}, fmt.Errorf("rtp bind address %q: %w", host, err)
 	}
 	return ip, nil
+}
+
+// buildBrowsers makes the server of browser calls: ICE on webrtc.bind_ip
+// (else the RTP bind address), its port range and public address.
+func buildBrowsers(cfg *config.Config, rtpBind netip.Addr, calls *call.Manager, routed *conversation.Registry, log zerolog.Logger) (*rtc.Server, error) {
+	bind := rtpBind
+	if cfg.WebRTC.BindIP != "" {
+		bind = netip.MustParseAddr(cfg.WebRTC.BindIP)
+	}
+	var public netip.Addr
+	if cfg.WebRTC.PublicIP != "" {
+		public = netip.MustParseAddr(cfg.WebRTC.PublicIP)
+	}
+	s, err := rtc.NewServer(rtc.Options{BindIP: bind, PublicIP: public, PortMin: uint16(cfg.WebRTC.Ports.Min), PortMax: uint16(cfg.WebRTC.Ports.Max),
+		ConnectTimeout: cfg.WebRTC.ConnectTimeout}, calls, routed, log.With().Str("component", "webrtc").Logger())
+	if err != nil {
+		return nil, fmt.Errorf("webrtc: %w", err)
+	}
+	return s, nil
 }
 
 // SIPAddr is the SIP server's UDP address.

@@ -14,12 +14,20 @@ import (
 //
 //	leg PCM 8k -> Resample(8k->24k) -> PCM16LE -> Conversation.Audio
 //	Phone.Play -> PCM16LE -> Resample(24k->8k) -> Leg.Play
+//
+// A leg at another rate (a WebRTC leg's Opus decodes at 24 kHz) resamples
+// from and to its own rate: nothing at all between a 24 kHz leg and a
+// 24 kHz model.
 type audioPath struct {
 	format      AudioFormat
 	leg         Leg
 	passthrough bool
 	// codec is the conversation's G.711 when it is not passed through.
 	codec *media.Codec
+	// wideIn and wideOut resample between a leg above 8 kHz (WebRTC's
+	// Opus at 24 kHz) and a G.711 conversation; nil for an 8 kHz leg.
+	wideIn, wideOut *media.Resampler
+	wideBuf         []int16
 
 	// media goroutine only
 	inPipe *media.InboundPipeline
@@ -28,20 +36,18 @@ type audioPath struct {
 	mu      sync.Mutex // Play comes from the conversation's goroutines
 	outPipe *media.OutboundPipeline
 	outPCM  []int16
+	outWide []int16
 }
 
 func newAudioPath(f AudioFormat, leg Leg, passthrough bool) (*audioPath, error) {
-	if leg.Rate() != media.ClockRate {
-		return nil, fmt.Errorf("audio path: a leg at %d Hz is not supported", leg.Rate())
-	}
 	p := &audioPath{format: f, leg: leg, passthrough: passthrough}
 	var err error
 	switch f.Encoding {
 	case EncodingPCM16:
-		if p.inPipe, err = media.NewInboundPipeline(f.Rate); err != nil {
+		if p.inPipe, err = media.NewInboundPipelineFrom(leg.Rate(), f.Rate); err != nil {
 			return nil, err
 		}
-		if p.outPipe, err = media.NewOutboundPipeline(f.Rate, legWriter{leg}); err != nil {
+		if p.outPipe, err = media.NewOutboundPipelineTo(f.Rate, leg.Rate(), legWriter{leg}); err != nil {
 			return nil, err
 		}
 	case EncodingPCMU, EncodingPCMA:
@@ -53,6 +59,14 @@ func newAudioPath(f AudioFormat, leg Leg, passthrough bool) (*audioPath, error) 
 			c = media.PCMA
 		}
 		p.codec = &c
+		if leg.Rate() != media.ClockRate {
+			if p.wideIn, err = media.NewResampler(leg.Rate(), media.ClockRate); err != nil {
+				return nil, fmt.Errorf("audio path: %w", err)
+			}
+			if p.wideOut, err = media.NewResampler(media.ClockRate, leg.Rate()); err != nil {
+				return nil, fmt.Errorf("audio path: %w", err)
+			}
+		}
 	default:
 		return nil, fmt.Errorf("audio path: unknown encoding %q", f.Encoding)
 	}
@@ -64,6 +78,8 @@ func (p *audioPath) String() string {
 	switch {
 	case p.passthrough:
 		return p.format.Encoding + " passthrough"
+	case p.codec != nil && p.wideIn != nil:
+		return p.wideIn.String() + " -> " + p.codec.Name + "(encode) / " + p.codec.Name + "(decode) -> " + p.wideOut.String()
 	case p.codec != nil:
 		return "PCM(8k) -> " + p.codec.Name + "(encode) / " + p.codec.Name + "(decode) -> PCM(8k)"
 	}
@@ -74,6 +90,10 @@ func (p *audioPath) String() string {
 // goroutine). The result is valid until the next call.
 func (p *audioPath) in(pcm []int16) []byte {
 	if p.codec != nil {
+		if p.wideIn != nil {
+			p.wideBuf = p.wideIn.Process(p.wideBuf[:0], pcm)
+			pcm = p.wideBuf
+		}
 		p.inBuf = p.codec.EncodeFrame(p.inBuf[:0], pcm)
 	} else {
 		p.inBuf = p.inPipe.Process(p.inBuf[:0], pcm)
@@ -91,10 +111,19 @@ func (p *audioPath) play(itemID string, b []byte) {
 	defer p.mu.Unlock()
 	if p.codec != nil {
 		p.outPCM = p.codec.DecodeFrame(p.outPCM[:0], b)
-		p.leg.Play(itemID, p.outPCM)
+		p.leg.Play(itemID, p.widen(p.outPCM))
 		return
 	}
 	p.outPipe.Write(itemID, b)
+}
+
+// widen resamples 8 kHz PCM to a wide leg's rate (p.mu held).
+func (p *audioPath) widen(pcm []int16) []int16 {
+	if p.wideOut == nil {
+		return pcm
+	}
+	p.outWide = p.wideOut.Process(p.outWide[:0], pcm)
+	return p.outWide
 }
 
 // playPCM queues PCM16LE at the conversation's rate on the leg.
@@ -108,17 +137,19 @@ func (p *audioPath) playPCM(itemID string, pcm []byte) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.outPCM = media.DecodePCM16LE(p.outPCM[:0], pcm)
-	p.leg.Play(itemID, p.outPCM)
+	p.leg.Play(itemID, p.widen(p.outPCM))
 }
 
 // reset drops what the outbound path carries over (after a barge-in).
 func (p *audioPath) reset() {
-	if p.outPipe == nil {
-		return
-	}
 	p.mu.Lock()
-	p.outPipe.Reset()
-	p.mu.Unlock()
+	defer p.mu.Unlock()
+	if p.outPipe != nil {
+		p.outPipe.Reset()
+	}
+	if p.wideOut != nil {
+		p.wideOut.Reset()
+	}
 }
 
 // legWriter lets the outbound pipeline write to a leg.

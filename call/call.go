@@ -110,10 +110,12 @@ type Snapshot struct {
 	Ended       time.Time
 	EndedBy     string
 	EndReason   string
-	// Route is "agent:<id>" or "webhook:<id>".
+	// Route is "agent:<id>", "webhook:<id>" or "session".
 	Route string
-	Media media.StatsSnapshot
-	Notes []Note
+	// Channel is the leg's transport: "sip" or "webrtc".
+	Channel string
+	Media   media.StatsSnapshot
+	Notes   []Note
 }
 
 // Snapshot returns the call's current view.
@@ -122,7 +124,7 @@ func (c *Call) Snapshot() Snapshot {
 	s := Snapshot{ID: c.id, NumberID: c.route.NumberID, PhoneNumber: c.route.PhoneNumber, TeamID: c.route.TeamID,
 		From: c.info.From, To: c.info.To, SIPCallID: c.info.RemoteID, State: c.state,
 		Started: c.started, Answered: c.answered, Ended: c.ended, EndedBy: c.endedBy, EndReason: c.endReason, Media: c.finalStats,
-		Route: c.route.String(), Notes: append([]Note(nil), c.notes...)}
+		Route: c.route.String(), Channel: c.info.Kind, Notes: append([]Note(nil), c.notes...)}
 	c.mu.Unlock()
 	if s.State != StateEnded {
 		s.Media = c.leg.Stats()
@@ -130,14 +132,16 @@ func (c *Call) Snapshot() Snapshot {
 	return s
 }
 
-// String names the route for call records: "agent:<id>" or
-// "webhook:<id>".
+// String names the route for call records: "agent:<id>",
+// "webhook:<id>", or "session" for a direct session.
 func (r Route) String() string {
 	switch {
 	case r.AgentID != "":
 		return "agent:" + r.AgentID
 	case r.WebhookID != "":
 		return "webhook:" + r.WebhookID
+	case r.Session != nil:
+		return "session"
 	}
 	return ""
 }

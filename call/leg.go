@@ -75,7 +75,8 @@ type Leg interface {
 
 // LegInfo describes a leg for call records, webhooks and the API.
 type LegInfo struct {
-	// Kind names the leg's transport ("sip").
+	// Kind names the leg's transport: "sip" or "webrtc" (the call
+	// record's channel).
 	Kind string
 	// From and To are the caller and the called party as the leg saw them.
 	From, To string
@@ -134,6 +135,11 @@ type Route struct {
 	// DTMFInband is the number's in-band DTMF setting ("" follows the
 	// conversation's).
 	DTMFInband Inband
+	// Session, set for a direct session (a browser's own realtime
+	// session: no agent, no webhook; the caller's event channel steers
+	// it), is the session configuration it starts with: the JSON of a
+	// realtime session object ("{}" for the defaults).
+	Session []byte
 }
 
 // WebhookTarget is where a webhook-routed call's events go.

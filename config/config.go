@@ -47,6 +47,7 @@ type Config struct {
 	// conversation gets ready.
 	AnswerTimeout time.Duration `yaml:"answer_timeout"`
 	RTP           RTP           `yaml:"rtp"`
+	WebRTC        WebRTC        `yaml:"webrtc"`
 	Numbers       Numbers       `yaml:"numbers"`
 	Keys          Keys          `yaml:"keys"`
 	Records       Records       `yaml:"records"`
@@ -154,6 +155,14 @@ type RTP struct {
 	BindIP       string        `yaml:"bind_ip"`
 	MediaTimeout time.Duration `yaml:"media_timeout"`
 	JitterDelay  time.Duration `yaml:"jitter_delay"`
+}
+
+// WebRTC holds the settings of browser calls (/v1/realtime/calls).
+type WebRTC struct {
+	Ports          PortRange     `yaml:"ports"`
+	PublicIP       string        `yaml:"public_ip"`
+	BindIP         string        `yaml:"bind_ip"`
+	ConnectTimeout time.Duration `yaml:"connect_timeout"`
 }
 
 // Numbers holds the settings of phone-number management.
@@ -339,6 +348,14 @@ func (c *Config) Validate() error {
 	}
 	if c.RTP.Ports.Min%2 != 0 {
 		c.RTP.Ports.Min++
+	}
+	for k, v := range map[string]string{"webrtc.public_ip": c.WebRTC.PublicIP, "webrtc.bind_ip": c.WebRTC.BindIP} {
+		if _, err := netip.ParseAddr(v); v != "" && err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", k, err))
+		}
+	}
+	if c.WebRTC.ConnectTimeout <= 0 {
+		errs = append(errs, errors.New("webrtc.connect_timeout: must be positive"))
 	}
 	switch c.LogFormat {
 	case "auto", "json", "console":

@@ -126,6 +126,11 @@ func settings(c *Config) []Setting {
 		{"rtp.media_timeout", "", "SWITCHBOARD_MEDIA_TIMEOUT", "30s", "no RTP for this long ends the call with BYE", duration(&c.RTP.MediaTimeout)},
 		{"rtp.jitter_delay", "", "SWITCHBOARD_JITTER_DELAY", "40ms", "target delay of the jitter buffer", duration(&c.RTP.JitterDelay)},
 
+		{"webrtc.ports", "webrtc-ports", "SWITCHBOARD_WEBRTC_PORTS", "21000-21999", "UDP port range of browser calls (ICE, DTLS-SRTP, the data channel)", ports(&c.WebRTC.Ports)},
+		{"webrtc.public_ip", "webrtc-public-ip", "SWITCHBOARD_WEBRTC_PUBLIC_IP", "", "address advertised in browser calls' ICE candidates behind a 1:1 NAT; defaults to the local address", str(&c.WebRTC.PublicIP)},
+		{"webrtc.bind_ip", "", "SWITCHBOARD_WEBRTC_BIND_IP", "", "address browser calls' ICE host candidates use; defaults to rtp.bind_ip (every address when that is a wildcard)", str(&c.WebRTC.BindIP)},
+		{"webrtc.connect_timeout", "", "SWITCHBOARD_WEBRTC_CONNECT_TIMEOUT", "10s", "how long a browser has to connect (ICE, DTLS) after the SDP answer", duration(&c.WebRTC.ConnectTimeout)},
+
 		{"answer_timeout", "", "SWITCHBOARD_ANSWER_TIMEOUT", "5s", "longest ringing while an agent's model session gets ready; then the agent's fallback applies", duration(&c.AnswerTimeout)},
 		{"upstream.url", "upstream-url", "SWITCHBOARD_UPSTREAM_URL", "", "realtime provider WebSocket URL (wss://…/v1/realtime) for agents with engine upstream; empty: none", str(&c.Upstream.URL)},
 		{"upstream.model", "", "SWITCHBOARD_UPSTREAM_MODEL", "", "model query parameter sent upstream; empty: the agent's model", str(&c.Upstream.Model)},

@@ -136,6 +136,9 @@ func (s *Service) dtmf(w http.ResponseWriter, r *http.Request) error {
 		if errors.Is(err, call.ErrNotActive) {
 			return httpx.Conflict("call_id", "call %s is not active", rc.Phone().ID())
 		}
+		if errors.Is(err, call.ErrNotSupported) {
+			return httpx.Conflict("call_id", "call %s cannot send digits (a browser call has no keypad)", rc.Phone().ID())
+		}
 		return err
 	}
 	httpx.WriteJSON(w, http.StatusOK, struct{}{})

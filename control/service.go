@@ -97,7 +97,11 @@ type Options struct {
 	// Remote forwards the requests for calls held by other nodes (nil:
 	// one node).
 	Remote Forwarder
-	Log    zerolog.Logger
+	// Browsers places browser calls (POST /v1/realtime/calls); nil
+	// answers 503. Agents is then required.
+	Browsers Browsers
+	Agents   Agents
+	Log      zerolog.Logger
 }
 
 // Service serves the realtime socket (a controller attached to a call,
@@ -114,6 +118,9 @@ type Service struct {
 func NewService(opts Options) (*Service, error) {
 	if opts.Calls == nil || opts.Keys == nil || opts.Secrets == nil || len(opts.Engines) == 0 {
 		return nil, errors.New("control: calls, keys, secrets and engines are required")
+	}
+	if opts.Browsers != nil && opts.Agents == nil {
+		return nil, errors.New("control: browser calls need the agents")
 	}
 	if opts.Engine == "" {
 		opts.Engine = agent.EngineEcho
@@ -150,6 +157,7 @@ func (s *Service) Routes() []httpx.Route {
 	return []httpx.Route{
 		{Method: http.MethodGet, Pattern: "/v1/realtime", Endpoint: auth.EndpointRealtime, Access: httpx.Public, Handler: s.serveRealtime},
 		{Method: http.MethodPost, Pattern: "/v1/realtime/client_secrets", Endpoint: auth.EndpointClientSecrets, Handler: s.createSecret},
+		{Method: http.MethodPost, Pattern: "/v1/realtime/calls", Endpoint: auth.EndpointRealtime, Access: httpx.Public, Handler: s.createCall},
 		{Method: http.MethodPost, Pattern: "/v1/realtime/calls/{call_id}/refer", Endpoint: auth.EndpointCalls, Handler: s.refer},
 		{Method: http.MethodPost, Pattern: "/v1/realtime/calls/{call_id}/hangup", Endpoint: auth.EndpointCalls, Handler: s.hangup},
 		{Method: http.MethodPost, Pattern: "/v1/realtime/calls/{call_id}/dtmf", Endpoint: auth.EndpointCalls, Handler: s.dtmf},

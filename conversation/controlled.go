@@ -63,6 +63,9 @@ type ControlledOptions struct {
 	// Buffer is the controller's event queue (default 1024); a
 	// controller that falls that far behind is disconnected.
 	Buffer int
+	// direct marks a direct session: its controller is the caller's own
+	// event channel, no webhook is told.
+	direct bool
 }
 
 // Controlled is the conversation of a webhook-routed call: the same
@@ -171,11 +174,13 @@ func (cc *Controlled) Prepare(ctx context.Context, _ call.Phone) error {
 	cc.mu.Lock()
 	cc.stopAnnounce = cancel
 	cc.mu.Unlock()
-	cc.wg.Add(1)
-	go func() {
-		defer cc.wg.Done()
-		cc.announce(actx)
-	}()
+	if !cc.opts.direct {
+		cc.wg.Add(1)
+		go func() {
+			defer cc.wg.Done()
+			cc.announce(actx)
+		}()
+	}
 	ring := time.NewTimer(cc.opts.RingTimeout)
 	defer ring.Stop()
 	select {

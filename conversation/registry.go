@@ -49,8 +49,8 @@ func (reg *Registry) Wait() { reg.wg.Wait() }
 
 // track registers conv, the conversation of the call on p (cc when it is
 // a controlled one), until it closes.
-func (reg *Registry) track(p call.Phone, conv call.Conversation, cc *Controlled) call.Conversation {
-	r := &Routed{phone: p, cc: cc, reg: reg}
+func (reg *Registry) track(p call.Phone, conv call.Conversation, cc *Controlled, b *bridge) call.Conversation {
+	r := &Routed{phone: p, cc: cc, b: b, reg: reg}
 	reg.mu.Lock()
 	reg.calls[p.ID()] = r
 	reg.mu.Unlock()
@@ -76,6 +76,7 @@ func (t tracked) Close() error {
 type Routed struct {
 	phone call.Phone
 	cc    *Controlled // nil: an agent's call
+	b     *bridge     // an agent's bridge (nil for the loopback)
 	reg   *Registry
 }
 

@@ -2,16 +2,19 @@ package conversation
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 
 	"switchboard/agent"
 	"switchboard/call"
+	"switchboard/realtime"
 )
 
 // Router picks each call's conversation from the route admission
 // resolved (call.Router): an agent's bridge (or the loopback line test),
-// or a controlled conversation for a webhook-routed number. Every call it
+// or a controlled conversation for a webhook-routed number or a direct
+// session (a browser's own session, steered over its event channel). Every call it
 // routes is in its Registry until the conversation closes.
 type Router struct {
 	rt    *Runtime
@@ -46,14 +49,24 @@ func (r *Router) Conversation(ctx context.Context, p call.Phone) (call.Conversat
 	route := p.Route()
 	switch {
 	case route.AgentID != "":
-		conv, err := r.rt.Conversation(ctx, route.AgentID, p.Logger())
+		conv, b, err := r.rt.conversation(ctx, route.AgentID, p.Logger())
 		if err != nil {
 			return nil, err
 		}
-		return r.reg.track(p, conv, nil), nil
+		return r.reg.track(p, conv, nil, b), nil
 	case route.WebhookID != "":
 		cc := r.rt.Controlled(p, r.hooks, r.opts)
-		return r.reg.track(p, cc, cc), nil
+		return r.reg.track(p, cc, cc, nil), nil
+	case route.Session != nil:
+		var cfg realtime.SessionConfig
+		if err := json.Unmarshal(route.Session, &cfg); err != nil {
+			return nil, &call.RejectError{Status: 400, Reason: "Bad Request", Err: fmt.Errorf("session configuration: %w", err)}
+		}
+		opts := r.opts
+		opts.direct = true
+		cc := r.rt.Controlled(p, r.hooks, opts)
+		cc.b.mergeConfig(cfg)
+		return r.reg.track(p, cc, cc, nil), nil
 	}
 	return nil, &call.RejectError{Status: 480, Reason: "Temporarily Unavailable", Err: errors.New("the number routes nowhere")}
 }

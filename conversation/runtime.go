@@ -127,17 +127,25 @@ func NewRuntime(agents Agents, opts RuntimeOptions) *Runtime {
 
 // Conversation returns the conversation of one call to agent id.
 func (r *Runtime) Conversation(ctx context.Context, id string, log zerolog.Logger) (call.Conversation, error) {
+	conv, _, err := r.conversation(ctx, id, log)
+	return conv, err
+}
+
+// conversation is Conversation with the agent's bridge (nil for the
+// loopback line test).
+func (r *Runtime) conversation(ctx context.Context, id string, log zerolog.Logger) (call.Conversation, *bridge, error) {
 	cfg, err := r.agents.Load(ctx, id)
 	if err != nil {
 		if errors.Is(err, agent.ErrUnknownAgent) {
-			return nil, &call.RejectError{Status: 404, Reason: "Not Found", Err: err}
+			return nil, nil, &call.RejectError{Status: 404, Reason: "Not Found", Err: err}
 		}
-		return nil, err
+		return nil, nil, err
 	}
 	if cfg.Settings.Engine == agent.EngineLoopback {
-		return NewLoopback(0), nil
+		return NewLoopback(0), nil, nil
 	}
-	return newBridge(r, cfg, log.With().Str("agent_id", cfg.ID).Logger()), nil
+	b := newBridge(r, cfg, log.With().Str("agent_id", cfg.ID).Logger())
+	return b, b, nil
 }
 
 // AudioRate is the sample rate of c's calls (8000 when its sessions speak

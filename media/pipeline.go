@@ -15,7 +15,13 @@ type InboundPipeline struct {
 // NewInboundPipeline returns a pipeline from 8 kHz to modelRate (8000,
 // 16000, 24000 or 48000).
 func NewInboundPipeline(modelRate int) (*InboundPipeline, error) {
-	rs, err := NewResampler(ClockRate, modelRate)
+	return NewInboundPipelineFrom(ClockRate, modelRate)
+}
+
+// NewInboundPipelineFrom returns a pipeline from a leg's legRate (a
+// WebRTC leg decodes Opus at 24 kHz) to modelRate; equal rates copy.
+func NewInboundPipelineFrom(legRate, modelRate int) (*InboundPipeline, error) {
+	rs, err := NewResampler(legRate, modelRate)
 	if err != nil {
 		return nil, fmt.Errorf("inbound pipeline: %w", err)
 	}
@@ -47,15 +53,21 @@ type OutboundPipeline struct {
 	hasCarry bool
 }
 
-// FrameWriter takes 8 kHz PCM tagged with an item id: a Playout, or a
-// call's leg.
+// FrameWriter takes PCM at the leg's rate (8 kHz for a phone) tagged
+// with an item id: a Playout, or a call's leg.
 type FrameWriter interface {
 	Write(itemID string, pcm []int16)
 }
 
 // NewOutboundPipeline returns a pipeline from modelRate to 8 kHz into q.
 func NewOutboundPipeline(modelRate int, q FrameWriter) (*OutboundPipeline, error) {
-	rs, err := NewResampler(modelRate, ClockRate)
+	return NewOutboundPipelineTo(modelRate, ClockRate, q)
+}
+
+// NewOutboundPipelineTo returns a pipeline from modelRate to a leg's
+// legRate into q; equal rates only carry the odd byte over.
+func NewOutboundPipelineTo(modelRate, legRate int, q FrameWriter) (*OutboundPipeline, error) {
+	rs, err := NewResampler(modelRate, legRate)
 	if err != nil {
 		return nil, fmt.Errorf("outbound pipeline: %w", err)
 	}

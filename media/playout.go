@@ -22,17 +22,25 @@ type Playout struct {
 	pcm   *queue[int16] // nil for a coded queue
 	coded *queue[byte]  // nil for a PCM queue
 	codec Codec         // the coded queue's codec
+	rate  int           // samples per second (8 kHz but for NewPlayoutAt)
 }
 
 // NewPlayout returns an empty PCM queue.
 func NewPlayout() *Playout {
-	return &Playout{pcm: newQueue[int16]()}
+	return &Playout{pcm: newQueue[int16](), rate: ClockRate}
+}
+
+// NewPlayoutAt returns an empty PCM queue of audio at rate (a WebRTC leg
+// plays its Opus audio at the model's 24 kHz): Len and Flush count time
+// at that rate.
+func NewPlayoutAt(rate int) *Playout {
+	return &Playout{pcm: newQueue[int16](), rate: rate}
 }
 
 // NewCodedPlayout returns an empty queue of c's code words (c is PCMU or
 // PCMA).
 func NewCodedPlayout(c Codec) *Playout {
-	return &Playout{coded: newQueue[byte](), codec: c}
+	return &Playout{coded: newQueue[byte](), codec: c, rate: ClockRate}
 }
 
 // Coded reports whether the queue holds code words, and of which codec.
@@ -144,7 +152,7 @@ func (q *Playout) Len() time.Duration {
 	} else {
 		n = q.pcm.len()
 	}
-	return time.Duration(n) * time.Second / ClockRate
+	return time.Duration(n) * time.Second / time.Duration(q.rate)
 }
 
 // Flush drops everything queued; the pacer sends silence from its next
@@ -157,9 +165,9 @@ func (q *Playout) Flush() (itemID string, playedMs int) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.coded != nil {
-		return q.coded.flush()
+		return q.coded.flush(q.rate)
 	}
-	return q.pcm.flush()
+	return q.pcm.flush(q.rate)
 }
 
 // queue is the item-tagged sample queue behind a Playout, of PCM samples
@@ -239,7 +247,7 @@ func (q *queue[T]) take(n int) []T {
 // len returns the number of queued samples.
 func (q *queue[T]) len() int { return len(q.buf) - q.head }
 
-func (q *queue[T]) flush() (itemID string, playedMs int) {
+func (q *queue[T]) flush(rate int) (itemID string, playedMs int) {
 	itemID, played := q.cur, q.curPlayed
 	if len(q.segs) > 0 && q.segs[0].id != q.cur {
 		itemID, played = q.segs[0].id, 0
@@ -255,5 +263,5 @@ func (q *queue[T]) flush() (itemID string, playedMs int) {
 	}
 	q.buf, q.head = q.buf[:0], 0
 	q.segs = q.segs[:0]
-	return itemID, played * 1000 / ClockRate
+	return itemID, played * 1000 / rate
 }

@@ -48,17 +48,19 @@ func (t *Timestamp) UnmarshalJSON(b []byte) error {
 
 // Record is a call as the API shows it.
 type Record struct {
-	CallID        string    `json:"call_id"`
-	PhoneNumberID string    `json:"phone_number_id"`
-	PhoneNumber   string    `json:"phone_number"`
-	From          string    `json:"from"`
-	To            string    `json:"to"`
-	SIPCallID     string    `json:"sip_call_id"`
-	Route         string    `json:"route"`
-	State         string    `json:"state"`
-	InvitedAt     Timestamp `json:"invited_at"`
-	AnsweredAt    Timestamp `json:"answered_at"`
-	EndedAt       Timestamp `json:"ended_at"`
+	CallID        string `json:"call_id"`
+	PhoneNumberID string `json:"phone_number_id"`
+	PhoneNumber   string `json:"phone_number"`
+	From          string `json:"from"`
+	To            string `json:"to"`
+	SIPCallID     string `json:"sip_call_id"`
+	Route         string `json:"route"`
+	// Channel is "sip" (a phone call) or "webrtc" (a browser call).
+	Channel    string    `json:"channel"`
+	State      string    `json:"state"`
+	InvitedAt  Timestamp `json:"invited_at"`
+	AnsweredAt Timestamp `json:"answered_at"`
+	EndedAt    Timestamp `json:"ended_at"`
 	// DurationMS is the talk time, answer to end (to now for a live
 	// call); 0 when the call was never answered.
 	DurationMS int64  `json:"duration_ms"`
@@ -179,7 +181,7 @@ func durationMS(answered, ended, now time.Time) int64 {
 func fromSnapshot(s call.Snapshot, now time.Time) *Record {
 	r := &Record{
 		CallID: s.ID, PhoneNumberID: s.NumberID, PhoneNumber: s.PhoneNumber, From: s.From, To: s.To,
-		SIPCallID: s.SIPCallID, Route: s.Route, State: string(s.State),
+		SIPCallID: s.SIPCallID, Route: s.Route, Channel: s.Channel, State: string(s.State),
 		InvitedAt: Timestamp(s.Started), AnsweredAt: Timestamp(s.Answered), EndedAt: Timestamp(s.Ended),
 		DurationMS: durationMS(s.Answered, s.Ended, now), EndedBy: s.EndedBy, EndReason: s.EndReason,
 		Media: mediaOf(s.Media),
@@ -208,7 +210,7 @@ func toStore(s call.Snapshot, teamID string) (*store.Call, error) {
 	}
 	return &store.Call{
 		ID: s.ID, TeamID: teamID, PhoneNumberID: s.NumberID, PhoneNumber: s.PhoneNumber, From: s.From, To: s.To,
-		SIPCallID: s.SIPCallID, Route: s.Route, State: string(s.State), InviteTime: s.Started, AnswerTime: s.Answered,
+		SIPCallID: s.SIPCallID, Route: s.Route, Channel: s.Channel, State: string(s.State), InviteTime: s.Started, AnswerTime: s.Answered,
 		EndTime: s.Ended, EndedBy: s.EndedBy, EndReason: s.EndReason, Media: m, Notes: notes,
 	}, nil
 }
@@ -217,7 +219,7 @@ func toStore(s call.Snapshot, teamID string) (*store.Call, error) {
 func fromStore(c *store.Call) (*Record, error) {
 	r := &Record{
 		CallID: c.ID, PhoneNumberID: c.PhoneNumberID, PhoneNumber: c.PhoneNumber, From: c.From, To: c.To,
-		SIPCallID: c.SIPCallID, Route: c.Route, State: c.State,
+		SIPCallID: c.SIPCallID, Route: c.Route, Channel: c.Channel, State: c.State,
 		InvitedAt: Timestamp(c.InviteTime), AnsweredAt: Timestamp(c.AnswerTime), EndedAt: Timestamp(c.EndTime),
 		DurationMS: durationMS(c.AnswerTime, c.EndTime, c.EndTime), EndedBy: c.EndedBy, EndReason: c.EndReason,
 		NodeID: c.NodeID,

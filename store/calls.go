@@ -19,11 +19,13 @@ type Call struct {
 	PhoneNumber   string // E.164
 	From, To      string // SIP user parts
 	SIPCallID     string
-	Route         string // "agent:<id>", "webhook:<id>", "echo"
-	State         string
-	InviteTime    time.Time
-	AnswerTime    time.Time // zero: never answered
-	EndTime       time.Time // zero: not ended
+	Route         string // "agent:<id>", "webhook:<id>", "session"
+	// Channel is "sip" (a phone) or "webrtc" (a browser).
+	Channel    string
+	State      string
+	InviteTime time.Time
+	AnswerTime time.Time // zero: never answered
+	EndTime    time.Time // zero: not ended
 	// AliveTime is the last time the call was known to be up (zero:
 	// unknown); an open record left by a crash is closed at that time.
 	AliveTime time.Time
@@ -59,7 +61,7 @@ type CloseOpen struct {
 type sqlCalls struct{ q querier }
 
 const callCols = `id, team_id, phone_number_id, phone_number, from_user, to_user, sip_call_id, route, state,
-	invite_us, answer_us, end_us, ended_by, end_reason, media, notes, alive_us, node_id`
+	invite_us, answer_us, end_us, ended_by, end_reason, media, notes, alive_us, node_id, channel`
 
 func scanCall(row scanner) (*Call, error) {
 	var (
@@ -69,7 +71,7 @@ func scanCall(row scanner) (*Call, error) {
 		media, notes string
 	)
 	if err := row.Scan(&c.ID, &c.TeamID, &c.PhoneNumberID, &c.PhoneNumber, &c.From, &c.To, &c.SIPCallID, &c.Route, &c.State,
-		&inv, &ans, &end, &c.EndedBy, &c.EndReason, &media, &notes, &alive, &c.NodeID); err != nil {
+		&inv, &ans, &end, &c.EndedBy, &c.EndReason, &media, &notes, &alive, &c.NodeID, &c.Channel); err != nil {
 		return nil, err
 	}
 	if alive != 0 {
@@ -88,7 +90,7 @@ func jsonOr(v json.RawMessage, empty string) string {
 }
 
 func (s sqlCalls) Create(ctx context.Context, c *Call) error {
-	_, err := s.q.ExecContext(ctx, `INSERT INTO calls(`+callCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, callArgs(c)...)
+	_, err := s.q.ExecContext(ctx, `INSERT INTO calls(`+callCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, callArgs(c)...)
 	return mapErr("create call", err)
 }
 
@@ -99,7 +101,15 @@ func callArgs(c *Call) []any {
 	}
 	return []any{c.ID, c.TeamID, c.PhoneNumberID, c.PhoneNumber, c.From, c.To, c.SIPCallID, c.Route, c.State,
 		toUS(c.InviteTime), optUS(c.AnswerTime), optUS(c.EndTime), c.EndedBy, c.EndReason,
-		jsonOr(c.Media, "{}"), jsonOr(c.Notes, "[]"), alive, c.NodeID}
+		jsonOr(c.Media, "{}"), jsonOr(c.Notes, "[]"), alive, c.NodeID, channelOr(c.Channel)}
+}
+
+// channelOr is a call's channel, "sip" when unset.
+func channelOr(ch string) string {
+	if ch == "" {
+		return "sip"
+	}
+	return ch
 }
 
 // Put inserts the record or, while the stored one is still open, replaces
@@ -107,13 +117,13 @@ func callArgs(c *Call) []any {
 // reopen it). ON CONFLICT … DO UPDATE … WHERE is common to SQLite and
 // PostgreSQL.
 func (s sqlCalls) Put(ctx context.Context, c *Call) error {
-	_, err := s.q.ExecContext(ctx, `INSERT INTO calls(`+callCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
+	_, err := s.q.ExecContext(ctx, `INSERT INTO calls(`+callCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
 		ON CONFLICT (id) DO UPDATE SET team_id = excluded.team_id, phone_number_id = excluded.phone_number_id,
 		phone_number = excluded.phone_number, from_user = excluded.from_user, to_user = excluded.to_user,
 		sip_call_id = excluded.sip_call_id, route = excluded.route, state = excluded.state,
 		invite_us = excluded.invite_us, answer_us = excluded.answer_us, end_us = excluded.end_us,
 		ended_by = excluded.ended_by, end_reason = excluded.end_reason, media = excluded.media,
-		notes = excluded.notes, alive_us = excluded.alive_us, node_id = excluded.node_id
+		notes = excluded.notes, alive_us = excluded.alive_us, node_id = excluded.node_id, channel = excluded.channel
 		WHERE calls.end_us IS NULL`, callArgs(c)...)
 	return mapErr("put call", err)
 }

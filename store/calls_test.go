@@ -13,7 +13,7 @@ import (
 func testCall(i int, base time.Time) *Call {
 	c := &Call{
 		ID: fmt.Sprintf("call-%02d", i), TeamID: "default", PhoneNumberID: "pn_a", PhoneNumber: "+18005550100",
-		From: fmt.Sprintf("+1415555%04d", i%3), To: "+18005550100", SIPCallID: fmt.Sprintf("sip-%d", i), Route: "agent:ag_1",
+		From: fmt.Sprintf("+1415555%04d", i%3), To: "+18005550100", SIPCallID: fmt.Sprintf("sip-%d", i), Route: "agent:ag_1", Channel: "sip",
 		State: "ended", InviteTime: base.Add(time.Duration(i) * time.Second), EndedBy: "caller", EndReason: "BYE",
 		Media: json.RawMessage(`{"packets_in":50}`), Notes: json.RawMessage(`[{"kind":"transcript","text":"hi"}]`),
 	}

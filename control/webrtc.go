@@ -1,0 +1,154 @@
+package control
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"switchboard/agent"
+	"switchboard/api/httpx"
+	"switchboard/auth"
+	"switchboard/call"
+	"switchboard/rtc"
+)
+
+// Browsers places browser calls (rtc.Server).
+type Browsers interface {
+	Call(ctx context.Context, offer string, route call.Route, info call.LegInfo, log zerolog.Logger) (rtc.Answer, error)
+}
+
+// Agents loads agent records, to check an agent_id belongs to the
+// caller's team (agent.Service).
+type Agents interface {
+	Load(ctx context.Context, id string) (*agent.Config, error)
+}
+
+// maxOfferBytes bounds the SDP offer's body.
+const maxOfferBytes = 64 << 10
+
+// createCall is POST /v1/realtime/calls: a browser's SDP offer becomes a
+// call (channel webrtc) to an agent (?agent_id=) or a direct session (the
+// client secret's stored session, or ?model=), answered 201 with the SDP
+// answer and the call's Location, as the hosted realtime APIs do. It
+// authenticates in the handler: a bearer API key (the realtime endpoint)
+// or client secret.
+func (s *Service) createCall(w http.ResponseWriter, r *http.Request) error {
+	if s.opts.Browsers == nil {
+		return httpx.Unavailable("browser calls are not enabled on this appliance", 0)
+	}
+	token, _ := credential(r)
+	if token == "" {
+		return httpx.Unauthorized("send an API key or a client secret as a bearer token")
+	}
+	q := r.URL.Query()
+	agentID, model := q.Get("agent_id"), q.Get("model")
+	if agentID != "" && model != "" {
+		return httpx.BadRequest("agent_id", "agent_id and model are mutually exclusive: an agent has its own model")
+	}
+	route := call.Route{}
+	info := call.LegInfo{Received: time.Now(), To: "session"}
+	var session []byte
+	if auth.KindOf(token) == auth.TokenClientSecret {
+		cs, err := s.opts.Secrets.Check(r.Context(), token)
+		if err != nil {
+			return err
+		}
+		route.TeamID, info.From = cs.TeamID, "client_secret:"+cs.ID
+		session = cs.Session
+		if model != "" && len(session) > 0 {
+			return httpx.BadRequest("model", "the client secret carries its session: send no model")
+		}
+	} else {
+		p, err := s.opts.Keys.Authorize(r.Context(), token, realtimeRoute)
+		if err != nil {
+			return err
+		}
+		if model != "" && (p.AllowsModel == nil || !p.AllowsModel(model)) {
+			return httpx.Forbidden("this API key has no permission for model " + model + " (needs api-key:model:" + model + " or api-key:model:*)")
+		}
+		route.TeamID, info.From = p.TeamID, "api_key:"+p.KeyID
+	}
+	if agentID != "" {
+		a, err := s.opts.Agents.Load(r.Context(), agentID)
+		if errors.Is(err, agent.ErrUnknownAgent) || (err == nil && a.TeamID != route.TeamID) {
+			return httpx.NotFound("no agent %s", agentID)
+		}
+		if err != nil {
+			return err
+		}
+		route.AgentID, info.To = a.ID, "agent:"+a.ID
+	} else {
+		if len(session) == 0 {
+			session = []byte("{}")
+			if model != "" {
+				session = fmt.Appendf(nil, `{"model":%q}`, model)
+			}
+		}
+		route.Session = session
+	}
+	ct, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || ct != "application/sdp" {
+		return &httpx.Error{Status: http.StatusUnsupportedMediaType, Code: "unsupported_media_type",
+			Message: "the body must be an SDP offer with Content-Type: application/sdp"}
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxOfferBytes+1))
+	if err != nil {
+		return httpx.BadRequest("", "read the offer: %v", err)
+	}
+	if len(body) > maxOfferBytes {
+		return &httpx.Error{Status: http.StatusRequestEntityTooLarge, Code: "too_large", Message: fmt.Sprintf("the SDP offer is larger than %d bytes", maxOfferBytes)}
+	}
+	if ua := r.Header.Get("User-Agent"); ua != "" {
+		info.Headers = append(info.Headers, call.Header{Name: "User-Agent", Value: ua})
+	}
+	if o := r.Header.Get("Origin"); o != "" {
+		info.Headers = append(info.Headers, call.Header{Name: "Origin", Value: o})
+	}
+	info.RemoteID = r.RemoteAddr
+	ans, err := s.opts.Browsers.Call(r.Context(), string(body), route, info, s.log)
+	if err != nil {
+		return browserError(err)
+	}
+	w.Header().Set("Content-Type", "application/sdp")
+	w.Header().Set("Location", "/v1/realtime/calls/"+ans.CallID)
+	w.WriteHeader(http.StatusCreated)
+	_, _ = io.WriteString(w, ans.SDP)
+	return nil
+}
+
+// browserError turns a refused browser call into the API's error: a bad
+// offer is the caller's fault; a call the appliance refused carries a SIP
+// status, mapped to its HTTP sense.
+func browserError(err error) error {
+	var re *call.RejectError
+	switch {
+	case errors.Is(err, rtc.ErrBadOffer):
+		return httpx.BadRequest("sdp", "%v", err)
+	case errors.Is(err, rtc.ErrClosed):
+		return httpx.Unavailable("the appliance is shutting down", 5*time.Second)
+	case errors.As(err, &re):
+		msg := re.Error()
+		switch {
+		case re.Status == http.StatusNotFound:
+			return httpx.NotFound("%s", msg)
+		case re.Status == http.StatusForbidden:
+			return httpx.Forbidden(msg)
+		case re.Status >= 400 && re.Status < 500 && re.Status != 480 && re.Status != 487:
+			return httpx.BadRequest("", "%s", msg)
+		case re.Status == http.StatusGatewayTimeout:
+			return &httpx.Error{Status: http.StatusGatewayTimeout, Code: "timeout", Message: msg}
+		}
+		retry := re.RetryAfter
+		if retry == 0 {
+			retry = time.Second
+		}
+		return httpx.Unavailable("the call could not be set up: "+msg, retry)
+	}
+	return err
+}

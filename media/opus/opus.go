@@ -1,0 +1,153 @@
+package opus
+
+/*
+#cgo pkg-config: opus
+#include <opus.h>
+
+static int sb_set_bitrate(OpusEncoder *e, opus_int32 v) { return opus_encoder_ctl(e, OPUS_SET_BITRATE(v)); }
+static int sb_set_fec(OpusEncoder *e, opus_int32 v) { return opus_encoder_ctl(e, OPUS_SET_INBAND_FEC(v)); }
+static int sb_set_loss(OpusEncoder *e, opus_int32 v) { return opus_encoder_ctl(e, OPUS_SET_PACKET_LOSS_PERC(v)); }
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"unsafe"
+)
+
+// Rates libopus encodes from and decodes to.
+var rates = map[int]bool{8000: true, 12000: true, 16000: true, 24000: true, 48000: true}
+
+// MaxFrame is the largest frame libopus decodes: 120 ms at 48 kHz.
+const MaxFrame = 5760
+
+// ErrRate means a sample rate libopus does not take.
+var ErrRate = errors.New("opus: rate must be 8000, 12000, 16000, 24000 or 48000")
+
+// Error is a libopus error code.
+type Error int
+
+func (e Error) Error() string { return "opus: " + C.GoString(C.opus_strerror(C.int(e))) }
+
+// Encoder encodes mono PCM16 frames. It is safe for one goroutine at a
+// time; Close frees it and is idempotent.
+type Encoder struct {
+	mu   sync.Mutex
+	enc  *C.OpusEncoder
+	rate int
+}
+
+// NewEncoder returns a VoIP encoder of mono PCM at rate, with in-band FEC
+// on and the bitrate given (0 leaves libopus's default).
+func NewEncoder(rate, bitrate int) (*Encoder, error) {
+	if !rates[rate] {
+		return nil, ErrRate
+	}
+	var code C.int
+	enc := C.opus_encoder_create(C.opus_int32(rate), 1, C.OPUS_APPLICATION_VOIP, &code)
+	if code != C.OPUS_OK || enc == nil {
+		return nil, fmt.Errorf("opus encoder: %w", Error(code))
+	}
+	if bitrate > 0 {
+		C.sb_set_bitrate(enc, C.opus_int32(bitrate))
+	}
+	C.sb_set_fec(enc, 1)
+	C.sb_set_loss(enc, 5)
+	return &Encoder{enc: enc, rate: rate}, nil
+}
+
+// Rate is the encoder's input rate.
+func (e *Encoder) Rate() int { return e.rate }
+
+// Encode appends the Opus packet of one frame (2.5, 5, 10, 20, 40 or 60
+// ms of mono PCM at the encoder's rate) to dst.
+func (e *Encoder) Encode(dst []byte, pcm []int16) ([]byte, error) {
+	if len(pcm) == 0 {
+		return dst, errors.New("opus: empty frame")
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.enc == nil {
+		return dst, errors.New("opus: encoder closed")
+	}
+	const maxPacket = 1275 // RFC 6716 section 3.2.1: the largest frame
+	base := len(dst)
+	dst = append(dst, make([]byte, maxPacket)...)
+	n := C.opus_encode(e.enc, (*C.opus_int16)(unsafe.Pointer(&pcm[0])), C.int(len(pcm)),
+		(*C.uchar)(unsafe.Pointer(&dst[base])), C.opus_int32(maxPacket))
+	if n < 0 {
+		return dst[:base], fmt.Errorf("opus encode: %w", Error(n))
+	}
+	return dst[:base+int(n)], nil
+}
+
+// Close frees the encoder.
+func (e *Encoder) Close() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.enc != nil {
+		C.opus_encoder_destroy(e.enc)
+		e.enc = nil
+	}
+	return nil
+}
+
+// Decoder decodes Opus packets to mono PCM16. It is safe for one
+// goroutine at a time; Close frees it and is idempotent.
+type Decoder struct {
+	mu   sync.Mutex
+	dec  *C.OpusDecoder
+	rate int
+	buf  []int16
+}
+
+// NewDecoder returns a mono decoder whose output is at rate.
+func NewDecoder(rate int) (*Decoder, error) {
+	if !rates[rate] {
+		return nil, ErrRate
+	}
+	var code C.int
+	dec := C.opus_decoder_create(C.opus_int32(rate), 1, &code)
+	if code != C.OPUS_OK || dec == nil {
+		return nil, fmt.Errorf("opus decoder: %w", Error(code))
+	}
+	return &Decoder{dec: dec, rate: rate, buf: make([]int16, MaxFrame*rate/48000)}, nil
+}
+
+// Rate is the decoder's output rate.
+func (d *Decoder) Rate() int { return d.rate }
+
+// Decode appends the PCM of one packet to dst. A nil packet conceals a
+// lost one (packet loss concealment) of samples length.
+func (d *Decoder) Decode(dst []int16, packet []byte, samples int) ([]int16, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.dec == nil {
+		return dst, errors.New("opus: decoder closed")
+	}
+	var data *C.uchar
+	frame := len(d.buf)
+	if len(packet) > 0 {
+		data = (*C.uchar)(unsafe.Pointer(&packet[0]))
+	} else if samples > 0 && samples < frame {
+		frame = samples
+	}
+	n := C.opus_decode(d.dec, data, C.opus_int32(len(packet)), (*C.opus_int16)(unsafe.Pointer(&d.buf[0])), C.int(frame), 0)
+	if n < 0 {
+		return dst, fmt.Errorf("opus decode: %w", Error(n))
+	}
+	return append(dst, d.buf[:n]...), nil
+}
+
+// Close frees the decoder.
+func (d *Decoder) Close() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.dec != nil {
+		C.opus_decoder_destroy(d.dec)
+		d.dec = nil
+	}
+	return nil
+}
