@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"sync/atomic"
 	"time"
 
@@ -79,6 +80,11 @@ func New(ctx context.Context, cfg *config.Config, log zerolog.Logger) (_ *App, e
 	}()
 	if a.nodeID, err = nodeID(cfg); err != nil {
 		return nil, err
+	}
+	// The data directory holds the key files even when the store is not
+	// SQLite in it.
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("data directory: %w", err)
 	}
 	if a.st, err = store.Open(ctx, cfg.DatabaseURL, cfg.DataDir); err != nil {
 		return nil, err

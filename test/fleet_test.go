@@ -1,0 +1,177 @@
+package test
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"switchboard/store/pgtest"
+)
+
+// fleetSipp places calls calls through target with the fleet scenario: each
+// call lasts holdMs unless the appliance hangs it up first. It returns
+// sipp's error (nil: every call passed) and output when it is done.
+func fleetSipp(t *testing.T, target string, calls, holdMs int, from string) <-chan sippResult {
+	t.Helper()
+	_, err := exec.LookPath("sipp")
+	require.NoError(t, err, "sipp must be installed (apt install sip-tester)")
+	file := render(t, "fleet.xml.tmpl", struct {
+		HoldMs int
+		From   string
+	}{holdMs, from})
+	tmp := t.TempDir()
+	args := []string{target, "-sf", file, "-s", demoNumber, "-m", fmt.Sprint(calls), "-l", fmt.Sprint(calls),
+		"-r", "20", "-rp", "1000", "-i", "127.0.0.1", "-p", fmt.Sprint(freeUDPPort(t)), "-mp", fmt.Sprint(freeUDPPort(t)),
+		"-t", "u1", "-timeout", "90s", "-timeout_error", "-nostdin", "-trace_err", "-error_file", filepath.Join(tmp, "err.log")}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Second)
+	cmd := exec.CommandContext(ctx, "sipp", args...)
+	cmd.Dir = tmp
+	done := make(chan sippResult, 1)
+	go func() {
+		defer cancel()
+		out, err := cmd.CombinedOutput()
+		done <- sippResult{out: string(out), err: err}
+	}()
+	t.Cleanup(cancel)
+	return done
+}
+
+func waitSipp(t *testing.T, c <-chan sippResult, within time.Duration) sippResult {
+	t.Helper()
+	select {
+	case r := <-c:
+		return r
+	case <-time.After(within):
+		t.Fatal("sipp did not finish in time")
+	}
+	return sippResult{}
+}
+
+// byNode counts records per node id among those that match keep.
+func byNode(recs []map[string]any, keep func(map[string]any) bool) map[string]int {
+	out := map[string]int{}
+	for _, r := range recs {
+		if keep(r) {
+			out[r["node_id"].(string)]++
+		}
+	}
+	return out
+}
+
+func state(s string) func(map[string]any) bool {
+	return func(r map[string]any) bool { return r["state"] == s }
+}
+
+// TestFleetBehindKamailio runs the fleet of deploy/: PostgreSQL and
+// Kamailio from their Debian packages on loopback, two appliance nodes on
+// the shared database. sipp calls through Kamailio land on both nodes; a
+// call on one node is hung up through the other's API; a key revoked on one
+// node is refused on the other within a second; one node drains on SIGTERM
+// while its calls finish and new calls go to the survivor; and every call
+// has its record, closed, naming its node.
+func TestFleetBehindKamailio(t *testing.T) {
+	ctx := context.Background()
+	pg := pgtest.New(t)
+	dbURL, err := pg.CreateDatabase(ctx, "fleet")
+	require.NoError(t, err)
+	a := startFleetNode(t, "node-a", dbURL, freeUDPPort(t), "31400-31499", "SWITCHBOARD_DRAIN_TIMEOUT=40s")
+	b := startFleetNode(t, "node-b", dbURL, freeUDPPort(t), "31500-31599", "SWITCHBOARD_DRAIN_TIMEOUT=40s")
+	k := startKamailio(t, a.sip, b.sip)
+
+	nodes := a.json(t, "GET", "/v1/cluster/nodes", fleetOwner, nil, 200)["nodes"].([]any)
+	require.Len(t, nodes, 2)
+	for _, n := range nodes {
+		require.Equal(t, true, n.(map[string]any)["live"], "%v", n)
+	}
+
+	// A key made on one node works on the other; revoked on one, it is
+	// refused on the other within a second.
+	key := a.json(t, "POST", "/auth/teams/default/api-keys", fleetOwner,
+		map[string]any{"name": "fleet", "acls": []string{"api-key:endpoint:*"}}, 200)
+	secret, keyID := key["apiKey"].(string), key["apiKeyId"].(string)
+	b.json(t, "GET", "/v1/api-key", secret, nil, 200)
+	prop := a.json(t, "GET", "/auth/api-keys/"+keyID+"/propagation", fleetOwner, nil, 200)
+	require.Equal(t, map[string]any{"node-a": true, "node-b": true}, prop["icPropagation"])
+	a.json(t, "DELETE", "/auth/api-keys/"+keyID, fleetOwner, nil, 200)
+	revoked := time.Now()
+	require.Eventually(t, func() bool { st, _ := b.do(t, "GET", "/v1/api-key", secret, nil); return st == 401 },
+		time.Second, 10*time.Millisecond, "a key revoked on node a must be refused on node b within a second")
+	t.Logf("key revoked on node-a refused on node-b after %v", time.Since(revoked).Round(time.Millisecond))
+
+	// Four calls through Kamailio: round-robin puts two on each node.
+	first := fleetSipp(t, k.addr, 4, 12000, "1000")
+	var recs []map[string]any
+	require.Eventually(t, func() bool {
+		recs = a.calls(t)
+		return len(recs) == 4 && byNode(recs, state("active"))["node-a"] == 2 && byNode(recs, state("active"))["node-b"] == 2
+	}, 15*time.Second, 50*time.Millisecond, "want 2 active calls on each node, got %v", recs)
+
+	// Hang up one of node b's calls through node a's API.
+	var onB string
+	for _, r := range recs {
+		if r["node_id"] == "node-b" {
+			onB = r["call_id"].(string)
+			break
+		}
+	}
+	a.json(t, "POST", "/v1/realtime/calls/"+onB+"/hangup", fleetOwner, map[string]any{}, 200)
+	require.Eventually(t, func() bool {
+		st, raw := a.do(t, "GET", "/v1/calls/"+onB, fleetOwner, nil)
+		return st == 200 && jsonField(raw, "state") == "ended"
+	}, 5*time.Second, 50*time.Millisecond)
+	st, _ := a.do(t, "POST", "/v1/realtime/calls/no-such-call/hangup", fleetOwner, map[string]any{})
+	require.Equal(t, 404, st, "an unknown call is not forwarded anywhere")
+
+	// Drain node a: it answers Kamailio's probes with 503, its two calls go
+	// on, and new calls go to node b.
+	drainStart := time.Now()
+	a.signal(syscall.SIGTERM)
+	require.Eventually(t, func() bool {
+		for _, n := range b.json(t, "GET", "/v1/cluster/nodes", fleetOwner, nil, 200)["nodes"].([]any) {
+			if m := n.(map[string]any); m["node_id"] == "node-a" {
+				return m["state"] == "draining"
+			}
+		}
+		return false
+	}, 5*time.Second, 20*time.Millisecond, "node a must say it is draining")
+	second := waitSipp(t, fleetSipp(t, k.addr, 3, 1500, "2000"), 30*time.Second)
+	second.requireOK(t)
+	select {
+	case <-a.exited:
+		t.Fatal("node a stopped before its calls ended")
+	default:
+	}
+	waitSipp(t, first, 30*time.Second).requireOK(t)
+	select {
+	case <-a.exited:
+	case <-time.After(15 * time.Second):
+		t.Fatal("node a did not stop once its calls had ended")
+	}
+	a.mu.Lock()
+	drained := a.exitTime.Sub(drainStart)
+	a.mu.Unlock()
+	require.Less(t, drained, 40*time.Second, "node a stopped within its drain window")
+	t.Logf("node-a drained in %v", drained.Round(time.Millisecond))
+
+	// Every call has its record, closed, on the node that held it.
+	recs = b.calls(t)
+	require.Len(t, recs, 7, "no call record lost: %v", recs)
+	require.Equal(t, map[string]int{"node-a": 2, "node-b": 5}, byNode(recs, state("ended")), "%v", recs)
+	for _, r := range recs {
+		switch {
+		case r["call_id"] == onB:
+			require.Equal(t, "appliance", r["ended_by"], "%v", r)
+		default:
+			require.Equal(t, "caller", r["ended_by"], "the caller hung up every other call: %v", r)
+		}
+		if r["from"] == "+15550002000" {
+			require.Equal(t, "node-b", r["node_id"], "a call placed while node a drained went to node b: %v", r)
+		}
+	}
+}
