@@ -68,7 +68,19 @@ type Settings struct {
 	// when empty), "on" (always, for gateways that send keys as tones even
 	// though they negotiated events) or "off" (never).
 	DTMFInband string `json:"dtmf_inband,omitempty"`
+	// Recording, when enabled, records the agent's calls (a stereo WAV:
+	// caller left, agent right). A number can ask for it too.
+	Recording *Recording `json:"recording,omitempty"`
 }
+
+// Recording is the recording setting of an agent or a phone number:
+// {"enabled": true}.
+type Recording struct {
+	Enabled bool `json:"enabled"`
+}
+
+// On reports whether r asks for recording (nil: no).
+func (r *Recording) On() bool { return r != nil && r.Enabled }
 
 // Tool is a custom function tool: the appliance POSTs the model's
 // arguments to URL (signed like webhooks) and returns the response body to

@@ -51,6 +51,7 @@ type request struct {
 	MaxDurationS    *int              `json:"max_duration_s"`
 	DTMF            *dtmf.Policy      `json:"dtmf"`
 	DTMFInband      *string           `json:"dtmf_inband"`
+	Recording       *Recording        `json:"recording"`
 }
 
 // apply validates the fields of req that are set and writes them into c.

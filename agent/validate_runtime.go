@@ -120,6 +120,10 @@ func (req *request) applyRuntime(c *Config) error {
 			return httpx.BadRequest("dtmf_inband", "dtmf_inband must be %q, %q or %q", call.InbandAuto, call.InbandOn, call.InbandOff)
 		}
 	}
+	if req.Recording != nil {
+		r := *req.Recording
+		s.Recording = &r
+	}
 	if req.MaxDurationS != nil {
 		if v := *req.MaxDurationS; v != 0 && (v < MinDurationS || v > MaxDurationLimitS) {
 			return httpx.BadRequest("max_duration_s", "max_duration_s must be 0 (off) or %d to %d", MinDurationS, MaxDurationLimitS)

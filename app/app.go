@@ -24,6 +24,7 @@ import (
 	"switchboard/conversation"
 	"switchboard/media"
 	"switchboard/numbers"
+	"switchboard/recording"
 	"switchboard/records"
 	"switchboard/rtc"
 	"switchboard/sip"
@@ -50,19 +51,21 @@ type App struct {
 	greeter  *greeter
 	callLog  *records.Service
 	recorder *records.Recorder
-	cluster  *cluster.Service
-	nodeID   string
-	usage    *usage.Service
-	ports    *media.PortPool
-	calls    *call.Manager
-	control  *control.Service
-	browsers *rtc.Server
-	webhooks *webhook.Dispatcher
-	tools    *webhook.ToolClient
-	sip      *sip.Server
-	httpLn   net.Listener
-	httpSrv  *http.Server
-	draining atomic.Bool
+	// recordings owns the recordings directory.
+	recordings *recording.Service
+	cluster    *cluster.Service
+	nodeID     string
+	usage      *usage.Service
+	ports      *media.PortPool
+	calls      *call.Manager
+	control    *control.Service
+	browsers   *rtc.Server
+	webhooks   *webhook.Dispatcher
+	tools      *webhook.ToolClient
+	sip        *sip.Server
+	httpLn     net.Listener
+	httpSrv    *http.Server
+	draining   atomic.Bool
 	// OwnerKeyFile is where a generated owner key was written on this start
 	// (empty when none was generated).
 	OwnerKeyFile string
@@ -173,6 +176,7 @@ func (a *App) Run(ctx context.Context) error {
 	recCtx, stopRecorder := context.WithCancel(context.Background())
 	recDone := make(chan struct{})
 	go func() { defer close(recDone); a.recorder.Run(recCtx) }()
+	go a.recordings.Run(sipCtx)
 	a.log.Info().Str("http_addr", a.HTTPAddr()).Str("sip_addr", a.SIPAddr().String()).Str("data_dir", a.cfg.DataDir).
 		Str("node_id", a.nodeID).Str("store", a.st.Dialect()).Msg("switchboard is serving")
 	select {
@@ -198,6 +202,7 @@ func (a *App) Run(ctx context.Context) error {
 	a.calls.Wait()
 	stopRecorder()
 	<-recDone
+	a.recordings.Wait()
 	stopCluster()
 	sctx, cancel := context.WithTimeout(context.Background(), a.cfg.ShutdownTimeout)
 	defer cancel()

@@ -76,15 +76,21 @@ func (a *App) buildCalls(cfg *config.Config, log zerolog.Logger) error {
 	a.webhooks = webhook.NewDispatcher(webhook.Options{Addresses: addrs}, log.With().Str("component", "webhook").Logger())
 	a.routed = conversation.NewRegistry()
 	router, err := conversation.NewRouter(a.runtime, a.webhooks, a.routed, conversation.ControlledOptions{
-		Engine: cfg.Control.Engine, RingTimeout: cfg.Control.RingTimeout, Grace: cfg.Control.Grace})
+		Engine: cfg.Control.Engine, RingTimeout: cfg.Control.RingTimeout, Grace: cfg.Control.Grace, HealthInterval: cfg.Health.EventInterval})
 	if err != nil {
 		return err
 	}
 	a.recorder = records.NewRecorder(a.st, records.RecorderOptions{DefaultTeam: cfg.TeamID, AliveInterval: cfg.Records.AliveInterval,
 		NodeID: a.nodeID, Log: log.With().Str("component", "records").Logger()})
+	if err := a.buildRecordings(cfg, log); err != nil {
+		return fmt.Errorf("recordings: %w", err)
+	}
 	a.calls, err = call.NewManager(call.Options{
 		SIP:    call.SIPLegOptions{BindIP: bindIP, Ports: a.ports, JitterDelay: cfg.RTP.JitterDelay, MediaTimeout: cfg.RTP.MediaTimeout},
 		Router: router, Metrics: metrics, Journal: a.recorder,
+		Health: call.HealthOptions{LossThreshold: cfg.Health.LossThreshold, LossWindow: cfg.Health.LossWindow,
+			NoAudio: cfg.Health.NoAudio, OneWay: cfg.Health.OneWay},
+		Recorder: a.recordings,
 	}, log)
 	if err != nil {
 		return err
@@ -101,7 +107,8 @@ func (a *App) buildCalls(cfg *config.Config, log zerolog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("control: %w", err)
 	}
-	a.callLog = records.NewService(a.st, a.recorder, records.Options{DefaultTeam: cfg.TeamID, NodeID: a.nodeID})
+	a.callLog = records.NewService(a.st, a.recorder, records.Options{DefaultTeam: cfg.TeamID, NodeID: a.nodeID,
+		Recordings: recordingFiles{a.recordings}})
 	var publicIP netip.Addr
 	if cfg.RTP.PublicIP != "" {
 		publicIP = netip.MustParseAddr(cfg.RTP.PublicIP)

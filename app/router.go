@@ -23,7 +23,7 @@ func (a sipNumbers) LookupNumber(ctx context.Context, e164 string) (*sip.Route, 
 		return nil, err
 	}
 	route := &call.Route{NumberID: r.NumberID, PhoneNumber: r.E164, TeamID: r.TeamID, AgentID: r.AgentID,
-		WebhookID: r.WebhookID, DTMFInband: call.Inband(r.DTMFInband)}
+		WebhookID: r.WebhookID, DTMFInband: call.Inband(r.DTMFInband), Recording: r.Recording}
 	if w := r.Webhook; w != nil {
 		route.Webhook = &call.WebhookTarget{ID: w.WebhookID, URL: w.URL, AuthURL: w.AuthURL, AuthToken: w.AuthToken, SigningSecret: w.SigningSecret}
 	}

@@ -3,7 +3,9 @@ package auth
 import (
 	"crypto/aes"
 	"crypto/cipher"
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
@@ -47,6 +49,7 @@ var (
 // A Box is safe for concurrent use.
 type Box struct {
 	aead cipher.AEAD
+	key  []byte
 }
 
 // NewBox returns a Box for a 32-byte master key.
@@ -62,7 +65,16 @@ func NewBox(key []byte) (*Box, error) {
 	if err != nil {
 		return nil, fmt.Errorf("new box: %w", err)
 	}
-	return &Box{aead: aead}, nil
+	return &Box{aead: aead, key: append([]byte(nil), key...)}, nil
+}
+
+// DeriveKey returns a 32-byte key for purpose, derived from the master
+// key (HMAC-SHA256 of purpose): data sealed with it (recordings) never
+// shares a key with the secrets the Box seals itself.
+func (b *Box) DeriveKey(purpose string) []byte {
+	m := hmac.New(sha256.New, b.key)
+	m.Write([]byte("switchboard derive v1\x00" + purpose))
+	return m.Sum(nil)
 }
 
 // LoadOrCreateMasterKey returns the Box for the appliance's master key.

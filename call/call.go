@@ -50,10 +50,16 @@ type Call struct {
 	info    LegInfo
 	started time.Time
 
-	format AudioFormat
-	audio  *audioPath
-	conv   atomic.Pointer[convHolder]
-	keypad atomic.Pointer[dtmf.Keypad]
+	format  AudioFormat
+	audio   *audioPath
+	conv    atomic.Pointer[convHolder]
+	keypad  atomic.Pointer[dtmf.Keypad]
+	health  *health
+	mon     *monitor
+	monDone chan struct{}
+	monWG   sync.WaitGroup
+	rec     atomic.Pointer[recBox]
+	policy  dtmf.Policy
 
 	mu         sync.Mutex
 	state      State
@@ -62,6 +68,7 @@ type Call struct {
 	endedBy    string
 	endReason  string
 	finalStats media.StatsSnapshot
+	finalMH    *MediaHealth
 	notes      []Note
 }
 
@@ -75,7 +82,10 @@ func newCall(m *Manager, leg Leg, log zerolog.Logger) *Call {
 	if started.IsZero() {
 		started = time.Now()
 	}
-	return &Call{m: m, leg: leg, id: leg.ID(), log: log, route: info.Route, info: info, started: started, state: StateRinging}
+	c := &Call{m: m, leg: leg, id: leg.ID(), log: log, route: info.Route, info: info, started: started, state: StateRinging,
+		health: newHealth(m.opts.Health, m.opts.Metrics)}
+	c.mon = newMonitor(c.health, leg.Stats, c.degraded)
+	return c
 }
 
 // ID is the call id (a UUID).
@@ -115,7 +125,11 @@ type Snapshot struct {
 	// Channel is the leg's transport: "sip" or "webrtc".
 	Channel string
 	Media   media.StatsSnapshot
-	Notes   []Note
+	// Health is how the call sounded (live figures while it runs).
+	Health MediaHealth
+	// Recorded says the call is (or was) recorded.
+	Recorded bool
+	Notes    []Note
 }
 
 // Snapshot returns the call's current view.
@@ -124,12 +138,38 @@ func (c *Call) Snapshot() Snapshot {
 	s := Snapshot{ID: c.id, NumberID: c.route.NumberID, PhoneNumber: c.route.PhoneNumber, TeamID: c.route.TeamID,
 		From: c.info.From, To: c.info.To, SIPCallID: c.info.RemoteID, State: c.state,
 		Started: c.started, Answered: c.answered, Ended: c.ended, EndedBy: c.endedBy, EndReason: c.endReason, Media: c.finalStats,
-		Route: c.route.String(), Channel: c.info.Kind, Notes: append([]Note(nil), c.notes...)}
+		Route: c.route.String(), Channel: c.info.Kind, Notes: append([]Note(nil), c.notes...), Recorded: c.rec.Load() != nil}
+	final := c.finalMH
 	c.mu.Unlock()
 	if s.State != StateEnded {
 		s.Media = c.leg.Stats()
 	}
+	if final != nil {
+		s.Health = *final
+	} else {
+		s.Health = c.mon.health()
+	}
 	return s
+}
+
+// MediaHealth is the call's media health so far (Phone).
+func (c *Call) MediaHealth() MediaHealth {
+	c.mu.Lock()
+	final := c.finalMH
+	c.mu.Unlock()
+	if final != nil {
+		return *final
+	}
+	return c.mon.health()
+}
+
+// degraded runs when the call crosses a health threshold (monitor
+// goroutine).
+func (c *Call) degraded(reason string, mh MediaHealth) {
+	c.log.Warn().Str("reason", reason).Float64("window_loss_ratio", mh.WindowLossRatio).Str("one_way", mh.OneWay).
+		Int64("no_inbound_audio_ms", mh.NoInboundAudioMS).Msg("media degraded")
+	c.Note(Note{Kind: NoteMedia, Text: reason, Data: map[string]any{"window_loss_ratio": mh.WindowLossRatio,
+		"one_way": mh.OneWay, "no_inbound_audio_ms": mh.NoInboundAudioMS}})
 }
 
 // String names the route for call records: "agent:<id>",
@@ -218,12 +258,21 @@ func (c *Call) run(ctx context.Context) {
 		return
 	}
 	c.keypad.Store(kp)
+	c.policy = ks.Policy
 	defer kp.Close()
-	if err := c.leg.Start(legSink{c}, LegOptions{Passthrough: passthrough, Inband: inband}); err != nil {
+	tap := callTap{h: c.health, rec: &c.rec}
+	if err := c.leg.Start(legSink{c}, LegOptions{Passthrough: passthrough, Inband: inband, Tap: tap}); err != nil {
 		c.log.Error().Err(err).Msg("media not started")
 		c.rejectErr(err, 500, "Server Internal Error")
 		return
 	}
+	monDone := make(chan struct{})
+	c.monDone = monDone
+	c.monWG.Add(1)
+	go func() {
+		defer c.monWG.Done()
+		c.mon.run(monDone)
+	}()
 	c.log.Debug().Str("audio", c.audio.String()).Msg("media ready")
 	if err := conv.Prepare(ctx, c); err != nil {
 		if ctx.Err() != nil {
@@ -238,8 +287,13 @@ func (c *Call) run(ctx context.Context) {
 		c.setEnd(EndedByCaller, "not answered: "+err.Error())
 		return
 	}
+	answered := time.Now()
+	c.health.answer(answered)
+	if (c.route.Recording || conv.Recording()) && c.m.opts.Recorder != nil {
+		c.startRecording()
+	}
 	c.mu.Lock()
-	c.state, c.answered = StateActive, time.Now()
+	c.state, c.answered = StateActive, answered
 	c.mu.Unlock()
 	c.changed()
 
@@ -312,8 +366,15 @@ func (c *Call) teardown() {
 	if err := c.leg.Close(); err != nil {
 		c.log.Debug().Err(err).Msg("close leg")
 	}
+	c.stopRecording()
+	if c.monDone != nil {
+		close(c.monDone)
+		c.monWG.Wait()
+		c.mon.end()
+	}
+	mh := c.mon.health()
 	c.mu.Lock()
-	c.state, c.ended, c.finalStats = StateEnded, time.Now(), st
+	c.state, c.ended, c.finalStats, c.finalMH = StateEnded, time.Now(), st, &mh
 	if c.endedBy == "" {
 		c.endedBy, c.endReason = EndedByCaller, causeText(context.Cause(c.leg.Context()))
 	}
@@ -323,7 +384,7 @@ func (c *Call) teardown() {
 	if !answered.IsZero() {
 		dur = time.Since(answered).Seconds()
 	}
-	c.m.opts.Metrics.callEnded(by, dur, st)
+	c.m.opts.Metrics.callEnded(by, dur)
 	ev := c.log.Info().Str("ended_by", by).Uint64("rtp_in", st.PacketsIn).Uint64("rtp_out", st.PacketsOut).
 		Int64("rtp_lost", st.Lost).Uint64("late_frames", st.Late).Dur("jitter", st.Jitter)
 	if dur > 0 {
@@ -339,8 +400,12 @@ func (c *Call) Play(itemID string, b []byte) { c.audio.play(itemID, b) }
 // (Phone).
 func (c *Call) PlayPCM(itemID string, pcm []byte) { c.audio.playPCM(itemID, pcm) }
 
-// Flush drops the queued audio (Phone).
+// Flush drops the queued audio (Phone); cutting audio still queued is a
+// barge-in.
 func (c *Call) Flush() (string, int) {
+	if c.leg.Pending() > 0 {
+		c.health.bargeIn()
+	}
 	item, ms := c.leg.Flush()
 	c.audio.reset()
 	return item, ms

@@ -122,6 +122,7 @@ type fakeConv struct {
 
 func (c *fakeConv) Format() AudioFormat                    { return c.format }
 func (c *fakeConv) Keypad() KeypadSettings                 { return c.keypad }
+func (c *fakeConv) Recording() bool                        { return false }
 func (c *fakeConv) Prepare(context.Context, Phone) error   { return c.prepareErr }
 func (c *fakeConv) Run(ctx context.Context, p Phone) error { return c.run(ctx, p) }
 func (c *fakeConv) Audio(b []byte) {

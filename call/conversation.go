@@ -22,6 +22,9 @@ type Conversation interface {
 	Format() AudioFormat
 	// Keypad says how the caller's keys are handled.
 	Keypad() KeypadSettings
+	// Recording says the conversation asks for the call to be recorded
+	// (an agent's recording setting); the number may ask too.
+	Recording() bool
 	// Prepare readies the conversation (the model session) while the
 	// caller hears ringing. It bounds its own wait and may queue audio
 	// with p.Play: it is the first audio the caller hears.
@@ -126,6 +129,8 @@ type Phone interface {
 	SpeechStarted()
 	// SendDTMF plays digits to the caller's side and returns once sent.
 	SendDTMF(ctx context.Context, digits string) error
+	// MediaHealth is how the call sounds so far.
+	MediaHealth() MediaHealth
 }
 
 // Router picks the conversation of a call from its route. It may refuse
@@ -155,6 +160,7 @@ const (
 	NoteTransfer   = "transfer"
 	NoteWebhook    = "webhook"
 	NoteEvent      = "event"
+	NoteMedia      = "media"
 )
 
 // RejectError tells the Call which SIP status to refuse a call with.

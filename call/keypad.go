@@ -25,6 +25,7 @@ func (s keypadSink) Key(ev dtmf.Event) {
 	digit := s.policy.LogDigits(string(rune(ev.Digit)))
 	s.c.log.Info().Str("dtmf", digit).Str("source", ev.Source.String()).Msg("dtmf key")
 	s.c.Note(Note{At: ev.At, Kind: NoteDTMF, Text: digit, Data: map[string]string{"source": ev.Source.String()}})
+	s.c.redactKey(ev.At, ev.Duration)
 	s.conv.Key(ev)
 }
 

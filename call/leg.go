@@ -102,6 +102,10 @@ type LegOptions struct {
 	Passthrough bool
 	// Inband says when tones in the caller's audio count as keys.
 	Inband Inband
+	// Tap observes every frame the leg delivers and sends, on its media
+	// goroutine (the call's health and recording): a leg feeds it the
+	// audio it already has, decoded or not, and never blocks on it.
+	Tap media.Tap
 }
 
 // LegSink takes what a leg receives. Audio and Coded run on the leg's
@@ -140,6 +144,8 @@ type Route struct {
 	// it), is the session configuration it starts with: the JSON of a
 	// realtime session object ("{}" for the defaults).
 	Session []byte
+	// Recording asks for the number's calls to be recorded.
+	Recording bool
 }
 
 // WebhookTarget is where a webhook-routed call's events go.

@@ -29,6 +29,10 @@ type Options struct {
 	Metrics *Metrics
 	// Journal, when set, is told of every call's changes (call records).
 	Journal Journal
+	// Health sets the media health thresholds.
+	Health HealthOptions
+	// Recorder, when set, records the calls that ask for it.
+	Recorder Recorder
 }
 
 // Journal is told of the changes of a call that must survive a crash, as

@@ -1,10 +1,6 @@
 package call
 
-import (
-	"github.com/prometheus/client_golang/prometheus"
-
-	"switchboard/media"
-)
+import "github.com/prometheus/client_golang/prometheus"
 
 // Metrics are the call metrics, each defined here once. It implements
 // sip.Metrics for INVITE outcomes.
@@ -18,6 +14,15 @@ type Metrics struct {
 	concealed  prometheus.Counter
 	jitter     prometheus.Histogram
 	ended      *prometheus.CounterVec
+
+	lossRatio   prometheus.Histogram
+	turnLatency prometheus.Histogram
+	firstAudio  prometheus.Histogram
+	bargeIns    prometheus.Counter
+	silence     *prometheus.CounterVec
+	oneWay      prometheus.Gauge
+	degradedNow prometheus.Gauge
+	degraded    *prometheus.CounterVec
 }
 
 // NewMetrics registers the call metrics with reg.
@@ -38,12 +43,30 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		concealed: prometheus.NewCounter(prometheus.CounterOpts{Name: "switchboard_rtp_concealed_frames_total",
 			Help: "Inbound frames replaced by loss concealment."}),
 		jitter: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "switchboard_rtp_jitter_seconds",
-			Help: "Inbound interarrival jitter (RFC 3550) of each call at its end.", Buckets: []float64{.001, .0025, .005, .01, .02, .04, .08, .16}}),
+			Help: "Inbound interarrival jitter (RFC 3550), sampled on each running call every loss window.", Buckets: []float64{.001, .0025, .005, .01, .02, .04, .08, .16}}),
 		ended: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "switchboard_calls_ended_total",
 			Help: "Calls ended, by who ended them (caller, appliance, rejected)."}, []string{"ended_by"}),
+		lossRatio: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "switchboard_media_loss_ratio",
+			Help: "Inbound packet loss ratio over the loss window, sampled on each running call every window.", Buckets: []float64{0, .005, .01, .02, .05, .1, .2, .5, 1}}),
+		turnLatency: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "switchboard_turn_latency_seconds",
+			Help:    "Per turn, from the end of the caller's speech to the first audio of the reply, measured at the appliance.",
+			Buckets: []float64{.1, .2, .3, .5, .75, 1, 1.5, 2, 3, 5, 10}}),
+		firstAudio: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "switchboard_answer_to_first_audio_seconds",
+			Help: "From the answer to the first audio the caller heard.", Buckets: []float64{.02, .05, .1, .2, .5, 1, 2, 5, 10}}),
+		bargeIns: prometheus.NewCounter(prometheus.CounterOpts{Name: "switchboard_barge_ins_total",
+			Help: "Replies the caller interrupted (the playout was flushed while audio was queued)."}),
+		silence: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "switchboard_media_silence_seconds_total",
+			Help: "Seconds of answered calls without voice, by direction (caller, agent)."}, []string{"direction"}),
+		oneWay: prometheus.NewGauge(prometheus.GaugeOpts{Name: "switchboard_calls_one_way",
+			Help: "Running calls whose audio is one-way now."}),
+		degradedNow: prometheus.NewGauge(prometheus.GaugeOpts{Name: "switchboard_calls_degraded",
+			Help: "Running calls over a media health threshold now."}),
+		degraded: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "switchboard_media_degraded_total",
+			Help: "Times a call crossed a media health threshold, by reason (packet_loss, no_inbound_audio, one_way_audio)."}, []string{"reason"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.invites, m.active, m.duration, m.rtpPackets, m.rtpLost, m.rtpLate, m.concealed, m.jitter, m.ended)
+		reg.MustRegister(m.invites, m.active, m.duration, m.rtpPackets, m.rtpLost, m.rtpLate, m.concealed, m.jitter, m.ended,
+			m.lossRatio, m.turnLatency, m.firstAudio, m.bargeIns, m.silence, m.oneWay, m.degradedNow, m.degraded)
 	}
 	return m
 }
@@ -51,19 +74,21 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 // InviteResult counts one INVITE outcome (sip.Metrics).
 func (m *Metrics) InviteResult(result string) { m.invites.WithLabelValues(result).Inc() }
 
-func (m *Metrics) callEnded(endedBy string, answeredFor float64, st media.StatsSnapshot) {
+// callEnded counts an ended call; its RTP figures were added while it
+// ran (the call's health monitor).
+func (m *Metrics) callEnded(endedBy string, answeredFor float64) {
 	m.ended.WithLabelValues(endedBy).Inc()
 	if answeredFor > 0 {
 		m.duration.Observe(answeredFor)
 	}
-	m.rtpPackets.WithLabelValues("in").Add(float64(st.PacketsIn))
-	m.rtpPackets.WithLabelValues("out").Add(float64(st.PacketsOut))
-	if st.Lost > 0 {
-		m.rtpLost.Add(float64(st.Lost))
-	}
-	m.rtpLate.Add(float64(st.Late))
-	m.concealed.Add(float64(st.Concealed))
-	if st.PacketsIn > 0 {
-		m.jitter.Observe(st.Jitter.Seconds())
+}
+
+// flag moves gauge g when a call's condition changes from was to is.
+func (m *Metrics) flag(was, is bool, g prometheus.Gauge) {
+	switch {
+	case is && !was:
+		g.Inc()
+	case was && !is:
+		g.Dec()
 	}
 }

@@ -128,7 +128,7 @@ func (l *SIPLeg) Start(sink LegSink, opts LegOptions) error {
 	so := media.SessionOptions{
 		Codec: *l.codec.Load(), Ptime: offer.Ptime, JitterDelay: l.opts.JitterDelay, EventPayloadType: offer.DTMFPayloadType,
 		Remote: offer.RemoteAddr, MediaTimeout: l.opts.MediaTimeout, Logger: l.log,
-		OnAudio: l.onAudio, OnTimeout: l.onTimeout, OnEvent: l.onEvent,
+		OnAudio: l.onAudio, OnTimeout: l.onTimeout, OnEvent: l.onEvent, Tap: opts.Tap,
 	}
 	if opts.Passthrough {
 		// The caller's bytes go to the conversation untouched; PCM is

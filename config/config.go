@@ -48,6 +48,8 @@ type Config struct {
 	AnswerTimeout time.Duration `yaml:"answer_timeout"`
 	RTP           RTP           `yaml:"rtp"`
 	WebRTC        WebRTC        `yaml:"webrtc"`
+	Health        Health        `yaml:"health"`
+	Recording     Recording     `yaml:"recording"`
 	Numbers       Numbers       `yaml:"numbers"`
 	Keys          Keys          `yaml:"keys"`
 	Records       Records       `yaml:"records"`
@@ -163,6 +165,22 @@ type WebRTC struct {
 	PublicIP       string        `yaml:"public_ip"`
 	BindIP         string        `yaml:"bind_ip"`
 	ConnectTimeout time.Duration `yaml:"connect_timeout"`
+}
+
+// Health holds the media health thresholds of calls.
+type Health struct {
+	LossThreshold float64       `yaml:"loss_threshold"`
+	LossWindow    time.Duration `yaml:"loss_window"`
+	NoAudio       time.Duration `yaml:"no_audio"`
+	OneWay        time.Duration `yaml:"one_way"`
+	EventInterval time.Duration `yaml:"event_interval"`
+}
+
+// Recording holds the settings of call recordings.
+type Recording struct {
+	Dir       string        `yaml:"dir"`
+	Retention time.Duration `yaml:"retention"`
+	Encrypt   bool          `yaml:"encrypt"`
 }
 
 // Numbers holds the settings of phone-number management.
@@ -340,6 +358,18 @@ func (c *Config) Validate() error {
 	}
 	if c.SIP.MaxCalls < 1 {
 		errs = append(errs, errors.New("sip.max_calls: must be at least 1"))
+	}
+	if c.Health.LossThreshold <= 0 || c.Health.LossThreshold > 1 {
+		errs = append(errs, errors.New("health.loss_threshold: must be over 0 and at most 1"))
+	}
+	for name, d := range map[string]time.Duration{"health.loss_window": c.Health.LossWindow, "health.no_audio": c.Health.NoAudio,
+		"health.one_way": c.Health.OneWay, "health.event_interval": c.Health.EventInterval} {
+		if d < time.Second {
+			errs = append(errs, fmt.Errorf("%s: must be at least 1s", name))
+		}
+	}
+	if c.Recording.Retention < 0 {
+		errs = append(errs, errors.New("recording.retention: must not be negative (0 keeps recordings)"))
 	}
 	if c.RTP.PublicIP != "" {
 		if _, err := netip.ParseAddr(c.RTP.PublicIP); err != nil {

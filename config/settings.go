@@ -64,6 +64,17 @@ func float(p *float64) func(string) error {
 	}
 }
 
+func boolean(p *bool) func(string) error {
+	return func(v string) error {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return fmt.Errorf("%q is not true or false", v)
+		}
+		*p = b
+		return nil
+	}
+}
+
 func list(p *[]string) func(string) error {
 	return func(v string) error {
 		*p = nil
@@ -125,6 +136,14 @@ func settings(c *Config) []Setting {
 		{"rtp.bind_ip", "", "SWITCHBOARD_RTP_BIND_IP", "", "address RTP sockets bind to; defaults to the host of sip.addr", str(&c.RTP.BindIP)},
 		{"rtp.media_timeout", "", "SWITCHBOARD_MEDIA_TIMEOUT", "30s", "no RTP for this long ends the call with BYE", duration(&c.RTP.MediaTimeout)},
 		{"rtp.jitter_delay", "", "SWITCHBOARD_JITTER_DELAY", "40ms", "target delay of the jitter buffer", duration(&c.RTP.JitterDelay)},
+		{"health.loss_threshold", "", "SWITCHBOARD_HEALTH_LOSS_THRESHOLD", "0.05", "inbound loss ratio over health.loss_window past which a call is degraded (media_degraded webhook)", float(&c.Health.LossThreshold)},
+		{"health.loss_window", "", "SWITCHBOARD_HEALTH_LOSS_WINDOW", "5s", "window the loss ratio of a running call is measured over", duration(&c.Health.LossWindow)},
+		{"health.no_audio", "", "SWITCHBOARD_HEALTH_NO_AUDIO", "5s", "no inbound RTP audio for this long makes a call degraded", duration(&c.Health.NoAudio)},
+		{"health.one_way", "", "SWITCHBOARD_HEALTH_ONE_WAY", "5s", "one direction missing (no RTP, or only silence while the agent talks) this long flags the call one-way", duration(&c.Health.OneWay)},
+		{"health.event_interval", "", "SWITCHBOARD_HEALTH_EVENT_INTERVAL", "5s", "how often a controller gets switchboard.call.media_health", duration(&c.Health.EventInterval)},
+		{"recording.dir", "", "SWITCHBOARD_RECORDING_DIR", "", "directory of call recordings; empty: recordings/ in data_dir", str(&c.Recording.Dir)},
+		{"recording.retention", "", "SWITCHBOARD_RECORDING_RETENTION", "720h", "recordings older than this are removed; 0 keeps them", duration(&c.Recording.Retention)},
+		{"recording.encrypt", "", "SWITCHBOARD_RECORDING_ENCRYPT", "false", "encrypt recordings at rest with the master key (chunked AES-256-GCM; GET decrypts)", boolean(&c.Recording.Encrypt)},
 
 		{"webrtc.ports", "webrtc-ports", "SWITCHBOARD_WEBRTC_PORTS", "21000-21999", "UDP port range of browser calls (ICE, DTLS-SRTP, the data channel)", ports(&c.WebRTC.Ports)},
 		{"webrtc.public_ip", "webrtc-public-ip", "SWITCHBOARD_WEBRTC_PUBLIC_IP", "", "address advertised in browser calls' ICE candidates behind a 1:1 NAT; defaults to the local address", str(&c.WebRTC.PublicIP)},

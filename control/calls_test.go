@@ -33,6 +33,7 @@ type fakePhone struct {
 func (p *fakePhone) ID() string                                        { return p.id }
 func (p *fakePhone) Route() call.Route                                 { return call.Route{TeamID: "team-a"} }
 func (p *fakePhone) Info() call.LegInfo                                { return call.LegInfo{} }
+func (p *fakePhone) MediaHealth() call.MediaHealth                     { return call.MediaHealth{} }
 func (p *fakePhone) Logger() zerolog.Logger                            { return zerolog.Nop() }
 func (p *fakePhone) Context() context.Context                          { return p.ctx }
 func (p *fakePhone) Snapshot() call.Snapshot                           { return call.Snapshot{ID: p.id, State: p.state} }

@@ -14,6 +14,9 @@ func (b *bridge) Keypad() call.KeypadSettings {
 	return call.KeypadSettings{Policy: b.cfg.Settings.DTMF, Inband: call.Inband(b.cfg.Settings.DTMFInband)}
 }
 
+// Recording is the agent's recording setting.
+func (b *bridge) Recording() bool { return b.cfg.Settings.Recording.On() }
+
 // Key reports a key to the observer as
 // input_audio_buffer.dtmf_event_received.
 func (b *bridge) Key(ev dtmf.Event) {

@@ -66,6 +66,9 @@ type ControlledOptions struct {
 	// direct marks a direct session: its controller is the caller's own
 	// event channel, no webhook is told.
 	direct bool
+	// HealthInterval is how often the controller gets
+	// switchboard.call.media_health (default 5 s).
+	HealthInterval time.Duration
 }
 
 // Controlled is the conversation of a webhook-routed call: the same
@@ -119,6 +122,9 @@ func (r *Runtime) Controlled(p call.Phone, hooks Webhooks, opts ControlledOption
 	if opts.Buffer <= 0 {
 		opts.Buffer = DefaultControllerBuffer
 	}
+	if opts.HealthInterval <= 0 {
+		opts.HealthInterval = DefaultHealthInterval
+	}
 	cfg := &agent.Config{ID: "controlled", Name: "controlled", Settings: agent.Settings{Engine: opts.Engine, Voice: agent.DefaultVoice,
 		Model: agent.DefaultModel, Fallback: agent.FallbackRefuse}}
 	log := p.Logger().With().Str("route", "webhook").Logger()
@@ -164,6 +170,10 @@ func (cc *Controlled) Format() call.AudioFormat { return cc.b.Format() }
 
 // Keypad is the default keypad policy.
 func (cc *Controlled) Keypad() call.KeypadSettings { return cc.b.Keypad() }
+
+// Recording is false: a webhook-routed call is recorded when its number
+// asks for it.
+func (cc *Controlled) Recording() bool { return false }
 
 // Prepare announces the call to the number's webhook, waits for a
 // controller (480 after the ring timeout) and opens the model session (503
@@ -227,6 +237,11 @@ func (cc *Controlled) Run(ctx context.Context, phone call.Phone) error {
 		return call.Hangup(reason)
 	}
 	cc.notify(cc.stateEvent(call.StateActive, ""))
+	cc.wg.Add(1)
+	go func() {
+		defer cc.wg.Done()
+		cc.watchHealth(rctx)
+	}()
 	err := cc.b.Run(rctx, phone)
 	cc.mu.Lock()
 	reason = cc.endReason

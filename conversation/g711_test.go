@@ -86,6 +86,7 @@ func (p *fakePhone) Transfer(context.Context, string, func(int)) error { return 
 func (p *fakePhone) Note(call.Note)                                    {}
 func (p *fakePhone) SpeechStarted()                                    {}
 func (p *fakePhone) SendDTMF(context.Context, string) error            { return nil }
+func (p *fakePhone) MediaHealth() call.MediaHealth                     { return call.MediaHealth{} }
 func (p *fakePhone) bytes() []byte {
 	p.mu.Lock()
 	defer p.mu.Unlock()

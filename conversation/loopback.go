@@ -13,9 +13,11 @@ import (
 // deployment end to end (SIP, RTP both ways, both resamplers, the pacer)
 // without any model.
 type Loopback struct {
-	delay time.Duration
-	queue chan echoFrame
-	free  chan []byte
+	// Record asks for the line test to be recorded (the agent's setting).
+	Record bool
+	delay  time.Duration
+	queue  chan echoFrame
+	free   chan []byte
 }
 
 type echoFrame struct {
@@ -46,6 +48,9 @@ func (e *Loopback) Format() call.AudioFormat { return call.PCM16(modelRate) }
 
 // Keypad is the default policy; the loopback ignores keys.
 func (e *Loopback) Keypad() call.KeypadSettings { return call.KeypadSettings{} }
+
+// Recording is the agent's recording setting.
+func (e *Loopback) Recording() bool { return e.Record }
 
 // Key ignores a key.
 func (e *Loopback) Key(dtmf.Event) {}

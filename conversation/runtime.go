@@ -142,7 +142,9 @@ func (r *Runtime) conversation(ctx context.Context, id string, log zerolog.Logge
 		return nil, nil, err
 	}
 	if cfg.Settings.Engine == agent.EngineLoopback {
-		return NewLoopback(0), nil, nil
+		lb := NewLoopback(0)
+		lb.Record = cfg.Settings.Recording.On()
+		return lb, nil, nil
 	}
 	b := newBridge(r, cfg, log.With().Str("agent_id", cfg.ID).Logger())
 	return b, b, nil

@@ -44,6 +44,9 @@ type PacerOptions struct {
 	MaxCatchUp int
 	// Stats, when set, counts sent packets and bytes.
 	Stats *Stats
+	// Tap, when set, sees every frame slot: the bytes sent, an event, or
+	// nothing while paused.
+	Tap Tap
 }
 
 // Pacer sends one RTP packet per ptime on a drift-free schedule: frame n
@@ -64,6 +67,7 @@ type Pacer struct {
 	maxCatch int
 	stats    *Stats
 	events   EventSource
+	tap      Tap
 
 	started bool
 	start   time.Time
@@ -100,7 +104,7 @@ func NewPacer(w PacketWriter, src *Playout, opts PacerOptions) (*Pacer, error) {
 		opts.MaxCatchUp = 5
 	}
 	p := &Pacer{
-		w: w, src: src, codec: opts.Codec, now: opts.Now, maxCatch: opts.MaxCatchUp, stats: opts.Stats,
+		w: w, src: src, codec: opts.Codec, now: opts.Now, maxCatch: opts.MaxCatchUp, stats: opts.Stats, tap: opts.Tap,
 		ssrc: opts.SSRC, seq: uint16(rand.Uint32()), ts: rand.Uint32(), marker: true,
 		payload: make([]byte, 0, 480),
 	}
@@ -231,24 +235,31 @@ func (p *Pacer) Tick(now time.Time) (next time.Time, err error) {
 			p.marker = true
 			continue
 		}
-		if e := p.sendFrame(); e != nil && err == nil {
+		if e := p.sendFrame(due); e != nil && err == nil {
 			err = e
 		}
 		p.n++
 	}
 }
 
-// sendFrame sends (or, paused, skips) the frame of the current tick.
-func (p *Pacer) sendFrame() error {
+// sendFrame sends (or, paused, skips) the frame of the current tick, due
+// at due.
+func (p *Pacer) sendFrame(due time.Time) error {
 	ts := p.ts
 	p.ts += uint32(p.frame)
 	if p.paused {
+		if p.tap != nil {
+			p.tap.Outbound(Frame{At: due, Samples: p.frame, Codec: p.codec})
+		}
 		return nil
 	}
 	if p.events != nil {
 		if pt, m, evTS, payload, ok := p.events.NextEvent(ts); ok {
 			p.talking = false
 			p.marker = true
+			if p.tap != nil {
+				p.tap.Outbound(Frame{At: due, Samples: p.frame, Codec: p.codec, Event: true})
+			}
 			return p.write(pt, m, evTS, payload)
 		}
 	}
@@ -261,6 +272,9 @@ func (p *Pacer) sendFrame() error {
 		p.marker = false
 	}
 	p.talking = speech
+	if p.tap != nil {
+		p.tap.Outbound(Frame{At: due, Samples: p.frame, Coded: p.payload, Codec: p.codec, Speech: speech})
+	}
 	return p.write(p.codec.PayloadType, marker, ts, p.payload)
 }
 

@@ -74,6 +74,9 @@ type SessionOptions struct {
 	// OnTimeout is called once, on the media goroutine, with an error
 	// wrapping ErrMediaTimeout. The caller sends BYE with a Reason header.
 	OnTimeout func(err error)
+	// Tap, when set, observes every inbound frame delivered and every
+	// outbound frame sent (call health, recording), on the media goroutine.
+	Tap Tap
 	// Logger receives the session's few events (latching, SSRC changes).
 	Logger zerolog.Logger
 	// Now is the clock (default time.Now).
@@ -149,7 +152,7 @@ func NewSession(pair *PortPair, opts SessionOptions) (*Session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("new session: %w", err)
 	}
-	s.pacer, err = NewPacer(s, s.playout, PacerOptions{Codec: opts.Codec, Ptime: opts.Ptime, Now: opts.Now, Stats: &s.stats})
+	s.pacer, err = NewPacer(s, s.playout, PacerOptions{Codec: opts.Codec, Ptime: opts.Ptime, Now: opts.Now, Stats: &s.stats, Tap: opts.Tap})
 	if err != nil {
 		return nil, fmt.Errorf("new session: %w", err)
 	}
@@ -424,7 +427,7 @@ func (s *Session) run(ctx context.Context) {
 				continue
 			}
 			inN++
-			s.deliver(in)
+			s.deliver(in, due)
 		}
 		s.checkTimeout(now)
 		if !now.Before(nextReport) {
@@ -446,7 +449,7 @@ type inFrame struct {
 // to OnAudio; in passthrough the bytes to OnPayload and, only when OnAudio
 // is set, their decoding to it. Until the first packet (FrameIdle) nothing
 // is called.
-func (s *Session) deliver(in *inFrame) {
+func (s *Session) deliver(in *inFrame, due time.Time) {
 	var st FrameStatus
 	s.mu.Lock()
 	if s.codedJB != nil {
@@ -463,10 +466,16 @@ func (s *Session) deliver(in *inFrame) {
 		if s.opts.OnPayload != nil {
 			s.opts.OnPayload(in.coded, st)
 		}
+		if s.opts.Tap != nil {
+			s.opts.Tap.Inbound(Frame{At: due, Samples: len(in.coded), Coded: in.coded, Codec: s.opts.Codec, Status: st})
+		}
 		if s.opts.OnAudio == nil {
 			return
 		}
 		in.pcm = s.opts.Codec.DecodeFrame(in.pcm[:0], in.coded)
+	}
+	if s.opts.Tap != nil && s.codedJB == nil {
+		s.opts.Tap.Inbound(Frame{At: due, Samples: len(in.pcm), PCM: in.pcm, Status: st})
 	}
 	if s.opts.OnAudio != nil {
 		s.opts.OnAudio(in.pcm, st)

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 
+	"switchboard/agent"
 	"switchboard/api/httpx"
 	"switchboard/store"
 )
@@ -14,27 +15,29 @@ import (
 // createBody is the body of POST /v2/phone-numbers. A null field is the
 // same as an absent one.
 type createBody struct {
-	Origin      *string      `json:"origin"`
-	Name        *string      `json:"name"`
-	AgentID     *string      `json:"agent_id"`
-	AreaCode    *string      `json:"area_code"`
-	PhoneNumber *string      `json:"phone_number"`
-	SIPAuth     *sipAuthBody `json:"sip_auth"`
-	Webhook     *webhookBody `json:"webhook"`
-	DTMFInband  *string      `json:"dtmf_inband"`
+	Origin      *string          `json:"origin"`
+	Name        *string          `json:"name"`
+	AgentID     *string          `json:"agent_id"`
+	AreaCode    *string          `json:"area_code"`
+	PhoneNumber *string          `json:"phone_number"`
+	SIPAuth     *sipAuthBody     `json:"sip_auth"`
+	Webhook     *webhookBody     `json:"webhook"`
+	DTMFInband  *string          `json:"dtmf_inband"`
+	Recording   *agent.Recording `json:"recording"`
 }
 
 // patchBody is the body of PATCH /v2/phone-numbers/{id}: the fields
 // present change; null removes agent_id, webhook or sip_auth (and inside
 // sip_auth, the digest credentials or the address list).
 type patchBody struct {
-	Origin      *string      `json:"origin"`
-	Name        *string      `json:"name"`
-	AgentID     *string      `json:"agent_id"`
-	PhoneNumber *string      `json:"phone_number"`
-	SIPAuth     *sipAuthBody `json:"sip_auth"`
-	Webhook     *webhookBody `json:"webhook"`
-	DTMFInband  *string      `json:"dtmf_inband"`
+	Origin      *string          `json:"origin"`
+	Name        *string          `json:"name"`
+	AgentID     *string          `json:"agent_id"`
+	PhoneNumber *string          `json:"phone_number"`
+	SIPAuth     *sipAuthBody     `json:"sip_auth"`
+	Webhook     *webhookBody     `json:"webhook"`
+	DTMFInband  *string          `json:"dtmf_inband"`
+	Recording   *agent.Recording `json:"recording"`
 }
 
 type sipAuthBody struct {

@@ -56,6 +56,7 @@ func (s *Service) create(w http.ResponseWriter, r *http.Request) error {
 	if n.DTMFInband, err = checkInband(deref(b.DTMFInband)); err != nil {
 		return err
 	}
+	n.Recording = b.Recording.On()
 	n.AgentID = deref(b.AgentID)
 	if n.AgentID != "" && b.Webhook != nil {
 		return httpx.BadRequest("webhook", "agent_id and webhook are mutually exclusive: a number routes to one of them")

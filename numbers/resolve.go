@@ -27,7 +27,9 @@ type Resolved struct {
 	AgentID  string // set when the number routes to an agent
 	// DTMFInband is the number's in-band DTMF setting ("" follows the agent).
 	DTMFInband string
-	WebhookID  string // set when the number routes to a webhook
+	// Recording asks for the number's calls to be recorded.
+	Recording bool
+	WebhookID string // set when the number routes to a webhook
 	// AllowedPrefixes are the source ranges allowed to send INVITEs;
 	// empty: any source.
 	AllowedPrefixes []netip.Prefix
@@ -60,7 +62,7 @@ func (s *Service) Resolve(ctx context.Context, e164 string) (*Resolved, error) {
 	if err != nil {
 		return nil, fmt.Errorf("resolve %s: %w", canon, err)
 	}
-	res := &Resolved{NumberID: n.ID, TeamID: n.TeamID, E164: n.PhoneNumber, Name: n.Name, AgentID: n.AgentID, DTMFInband: n.DTMFInband,
+	res := &Resolved{NumberID: n.ID, TeamID: n.TeamID, E164: n.PhoneNumber, Name: n.Name, AgentID: n.AgentID, DTMFInband: n.DTMFInband, Recording: n.Recording,
 		WebhookID: n.WebhookID, AuthUsername: n.AuthUsername}
 	for _, a := range n.AllowedAddresses {
 		p, ok := parsePrefix(a)

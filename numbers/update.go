@@ -50,6 +50,9 @@ func (s *Service) update(w http.ResponseWriter, r *http.Request) error {
 				return err
 			}
 		}
+		if f.has("recording") {
+			n.Recording = b.Recording.On()
+		}
 		if f.has("dtmf_inband") {
 			if n.DTMFInband, err = checkInband(deref(b.DTMFInband)); err != nil {
 				return err

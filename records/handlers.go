@@ -115,6 +115,9 @@ func (s *Service) list(w http.ResponseWriter, r *http.Request) error {
 		}
 		out.Calls = append(out.Calls, rec)
 	}
+	for _, rec := range out.Calls {
+		s.withRecording(rec)
+	}
 	httpx.WriteJSON(w, http.StatusOK, out)
 	return nil
 }
@@ -165,7 +168,7 @@ func (s *Service) get(w http.ResponseWriter, r *http.Request) error {
 				return err
 			}
 			if t == team {
-				httpx.WriteJSON(w, http.StatusOK, s.fromLive(snap, s.opts.Now()))
+				httpx.WriteJSON(w, http.StatusOK, s.withRecording(s.fromLive(snap, s.opts.Now())))
 				return nil
 			}
 		}
@@ -181,7 +184,7 @@ func (s *Service) get(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpx.WriteJSON(w, http.StatusOK, rec)
+	httpx.WriteJSON(w, http.StatusOK, s.withRecording(rec))
 	return nil
 }
 

@@ -67,6 +67,9 @@ type Record struct {
 	EndedBy    string `json:"ended_by"`
 	EndReason  string `json:"end_reason"`
 	Media      Media  `json:"media"`
+	// Recording is where the call's recording is served; null when the
+	// call has none (not recorded, deleted, or past the retention).
+	Recording *RecordingRef `json:"recording"`
 	// Transcript holds both sides' transcripts, in order.
 	Transcript []TranscriptLine `json:"transcript"`
 	// ToolCalls holds tool calls and their results, in order.
@@ -118,12 +121,16 @@ type Media struct {
 	RemoteLost         int64   `json:"remote_lost"`
 	RemoteJitterMS     float64 `json:"remote_jitter_ms"`
 	RTTMS              float64 `json:"rtt_ms"`
+	// MediaHealth adds how the call sounded: loss over the window, silence
+	// each way, one-way audio, the time to the first audio heard, turn
+	// latency (p50/p95/max) and barge-ins.
+	call.MediaHealth
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
-func mediaOf(s media.StatsSnapshot) Media {
-	return Media{
+func mediaOf(s media.StatsSnapshot, h call.MediaHealth) Media {
+	return Media{MediaHealth: h,
 		PacketsIn: s.PacketsIn, BytesIn: s.BytesIn, PacketsOut: s.PacketsOut, BytesOut: s.BytesOut,
 		Lost: s.Lost, Expected: s.Expected, Duplicates: s.Duplicates, Late: s.Late,
 		Played: s.Played, Concealed: s.Concealed, Silenced: s.Silenced, SSRCChanges: s.SSRCChanges,
@@ -184,7 +191,7 @@ func fromSnapshot(s call.Snapshot, now time.Time) *Record {
 		SIPCallID: s.SIPCallID, Route: s.Route, Channel: s.Channel, State: string(s.State),
 		InvitedAt: Timestamp(s.Started), AnsweredAt: Timestamp(s.Answered), EndedAt: Timestamp(s.Ended),
 		DurationMS: durationMS(s.Answered, s.Ended, now), EndedBy: s.EndedBy, EndReason: s.EndReason,
-		Media: mediaOf(s.Media),
+		Media: mediaOf(s.Media, s.Health),
 	}
 	entries := make([]Entry, 0, len(s.Notes))
 	for _, n := range s.Notes {
@@ -204,7 +211,7 @@ func toStore(s call.Snapshot, teamID string) (*store.Call, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encode notes: %w", err)
 	}
-	m, err := json.Marshal(mediaOf(s.Media))
+	m, err := json.Marshal(mediaOf(s.Media, s.Health))
 	if err != nil {
 		return nil, fmt.Errorf("encode media: %w", err)
 	}

@@ -19,6 +19,9 @@ type Options struct {
 	Now func() time.Time
 	// NodeID names this node in the records of its live calls.
 	NodeID string
+	// Recordings, when set, serve GET and DELETE
+	// /v1/calls/{call_id}/recording.
+	Recordings Recordings
 }
 
 // Service is the calls module of the API.
@@ -45,5 +48,18 @@ func (s *Service) Routes() []httpx.Route {
 	return []httpx.Route{
 		{Method: http.MethodGet, Pattern: "/v1/calls", Endpoint: Endpoint, Access: httpx.APIKey, Handler: s.list},
 		{Method: http.MethodGet, Pattern: "/v1/calls/{call_id}", Endpoint: Endpoint, Access: httpx.APIKey, Handler: s.get},
+		{Method: http.MethodGet, Pattern: "/v1/calls/{call_id}/recording", Endpoint: Endpoint, Access: httpx.APIKey, Handler: s.recordingRoute(s.getRecording)},
+		{Method: http.MethodDelete, Pattern: "/v1/calls/{call_id}/recording", Endpoint: Endpoint, Access: httpx.APIKey, Handler: s.recordingRoute(s.deleteRecording)},
+	}
+}
+
+// recordingRoute answers 404 for the recording routes of an appliance
+// that records nothing.
+func (s *Service) recordingRoute(h func(http.ResponseWriter, *http.Request) error) func(http.ResponseWriter, *http.Request) error {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		if s.opts.Recordings == nil {
+			return httpx.NotFound("recordings are not enabled")
+		}
+		return h(w, r)
 	}
 }

@@ -9,7 +9,7 @@ import (
 type sqlNumbers struct{ q querier }
 
 const numberCols = `id, team_id, phone_number, name, origin, agent_id, webhook_id, auth_username, auth_password_enc,
-	allowed_addresses, inbound_trunk_id, create_us, update_us, dtmf_inband`
+	allowed_addresses, inbound_trunk_id, create_us, update_us, dtmf_inband, recording`
 
 func scanNumber(row scanner) (*PhoneNumber, error) {
 	var (
@@ -17,24 +17,25 @@ func scanNumber(row scanner) (*PhoneNumber, error) {
 		agentID, webhookID sql.NullString
 		allowed            string
 		cUS, uUS           int64
+		recording          int64
 	)
 	if err := row.Scan(&n.ID, &n.TeamID, &n.PhoneNumber, &n.Name, &n.Origin, &agentID, &webhookID, &n.AuthUsername,
-		&n.AuthPasswordEnc, &allowed, &n.InboundTrunkID, &cUS, &uUS, &n.DTMFInband); err != nil {
+		&n.AuthPasswordEnc, &allowed, &n.InboundTrunkID, &cUS, &uUS, &n.DTMFInband, &recording); err != nil {
 		return nil, err
 	}
 	var err error
 	if n.AllowedAddresses, err = parseList(allowed); err != nil {
 		return nil, err
 	}
-	n.AgentID, n.WebhookID = agentID.String, webhookID.String
+	n.AgentID, n.WebhookID, n.Recording = agentID.String, webhookID.String, recording != 0
 	n.CreateTime, n.UpdateTime = fromUS(cUS), fromUS(uUS)
 	return &n, nil
 }
 
 func (s sqlNumbers) Create(ctx context.Context, n *PhoneNumber, w *Webhook) error {
-	_, err := s.q.ExecContext(ctx, `INSERT INTO phone_numbers(`+numberCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+	_, err := s.q.ExecContext(ctx, `INSERT INTO phone_numbers(`+numberCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
 		n.ID, n.TeamID, n.PhoneNumber, n.Name, n.Origin, nullStr(n.AgentID), nullStr(n.WebhookID), n.AuthUsername,
-		n.AuthPasswordEnc, jsonList(n.AllowedAddresses), n.InboundTrunkID, toUS(n.CreateTime), toUS(n.UpdateTime), n.DTMFInband)
+		n.AuthPasswordEnc, jsonList(n.AllowedAddresses), n.InboundTrunkID, toUS(n.CreateTime), toUS(n.UpdateTime), n.DTMFInband, boolInt(n.Recording))
 	if err != nil {
 		return mapErr("create phone number", err)
 	}
@@ -105,9 +106,9 @@ func (s sqlNumbers) List(ctx context.Context, teamID string, p Page) ([]*PhoneNu
 
 func (s sqlNumbers) Update(ctx context.Context, n *PhoneNumber) error {
 	res, err := s.q.ExecContext(ctx, `UPDATE phone_numbers SET phone_number=?, name=?, agent_id=?, webhook_id=?, auth_username=?,
-		auth_password_enc=?, allowed_addresses=?, update_us=?, dtmf_inband=? WHERE id=?`,
+		auth_password_enc=?, allowed_addresses=?, update_us=?, dtmf_inband=?, recording=? WHERE id=?`,
 		n.PhoneNumber, n.Name, nullStr(n.AgentID), nullStr(n.WebhookID), n.AuthUsername, n.AuthPasswordEnc,
-		jsonList(n.AllowedAddresses), toUS(n.UpdateTime), n.DTMFInband, n.ID)
+		jsonList(n.AllowedAddresses), toUS(n.UpdateTime), n.DTMFInband, boolInt(n.Recording), n.ID)
 	return affected("update phone number", res, err)
 }
 
@@ -149,4 +150,12 @@ func (s sqlNumbers) PutWebhook(ctx context.Context, w *Webhook) error {
 func (s sqlNumbers) DeleteWebhook(ctx context.Context, numberID string) error {
 	res, err := s.q.ExecContext(ctx, `DELETE FROM webhooks WHERE phone_number_id = ?`, numberID)
 	return affected("delete webhook", res, err)
+}
+
+// boolInt stores a boolean as the 0 or 1 both databases accept.
+func boolInt(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
 }

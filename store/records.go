@@ -56,6 +56,8 @@ type PhoneNumber struct {
 	// DTMFInband is the number's in-band DTMF detection: "" (the agent's
 	// setting or the default), "auto", "on" or "off".
 	DTMFInband string
+	// Recording asks for the number's calls to be recorded.
+	Recording  bool
 	CreateTime time.Time
 	UpdateTime time.Time
 }

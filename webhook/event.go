@@ -18,6 +18,13 @@ const (
 	// TypeCallTransfer is POSTed when a transfer (SIP REFER) of the call
 	// reaches a result. Data is CallTransfer.
 	TypeCallTransfer = "realtime.call.transfer"
+	// TypeCallMediaDegraded is POSTed when a running call crosses a media
+	// health threshold (loss, no inbound audio, one-way audio). Data is
+	// CallMediaDegraded.
+	TypeCallMediaDegraded = "realtime.call.media_degraded"
+	// TypeCallRecordingReady is POSTed when a call's recording is
+	// finished and can be fetched. Data is CallRecordingReady.
+	TypeCallRecordingReady = "realtime.call.recording_ready"
 )
 
 // eventIDPrefix starts every event id.
@@ -160,4 +167,29 @@ type CallTransfer struct {
 // NewCallTransfer returns a realtime.call.transfer event created at now.
 func NewCallTransfer(now time.Time, data CallTransfer) Event {
 	return NewEvent(TypeCallTransfer, now, data)
+}
+
+// CallMediaDegraded is the data of a realtime.call.media_degraded event.
+type CallMediaDegraded struct {
+	CallID        string `json:"call_id"`
+	PhoneNumberID string `json:"phone_number_id,omitempty"`
+	// Reason is the threshold crossed: packet_loss, no_inbound_audio or
+	// one_way_audio.
+	Reason string `json:"reason"`
+	// Health is the call's media health at that moment (the figures of
+	// the call record's media object).
+	Health any `json:"health"`
+}
+
+// CallRecordingReady is the data of a realtime.call.recording_ready event.
+type CallRecordingReady struct {
+	CallID        string `json:"call_id"`
+	PhoneNumberID string `json:"phone_number_id,omitempty"`
+	// URL is the path of the recording on the appliance's API
+	// (/v1/calls/{id}/recording), fetched with an API key.
+	URL         string `json:"url"`
+	ContentType string `json:"content_type"`
+	DurationMS  int64  `json:"duration_ms"`
+	Bytes       int64  `json:"bytes"`
+	Encrypted   bool   `json:"encrypted"`
 }

@@ -102,6 +102,62 @@ func (w *Writer) Write(pcm []int16) error {
 	return nil
 }
 
+// WriteRaw appends interleaved samples already in little-endian bytes.
+func (w *Writer) WriteRaw(b []byte) error {
+	if w.err != nil {
+		return w.err
+	}
+	if w.closed {
+		return errors.New("wav: write after close")
+	}
+	if w.bytes+int64(len(b)) > maxDataSize {
+		w.err = errTooLong
+		return w.err
+	}
+	if _, err := w.bw.Write(b); err != nil {
+		w.err = fmt.Errorf("wav: write: %w", err)
+		return w.err
+	}
+	w.bytes += int64(len(b))
+	return nil
+}
+
+// Checkpoint flushes the buffer and writes the sizes so far into the
+// header, so the file is complete up to here if the process dies: a
+// recording calls it every second.
+func (w *Writer) Checkpoint() error {
+	if w.err != nil || w.closed {
+		return w.err
+	}
+	if err := w.bw.Flush(); err != nil {
+		w.err = fmt.Errorf("wav: flush: %w", err)
+		return w.err
+	}
+	if _, err := w.ws.Seek(0, io.SeekStart); err != nil {
+		w.err = fmt.Errorf("wav: checkpoint header: %w", err)
+		return w.err
+	}
+	if _, err := w.ws.Write(header(w.rate, w.channels, uint32(w.bytes))); err != nil {
+		w.err = fmt.Errorf("wav: checkpoint header: %w", err)
+		return w.err
+	}
+	if _, err := w.ws.Seek(0, io.SeekEnd); err != nil {
+		w.err = fmt.Errorf("wav: checkpoint header: %w", err)
+	}
+	return w.err
+}
+
+// Bytes is the size of the audio data written so far.
+func (w *Writer) Bytes() int64 { return w.bytes }
+
+// HeaderSize is the size of the header Writer writes (and of a header
+// made with Header).
+const HeaderSize = headerSize
+
+// HeaderFor returns the 44-byte header of a 16-bit PCM WAVE file of
+// channels channels at rate whose data is dataSize bytes.
+func HeaderFor(rate, channels int, dataSize uint32) []byte { return header(rate, channels, dataSize) }
+
 // Duration returns how much audio was written.
 func (w *Writer) Duration() time.Duration {
 	return time.Duration(w.bytes/int64(2*w.channels)) * time.Second / time.Duration(w.rate)

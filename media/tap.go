@@ -1,0 +1,39 @@
+package media
+
+import "time"
+
+// Tap observes the audio frames of a session as they cross its media
+// goroutine: each inbound frame handed to the consumer and each outbound
+// frame the pacer sends, in the form the session already holds (no decode
+// or encode is done for a tap). Both methods run on the media goroutine
+// once per frame: they must not block, allocate or keep the slices.
+// Call health and recording are taps.
+type Tap interface {
+	// Inbound is the caller's frame due at f.At: PCM on the decoding path,
+	// the codec's bytes in a passthrough.
+	Inbound(f Frame)
+	// Outbound is the frame sent at f.At: the bytes put on the wire in
+	// f.Codec, nil while held (nothing sent), Event when a telephone-event
+	// went instead of audio.
+	Outbound(f Frame)
+}
+
+// Frame is one ptime of audio seen by a Tap.
+type Frame struct {
+	// At is the frame's scheduled time on the media clock.
+	At time.Time
+	// Samples is the frame's length in samples at 8 kHz.
+	Samples int
+	// PCM holds the samples when the session has them decoded; otherwise
+	// Coded holds Codec's code words.
+	PCM   []int16
+	Coded []byte
+	Codec Codec
+	// Status is how the jitter buffer filled an inbound frame.
+	Status FrameStatus
+	// Speech says an outbound frame carried queued audio (false: the
+	// pacer's silence).
+	Speech bool
+	// Event says a telephone-event packet was sent in this frame's slot.
+	Event bool
+}
