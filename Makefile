@@ -6,12 +6,12 @@ BIN      := bin/switchboard
 APT_PKGS := sip-tester baresip espeak-ng sox lame postgresql kamailio libopus-dev pkg-config gcc
 TOOLS    := sipp baresip espeak-ng sox lame pg_ctlcluster kamailio pkg-config gcc
 
-.PHONY: all build run test deps deps-go bench bench-calls vet fmt clean
+.PHONY: all build run test deps deps-go deps-browser bench bench-calls vet fmt clean
 
 all: build
 
 # deps installs the system packages the tests use as real peers and fetches Go modules.
-deps: deps-go
+deps: deps-go deps-browser
 	@missing=""; for t in $(TOOLS); do command -v $$t >/dev/null 2>&1 || missing="$$missing $$t"; done; \
 	pkg-config --exists opus 2>/dev/null || missing="$$missing libopus-dev"; \
 	if [ -n "$$missing" ]; then \
@@ -23,6 +23,21 @@ deps: deps-go
 			echo "missing tools:$$missing; run 'sudo apt-get install $(APT_PKGS)' or 'make deps' as root" >&2; exit 1; \
 		fi; \
 	fi
+
+# deps-browser installs Debian's chromium (and node, if there is none) and the pinned
+# puppeteer-core that drives it in the browser tests (test/browser; no browser download).
+deps-browser:
+	@if [ ! -x /usr/bin/chromium ] || ! command -v npm >/dev/null 2>&1; then \
+		pkgs="chromium"; command -v npm >/dev/null 2>&1 || pkgs="$$pkgs nodejs npm"; \
+		if [ "$$(id -u)" = 0 ]; then \
+			echo "installing: $$pkgs"; \
+			(apt-get update -qq || true) && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$pkgs >/dev/null; \
+		else \
+			echo "missing: $$pkgs; run 'sudo apt-get install $$pkgs' or 'make deps' as root" >&2; exit 1; \
+		fi; \
+	fi
+	@[ test/browser/node_modules/.package-lock.json -nt test/browser/package-lock.json ] || \
+		(cd test/browser && npm ci --ignore-scripts --no-audit --no-fund --silent)
 
 deps-go:
 	@command -v $(GO) >/dev/null || { echo "Go is required (https://go.dev/doc/install)" >&2; exit 1; }
