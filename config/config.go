@@ -312,8 +312,17 @@ func (c *Config) Validate() error {
 	if u := c.DatabaseURL; u != "" && !strings.HasPrefix(u, "postgres://") && !strings.HasPrefix(u, "postgresql://") {
 		errs = append(errs, errors.New("database_url: must be a postgres:// URL (empty: SQLite in data_dir)"))
 	}
-	if c.Fleet() && len(c.Cluster.Secret) < 16 {
-		errs = append(errs, errors.New("SWITCHBOARD_CLUSTER_SECRET: a node on a shared database needs the fleet's secret, at least 16 characters"))
+	if c.Fleet() {
+		// What one node seals or signs, every node must open or match.
+		if len(c.Cluster.Secret) < 16 {
+			errs = append(errs, errors.New("SWITCHBOARD_CLUSTER_SECRET: a node on a shared database needs the fleet's secret, at least 16 characters"))
+		}
+		if c.Keys.SecretKey == "" {
+			errs = append(errs, errors.New("SWITCHBOARD_SECRET_KEY: the nodes on a shared database must share the master key of secrets at rest (a key file per node could not open the others' secrets)"))
+		}
+		if c.ToolsSecret == "" {
+			errs = append(errs, errors.New("SWITCHBOARD_TOOLS_SECRET: the nodes on a shared database must sign custom tool calls with one secret"))
+		}
 	}
 	if c.Cluster.Addr != "" {
 		if _, _, err := net.SplitHostPort(c.Cluster.Addr); err != nil {

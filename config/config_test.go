@@ -93,3 +93,34 @@ func TestREADMEDocumentsEverySetting(t *testing.T) {
 	readme := string(b)
 	require.Contains(t, readme, strings.TrimSpace(Markdown()), "README's settings table is stale: paste the output of `switchboard config`")
 }
+
+// TestFleetNeedsSharedSecrets: a node on a shared database refuses to start
+// without the secrets every node must share, and a bad cluster timing.
+func TestFleetNeedsSharedSecrets(t *testing.T) {
+	full := map[string]string{
+		"SWITCHBOARD_DATABASE_URL": "postgres://u:p@127.0.0.1:5432/db", "SWITCHBOARD_CLUSTER_SECRET": "0123456789abcdef",
+		"SWITCHBOARD_SECRET_KEY": strings.Repeat("ab", 32), "SWITCHBOARD_TOOLS_SECRET": "whsec_MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3",
+	}
+	c, err := Load(nil, env(full))
+	require.NoError(t, err)
+	require.True(t, c.Fleet())
+	for _, name := range []string{"SWITCHBOARD_CLUSTER_SECRET", "SWITCHBOARD_SECRET_KEY", "SWITCHBOARD_TOOLS_SECRET"} {
+		e := map[string]string{}
+		for k, v := range full {
+			if k != name {
+				e[k] = v
+			}
+		}
+		_, err := Load(nil, env(e))
+		require.Error(t, err, name)
+		require.Contains(t, err.Error(), name)
+	}
+	_, err = Load([]string{"--database-url", "mysql://x"}, env(nil))
+	require.ErrorContains(t, err, "database_url")
+	full["SWITCHBOARD_CLUSTER_NODE_TIMEOUT"] = "1s"
+	_, err = Load(nil, env(full))
+	require.ErrorContains(t, err, "node_timeout")
+	c, err = Load(nil, env(nil))
+	require.NoError(t, err)
+	require.False(t, c.Fleet(), "SQLite is one node")
+}

@@ -26,6 +26,8 @@ const (
 	fleetSecret    = "fleet-test-secret-0123456789"
 	fleetOwner     = "sk-fleet-owner-key-0123456789abcdef"
 	fleetMasterKey = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
+	// fleetToolsSecret is a Standard Webhooks secret (base64 of 24 bytes).
+	fleetToolsSecret = "whsec_MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3"
 )
 
 // fleetNode is one switchboard process of a test fleet.
@@ -54,6 +56,7 @@ func startFleetNode(t *testing.T, id, dbURL string, sipPort int, rtpPorts string
 		"SWITCHBOARD_CLUSTER_SECRET=" + fleetSecret,
 		"SWITCHBOARD_ADMIN_KEY=" + fleetOwner,
 		"SWITCHBOARD_SECRET_KEY=" + fleetMasterKey,
+		"SWITCHBOARD_TOOLS_SECRET=" + fleetToolsSecret,
 		"SWITCHBOARD_CLUSTER_HEARTBEAT=250ms",
 		"SWITCHBOARD_CLUSTER_NODE_TIMEOUT=1500ms",
 		"PATH=" + os.Getenv("PATH"),

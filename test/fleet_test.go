@@ -175,3 +175,41 @@ func TestFleetBehindKamailio(t *testing.T) {
 		}
 	}
 }
+
+// TestFleetKilledNode: a node killed outright (SIGKILL: no drain, no last
+// write) stops beating; another node declares it lost after the node
+// timeout and marks its open calls ended, at the last time each was known
+// to be up.
+func TestFleetKilledNode(t *testing.T) {
+	ctx := context.Background()
+	pg := pgtest.New(t)
+	dbURL, err := pg.CreateDatabase(ctx, "fleet")
+	require.NoError(t, err)
+	a := startFleetNode(t, "node-a", dbURL, freeUDPPort(t), "31600-31699")
+	b := startFleetNode(t, "node-b", dbURL, freeUDPPort(t), "31700-31799")
+	call := fleetSipp(t, b.sip, 1, 60000, "3000")
+	var recs []map[string]any
+	require.Eventually(t, func() bool {
+		recs = a.calls(t)
+		return byNode(recs, state("active"))["node-b"] == 1
+	}, 15*time.Second, 50*time.Millisecond, "want a call active on node b: %v", recs)
+
+	killed := time.Now()
+	b.signal(syscall.SIGKILL)
+	<-b.exited
+	require.Eventually(t, func() bool {
+		recs = a.calls(t)
+		return len(recs) == 1 && recs[0]["state"] == "ended"
+	}, 10*time.Second, 50*time.Millisecond, "node a must close the killed node's call: %v", recs)
+	t.Logf("killed node's call closed by node-a %v after the kill (node timeout 1.5 s)", time.Since(killed).Round(time.Millisecond))
+	require.Equal(t, "node_lost", recs[0]["ended_by"])
+	require.Equal(t, "node-b", recs[0]["node_id"])
+	require.NotNil(t, recs[0]["ended_at"])
+	nodes := a.json(t, "GET", "/v1/cluster/nodes", fleetOwner, nil, 200)["nodes"].([]any)
+	require.Equal(t, "lost", nodes[1].(map[string]any)["state"])
+	select {
+	case r := <-call:
+		require.Error(t, r.err, "the caller's call was cut")
+	default:
+	}
+}
