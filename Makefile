@@ -6,7 +6,13 @@ BIN      := bin/switchboard
 APT_PKGS := sip-tester baresip espeak-ng sox lame postgresql kamailio libopus-dev pkg-config gcc
 TOOLS    := sipp baresip espeak-ng sox lame pg_ctlcluster kamailio pkg-config gcc
 
-.PHONY: all build run test deps deps-go deps-browser bench bench-calls vet fmt clean
+.PHONY: all build run test deps deps-go deps-browser bench bench-calls vet fmt clean fuzz
+
+# FUZZ lists the fuzz targets as package:Target; FUZZTIME is how long
+# `make fuzz` runs each (make test runs each for FUZZTIME_SHORT).
+FUZZ           := ./sip:FuzzServerMessage
+FUZZTIME       ?= 2m
+FUZZTIME_SHORT ?= 10s
 
 all: build
 
@@ -52,6 +58,15 @@ run: deps build
 test: deps build
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 9m ./...
+	$(MAKE) --no-print-directory fuzz FUZZTIME=$(FUZZTIME_SHORT)
+
+# fuzz runs each fuzz target for FUZZTIME (new crashers land in the
+# package's testdata/fuzz, to be committed with their fix).
+fuzz: deps-go
+	@for t in $(FUZZ); do pkg=$${t%%:*}; name=$${t##*:}; \
+		echo "fuzz $$pkg $$name for $(FUZZTIME)"; \
+		$(GO) test -run '^$$' -fuzz "^$$name$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	done
 
 bench: deps-go
 	$(GO) test -run '^$$' -bench . -benchmem ./media/... ./dtmf/... ./realtime/... ./webhook/...

@@ -226,6 +226,7 @@ func (c *Call) getState() State {
 func (c *Call) run(ctx context.Context) {
 	opts := c.m.opts
 	defer c.teardown()
+	defer c.contain("call", false)
 	// Ringing goes out first: the caller hears ringback at once, whatever
 	// the conversation takes to get ready.
 	if err := c.leg.Ring(); err != nil {
@@ -343,7 +344,7 @@ func rejectText(status int, reason, why string) string {
 
 // Hangup ends the call from the appliance's side without waiting: BYE
 // with reason, and the call record says the appliance ended it.
-func (c *Call) Hangup(reason string) { go c.hangup(reason) }
+func (c *Call) Hangup(reason string) { c.goSafe("hangup", func() { c.hangup(reason) }) }
 
 // hangup sends BYE with reason (once) and marks the appliance as the one
 // who ended the call.
@@ -448,6 +449,7 @@ type legSink struct{ c *Call }
 
 // Audio takes a PCM frame from the leg (media goroutine).
 func (s legSink) Audio(pcm []int16) {
+	defer s.c.contain("audio in", true)
 	h := s.c.conv.Load()
 	if h == nil {
 		return
@@ -457,6 +459,7 @@ func (s legSink) Audio(pcm []int16) {
 
 // Coded takes a passthrough frame from the leg (media goroutine).
 func (s legSink) Coded(payload []byte) {
+	defer s.c.contain("audio in", true)
 	if h := s.c.conv.Load(); h != nil {
 		h.c.Audio(payload)
 	}
@@ -464,6 +467,7 @@ func (s legSink) Coded(payload []byte) {
 
 // Key takes a key from the leg.
 func (s legSink) Key(ev dtmf.Event) {
+	defer s.c.contain("dtmf in", true)
 	if k := s.c.keypad.Load(); k != nil {
 		k.Add(ev)
 	}
@@ -472,7 +476,7 @@ func (s legSink) Key(ev dtmf.Event) {
 // Lost hangs up a call whose media stopped.
 func (s legSink) Lost(reason string) {
 	s.c.log.Warn().Str("reason", reason).Msg("media lost")
-	go s.c.hangup(reason)
+	s.c.goSafe("media lost", func() { s.c.hangup(reason) })
 }
 
 // Leg is the call's phone side.

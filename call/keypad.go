@@ -30,6 +30,7 @@ func (s keypadSink) Key(ev dtmf.Event) {
 }
 
 func (s keypadSink) Text(text string, _ dtmf.Flush) {
+	defer s.c.contain("dtmf digits", true)
 	if !s.policy.Redacted() {
 		s.c.Note(Note{Kind: NoteTranscript, Role: "user", Text: text})
 	}
@@ -37,15 +38,16 @@ func (s keypadSink) Text(text string, _ dtmf.Flush) {
 }
 
 func (s keypadSink) Action(a dtmf.Action) {
+	defer s.c.contain("dtmf action", true)
 	c := s.c
 	switch a.Kind {
 	case dtmf.ActionHangup:
 		c.log.Info().Msg("dtmf route: hang up")
-		go c.hangup("caller chose to hang up (keypad)")
+		c.goSafe("keypad hangup", func() { c.hangup("caller chose to hang up (keypad)") })
 	case dtmf.ActionTransfer:
 		c.log.Info().Str("target_uri", a.Target).Msg("dtmf route: transfer")
 		c.Note(Note{Kind: NoteTransfer, Text: a.Target, Data: map[string]string{"reason": "dtmf route"}})
-		go func() {
+		c.goSafe("keypad transfer", func() {
 			ctx, cancel := context.WithTimeout(c.Context(), routedTransferTimeout)
 			defer cancel()
 			if err := c.leg.Transfer(ctx, a.Target, nil); err != nil {
@@ -54,6 +56,6 @@ func (s keypadSink) Action(a dtmf.Action) {
 				return
 			}
 			c.hangup("transferred (keypad)")
-		}()
+		})
 	}
 }

@@ -23,6 +23,7 @@ type Metrics struct {
 	oneWay      prometheus.Gauge
 	degradedNow prometheus.Gauge
 	degraded    *prometheus.CounterVec
+	panics      prometheus.Counter
 }
 
 // NewMetrics registers the call metrics with reg.
@@ -63,9 +64,11 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "Running calls over a media health threshold now."}),
 		degraded: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "switchboard_media_degraded_total",
 			Help: "Times a call crossed a media health threshold, by reason (packet_loss, no_inbound_audio, one_way_audio)."}, []string{"reason"}),
+		panics: prometheus.NewCounter(prometheus.CounterOpts{Name: "switchboard_call_panics_total",
+			Help: "Panics recovered in a call's code; each ended only its call."}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.invites, m.active, m.duration, m.rtpPackets, m.rtpLost, m.rtpLate, m.concealed, m.jitter, m.ended,
+		reg.MustRegister(m.panics, m.invites, m.active, m.duration, m.rtpPackets, m.rtpLost, m.rtpLate, m.concealed, m.jitter, m.ended,
 			m.lossRatio, m.turnLatency, m.firstAudio, m.bargeIns, m.silence, m.oneWay, m.degradedNow, m.degraded)
 	}
 	return m

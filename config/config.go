@@ -112,6 +112,11 @@ type SIP struct {
 	// send within AuthFailWindow before it is refused outright.
 	AuthFailLimit  int           `yaml:"auth_fail_limit"`
 	AuthFailWindow time.Duration `yaml:"auth_fail_window"`
+	// SourceFailLimit failing requests of any kind from one source address
+	// within SourceFailWindow block it for SourceBlockTime.
+	SourceFailLimit  int           `yaml:"source_fail_limit"`
+	SourceFailWindow time.Duration `yaml:"source_fail_window"`
+	SourceBlockTime  time.Duration `yaml:"source_block_time"`
 	// TrunkPrefix is stripped from called numbers that arrive without "+".
 	TrunkPrefix    string `yaml:"trunk_prefix"`
 	DefaultCountry string `yaml:"default_country"`

@@ -128,6 +128,9 @@ func settings(c *Config) []Setting {
 		{"sip.drain_timeout", "", "SWITCHBOARD_DRAIN_TIMEOUT", "30s", "on SIGTERM, how long calls in progress may go on before BYE", duration(&c.SIP.DrainTimeout)},
 		{"sip.auth_fail_limit", "", "SWITCHBOARD_SIP_AUTH_FAIL_LIMIT", "10", "failed digest answers from one source address before it is blocked", integer(&c.SIP.AuthFailLimit)},
 		{"sip.auth_fail_window", "", "SWITCHBOARD_SIP_AUTH_FAIL_WINDOW", "5m", "window over which failed digest answers are counted, and the block time", duration(&c.SIP.AuthFailWindow)},
+		{"sip.source_fail_limit", "", "SWITCHBOARD_SIP_SOURCE_FAIL_LIMIT", "100", "failing requests (malformed, unknown number, refused INVITE, no such dialog) from one source address before it is blocked: it then gets no answer at all", integer(&c.SIP.SourceFailLimit)},
+		{"sip.source_fail_window", "", "SWITCHBOARD_SIP_SOURCE_FAIL_WINDOW", "10s", "window over which a source's failing requests are counted", duration(&c.SIP.SourceFailWindow)},
+		{"sip.source_block_time", "", "SWITCHBOARD_SIP_SOURCE_BLOCK_TIME", "1m", "how long a blocked source stays blocked (its calls in progress go on)", duration(&c.SIP.SourceBlockTime)},
 		{"sip.trunk_prefix", "", "SWITCHBOARD_SIP_TRUNK_PREFIX", "", "digits a trunk puts before national numbers (e.g. 0 or 1) to strip before matching", str(&c.SIP.TrunkPrefix)},
 		{"sip.default_country", "", "SWITCHBOARD_SIP_DEFAULT_COUNTRY", "US", "ISO country used to read called numbers that arrive without +", str(&c.SIP.DefaultCountry)},
 

@@ -100,6 +100,12 @@ func newInboundCall(s *Server, req *sip.Request, tx sip.ServerTransaction, route
 		cseq:      uint32(rand.IntN(1 << 15)),
 	}
 	c.dlg.setTarget(req.Contact())
+	if req.Contact() == nil {
+		// An RFC 2543 caller may send no Contact (RFC 4475 inv2543):
+		// requests in the dialog go to its From URI (and, as always, to
+		// the INVITE's source address).
+		c.dlg.target = *from.Address.Clone()
+	}
 	for _, h := range req.GetHeaders("Record-Route") {
 		var u sip.Uri
 		val := strings.TrimSpace(h.Value())
@@ -207,6 +213,7 @@ func (c *InboundCall) Infos() <-chan Info { return c.infos }
 // response builds a response inside this call's dialog.
 func (c *InboundCall) response(req *sip.Request, status int, reason string, body []byte) *sip.Response {
 	res := sip.NewResponseFromRequest(req, status, reason, body)
+	symmetric(req, res)
 	if status > 100 {
 		if to := res.To(); to != nil {
 			to.Params.Add("tag", c.dlg.localTag)
@@ -318,6 +325,9 @@ func (c *InboundCall) hangup(ctx context.Context, cause error, text string) erro
 		if errors.Is(cause, ErrShutdown) {
 			status, reason = 503, "Service Unavailable"
 			hs = append(hs, Header{"Retry-After", fmt.Sprint(int(c.srv.opts.RetryAfter / time.Second))})
+		}
+		if errors.Is(cause, ErrInternal) {
+			status, reason = 500, "Server Internal Error"
 		}
 		err := c.Reject(status, reason, hs...)
 		c.end(cause)

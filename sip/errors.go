@@ -24,6 +24,8 @@ var (
 	// ErrNoAnswer means the caller of a delayed offer sent no usable SDP
 	// answer (in its ACK or PRACK) to our offer.
 	ErrNoAnswer = errors.New("sip: no sdp answer to our offer")
+	// ErrInternal means the call's own code failed (a recovered panic).
+	ErrInternal = errors.New("sip: internal error")
 )
 
 var (

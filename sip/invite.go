@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/netip"
+	"runtime/debug"
 	"strings"
 
 	"github.com/emiago/sipgo/sip"
@@ -11,50 +12,56 @@ import (
 )
 
 // onInvite admits or refuses a new call, or hands a re-INVITE to its
-// dialog.
+// dialog. checkRequest has passed (guard), so Call-ID, CSeq, From, To and
+// Via are there, once each.
 func (s *Server) onInvite(req *sip.Request, tx sip.ServerTransaction) {
-	if to := req.To(); to != nil && to.Params.Has("tag") {
+	if tag, _ := req.To().Params.Get("tag"); tag != "" {
 		c := s.lookup(req)
 		if c == nil {
-			s.respond(req, tx, 481, "Call/Transaction Does Not Exist", nil)
+			s.refuse(req, tx, 481, "Call/Transaction Does Not Exist")
 			return
 		}
 		c.onOffer(req, tx)
 		return
 	}
 	received := s.now()
-	callID := ""
-	if h := req.CallID(); h != nil {
-		callID = h.Value()
-	}
 	src, err := netip.ParseAddrPort(req.Source())
-	log := s.log.With().Str("sip_call_id", callID).Str("src", req.Source()).Str("transport", req.Transport()).Logger()
+	log := s.log.With().Str("sip_call_id", req.CallID().Value()).Str("src", req.Source()).Str("transport", req.Transport()).Logger()
+	// refuse turns the INVITE away once and counts it against the
+	// source; answer turns it away without blaming the source (we are
+	// full or stopping).
 	refuse := func(status int, reason, result string, headers ...sip.Header) {
-		s.respond(req, tx, status, reason, nil, headers...)
+		s.refuse(req, tx, status, reason, headers...)
 		s.metrics.InviteResult(result)
-		log.Info().Int("status", status).Str("result", result).Msg("invite refused")
 	}
-	// RFC 3261 §8.1.1: every request carries Call-ID, CSeq, From, To and
-	// Via; an INVITE also a Contact. Checked before anything reads them.
-	if missing := missingHeader(req); missing != "" || err != nil {
-		if missing == "" {
-			missing = "source address"
-		}
-		refuse(400, "Bad Request ("+missing+")", ResultBadRequest)
+	answer := func(status int, reason, result string, headers ...sip.Header) {
+		s.respond(req, tx, status, reason, nil, headers...)
+		tx.Terminate()
+		s.metrics.InviteResult(result)
+		s.floodLog.Info().Str("src", req.Source()).Int("status", status).Str("result", result).Msg("invite refused")
+	}
+	if err != nil {
+		refuse(400, "Bad Request (source address)", ResultBadRequest)
 		return
 	}
-	s.respond(req, tx, 100, "Trying", nil)
 	src = netip.AddrPortFrom(src.Addr().Unmap(), src.Port())
 	if s.draining.Load() {
-		refuse(503, "Service Unavailable", ResultDraining, s.retryAfter())
+		answer(503, "Service Unavailable", ResultDraining, s.retryAfter())
 		return
 	}
 	if s.limiter.blocked(src.Addr()) {
 		refuse(403, "Forbidden", ResultRateLimited)
 		return
 	}
+	// RFC 3261 section 8.2.3: a body we cannot read is 415, an Accept
+	// that rules out SDP 406 (RFC 4475 invut, sdp01); both before any
+	// routing work.
+	if r := contentRefusal(req); r != nil {
+		refuse(r.status, r.reason, ResultNoCodec, r.headers...)
+		return
+	}
 	if !s.reserve() {
-		refuse(503, "Service Unavailable", ResultOverloaded, s.retryAfter())
+		answer(503, "Service Unavailable", ResultOverloaded, s.retryAfter())
 		return
 	}
 	handedOver := false
@@ -63,6 +70,7 @@ func (s *Server) onInvite(req *sip.Request, tx sip.ServerTransaction) {
 			s.release()
 		}
 	}()
+	s.respond(req, tx, 100, "Trying", nil)
 
 	user := req.Recipient.User
 	if user == "" {
@@ -83,7 +91,7 @@ func (s *Server) onInvite(req *sip.Request, tx sip.ServerTransaction) {
 		return
 	case err != nil:
 		log.Error().Err(err).Msg("number lookup failed")
-		refuse(500, "Server Internal Error", ResultError)
+		answer(500, "Server Internal Error", ResultError)
 		return
 	}
 	if len(route.AllowedAddresses) > 0 && !allowed(route.AllowedAddresses, src.Addr()) {
@@ -101,7 +109,7 @@ func (s *Server) onInvite(req *sip.Request, tx sip.ServerTransaction) {
 		// goes in the first reliable response (the 200 OK, or a reliable
 		// 180 under 100rel) and the caller's answer comes in its ACK (or
 		// PRACK).
-	case ct == nil || !strings.EqualFold(strings.TrimSpace(strings.Split(ct.Value(), ";")[0]), "application/sdp"):
+	case ct == nil || !isSDP(ct.Value()):
 		refuse(415, "Unsupported Media Type", ResultNoCodec, sip.NewHeader("Accept", "application/sdp"))
 		return
 	default:
@@ -122,8 +130,22 @@ func (s *Server) onInvite(req *sip.Request, tx sip.ServerTransaction) {
 	s.metrics.InviteResult(ResultAccepted)
 	call.log.Info().Str("from", call.From()).Str("media", params.String()).Bool("delayed_offer", offer == nil).
 		Bool("reliable_provisional", call.reliable).Msg("call admitted")
-	s.handler.HandleCall(call.ctx, call)
+	s.handleCall(call)
 	call.handlerReturned()
+}
+
+// handleCall runs the Handler; a panic in it ends this call only (500
+// while ringing, BYE with a Reason once answered), logged with its stack.
+func (s *Server) handleCall(call *InboundCall) {
+	defer func() {
+		if v := recover(); v != nil {
+			call.log.Error().Interface("panic", v).Str("stack", string(debug.Stack())).Msg("call handler panicked: ending this call")
+			ctx, cancel := context.WithTimeout(context.Background(), s.opts.RequestTimeout)
+			defer cancel()
+			_ = call.hangup(ctx, ErrInternal, "internal error")
+		}
+	}()
+	s.handler.HandleCall(call.ctx, call)
 }
 
 func allowed(prefixes []netip.Prefix, a netip.Addr) bool {
@@ -153,6 +175,7 @@ func (s *Server) authenticate(req *sip.Request, tx sip.ServerTransaction, route 
 			hs = append(hs, sip.NewHeader(chalHeader, c))
 		}
 		s.respond(req, tx, s.opts.ChallengeStatus, reason, nil, hs...)
+		tx.Terminate() // answered once: the retry is a new INVITE
 	}
 	switch res.verdict {
 	case authOK:
@@ -169,7 +192,7 @@ func (s *Server) authenticate(req *sip.Request, tx sip.ServerTransaction, route 
 		log.Warn().Str("auth_username", res.username).Str("reason", res.reason).Msg("digest authentication failed")
 		if s.limiter.fail(src) {
 			log.Warn().Int("limit", s.opts.AuthFailLimit).Dur("window", s.opts.AuthFailWindow).Msg("source blocked after repeated authentication failures")
-			s.respond(req, tx, 403, "Forbidden", nil)
+			s.refuse(req, tx, 403, "Forbidden")
 			s.metrics.InviteResult(ResultRateLimited)
 			return false
 		}
@@ -179,22 +202,27 @@ func (s *Server) authenticate(req *sip.Request, tx sip.ServerTransaction, route 
 	return false
 }
 
-// missingHeader names the first mandatory header an INVITE lacks ("" when
-// it has them all).
-func missingHeader(req *sip.Request) string {
-	switch {
-	case req.CallID() == nil || req.CallID().Value() == "":
-		return "missing Call-ID"
-	case req.CSeq() == nil:
-		return "missing CSeq"
-	case req.From() == nil:
-		return "missing From"
-	case req.To() == nil:
-		return "missing To"
-	case req.Via() == nil:
-		return "missing Via"
-	case req.Contact() == nil:
-		return "missing Contact"
+// contentRefusal is 415 for an INVITE body that is not SDP, 406 for an
+// Accept that rules SDP out, nil otherwise.
+func contentRefusal(req *sip.Request) *refusal {
+	accept := sip.NewHeader("Accept", "application/sdp")
+	if ct := req.ContentType(); ct != nil && len(req.Body()) > 0 && !isSDP(ct.Value()) {
+		return &refusal{status: 415, reason: "Unsupported Media Type", headers: []sip.Header{accept}}
 	}
-	return ""
+	if hs := req.GetHeaders("Accept"); len(hs) > 0 {
+		for _, h := range hs {
+			for _, t := range strings.Split(h.Value(), ",") {
+				t = strings.ToLower(strings.TrimSpace(strings.Split(t, ";")[0]))
+				if t == "application/sdp" || t == "application/*" || t == "*/*" || t == "" {
+					return nil
+				}
+			}
+		}
+		return &refusal{status: 406, reason: "Not Acceptable", headers: []sip.Header{accept}}
+	}
+	return nil
+}
+
+func isSDP(contentType string) bool {
+	return strings.EqualFold(strings.TrimSpace(strings.Split(contentType, ";")[0]), "application/sdp")
 }

@@ -16,8 +16,11 @@ type slogHandler struct {
 	groups string
 }
 
+// newSlogLogger bridges sipgo's log into l, sampled (a flood of bad
+// messages would otherwise write a line each) and without the raw bytes
+// of the messages sipgo could not parse (see addAttr).
 func newSlogLogger(l zerolog.Logger) *slog.Logger {
-	return slog.New(&slogHandler{log: l.With().Str("component", "sipgo").Logger()})
+	return slog.New(&slogHandler{log: l.With().Str("component", "sipgo").Logger().Sample(floodSampler())})
 }
 
 func (h *slogHandler) Enabled(_ context.Context, lvl slog.Level) bool {
@@ -60,6 +63,12 @@ func addAttr(ev *zerolog.Event, prefix string, a slog.Attr) *zerolog.Event {
 		return ev
 	}
 	key := prefix + a.Key
+	if a.Key == "data" {
+		// sipgo attaches the whole message it failed to parse: a flood
+		// of junk would be copied to the log byte for byte. Its size is
+		// enough.
+		return ev.Int(key+"_bytes", len(a.Value.String()))
+	}
 	switch a.Value.Kind() {
 	case slog.KindGroup:
 		for _, g := range a.Value.Group() {

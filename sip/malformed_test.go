@@ -1,8 +1,10 @@
 package sip
 
 import (
+	"context"
 	"net"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -85,4 +87,39 @@ func TestMalformedInviteRefused(t *testing.T) {
 		got += r
 	}
 	require.Contains(t, got, "SIP/2.0 404", "the server still answers")
+}
+
+// TestHandlerPanicEndsOnlyItsCall: a Handler that panics is recovered; the
+// INVITE is answered 500, the call slot is given back, and the server
+// takes the next call.
+func TestHandlerPanicEndsOnlyItsCall(t *testing.T) {
+	var n atomic.Int32
+	h := HandlerFunc(func(ctx context.Context, c *InboundCall) {
+		if n.Add(1) == 1 {
+			panic("handler bug")
+		}
+		_ = c.Reject(486, "Busy Here")
+	})
+	srv := startServer(t, Options{}, h)
+	conn, err := net.DialUDP("udp", nil, net.UDPAddrFromAddrPort(srv.UDPAddr()))
+	require.NoError(t, err)
+	defer conn.Close()
+	port := conn.LocalAddr().(*net.UDPAddr).Port
+	final := func(msg string) int {
+		_, err := conn.Write([]byte(msg))
+		require.NoError(t, err)
+		buf := make([]byte, 4096)
+		for {
+			require.NoError(t, conn.SetReadDeadline(time.Now().Add(3*time.Second)))
+			n, err := conn.Read(buf)
+			require.NoError(t, err)
+			if code := statusOf(string(buf[:n])); code >= 200 {
+				return code
+			}
+		}
+	}
+	require.Equal(t, 500, final(invite(port, openNumber, "")))
+	require.Eventually(t, func() bool { return srv.ActiveCalls() == 0 }, 2*time.Second, 10*time.Millisecond)
+	second := strings.ReplaceAll(invite(port, openNumber, ""), "malformed-", "second-")
+	require.Equal(t, 486, final(second))
 }

@@ -45,6 +45,18 @@ type Options struct {
 	AuthFailLimit int
 	// AuthFailWindow is the counting window and block time. Default 5m.
 	AuthFailWindow time.Duration
+	// SourceFailLimit is how many failing requests (malformed messages,
+	// unknown numbers, refused INVITEs, requests outside any dialog) one
+	// source address may send within SourceFailWindow before it is
+	// blocked: everything it sends is then dropped unanswered, except in
+	// the dialogs of its calls in progress. Default 100.
+	SourceFailLimit int
+	// SourceFailWindow is the window failing requests are counted over.
+	// Default 10s.
+	SourceFailWindow time.Duration
+	// SourceBlockTime is how long a blocked source stays blocked.
+	// Default 1m.
+	SourceBlockTime time.Duration
 
 	// MaxCalls is the number of concurrent calls; more INVITEs get 503
 	// with Retry-After. Default 500.
@@ -77,21 +89,24 @@ type Options struct {
 
 // Defaults.
 const (
-	DefaultAddr            = "127.0.0.1:5060"
-	DefaultTLSAddr         = "127.0.0.1:5061"
-	DefaultChallengeStatus = 401
-	DefaultRealm           = "switchboard"
-	DefaultNonceTTL        = 30 * time.Second
-	DefaultAuthFailLimit   = 10
-	DefaultAuthFailWindow  = 5 * time.Minute
-	DefaultMaxCalls        = 500
-	DefaultRetryAfter      = 30 * time.Second
-	DefaultDrainTimeout    = 30 * time.Second
-	DefaultCountry         = "US"
-	DefaultUserAgent       = "switchboard"
-	DefaultAckTimeout      = 32 * time.Second
-	DefaultRequestTimeout  = 10 * time.Second
-	DefaultReferTimeout    = 60 * time.Second
+	DefaultAddr             = "127.0.0.1:5060"
+	DefaultTLSAddr          = "127.0.0.1:5061"
+	DefaultChallengeStatus  = 401
+	DefaultRealm            = "switchboard"
+	DefaultNonceTTL         = 30 * time.Second
+	DefaultAuthFailLimit    = 10
+	DefaultAuthFailWindow   = 5 * time.Minute
+	DefaultSourceFailLimit  = 100
+	DefaultSourceFailWindow = 10 * time.Second
+	DefaultSourceBlockTime  = time.Minute
+	DefaultMaxCalls         = 500
+	DefaultRetryAfter       = 30 * time.Second
+	DefaultDrainTimeout     = 30 * time.Second
+	DefaultCountry          = "US"
+	DefaultUserAgent        = "switchboard"
+	DefaultAckTimeout       = 32 * time.Second
+	DefaultRequestTimeout   = 10 * time.Second
+	DefaultReferTimeout     = 60 * time.Second
 )
 
 // WithDefaults returns a copy of o with every zero field set to its
@@ -122,6 +137,9 @@ func (o Options) WithDefaults() Options {
 	setDur(&o.NonceTTL, DefaultNonceTTL)
 	setInt(&o.AuthFailLimit, DefaultAuthFailLimit)
 	setDur(&o.AuthFailWindow, DefaultAuthFailWindow)
+	setInt(&o.SourceFailLimit, DefaultSourceFailLimit)
+	setDur(&o.SourceFailWindow, DefaultSourceFailWindow)
+	setDur(&o.SourceBlockTime, DefaultSourceBlockTime)
 	setInt(&o.MaxCalls, DefaultMaxCalls)
 	setDur(&o.RetryAfter, DefaultRetryAfter)
 	setDur(&o.DrainTimeout, DefaultDrainTimeout)

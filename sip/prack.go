@@ -17,10 +17,6 @@ import (
 // PRACKed.
 const tag100rel = "100rel"
 
-// supportedTags is the Supported header's value: the option tags the
-// server implements.
-const supportedTags = tag100rel
-
 // Delayed offers (an INVITE without SDP): what we offer in our first
 // reliable response. The caller's answer picks among these.
 const (

@@ -23,9 +23,6 @@ type failWindow struct {
 	count int
 }
 
-// maxTrackedSources bounds memory under a spoofed-source flood.
-const maxTrackedSources = 100_000
-
 func newFailLimiter(limit int, window time.Duration, now func() time.Time) *failLimiter {
 	return &failLimiter{limit: limit, window: window, now: now, sources: map[netip.Addr]*failWindow{}}
 }

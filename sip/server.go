@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -40,16 +41,26 @@ type Server struct {
 	pubHost string
 	pubPort int
 
-	auth    *digestAuth
-	limiter *failLimiter
+	auth     *digestAuth
+	limiter  *failLimiter
+	resolver *net.Resolver
+	flood    *sourceGuard
+	parser   *sip.Parser
+	// floodLog is the sampled logger of refusals and bad messages.
+	floodLog zerolog.Logger
+	// dropped counts datagrams and connections of blocked sources;
+	// malformed the messages the parser refused.
+	dropped, malformed atomic.Uint64
 
 	draining atomic.Bool
 	closed   atomic.Bool
 
-	mu     sync.Mutex
-	calls  map[string]*InboundCall
-	active int
-	idle   chan struct{} // closed and replaced when active drops to 0
+	mu    sync.Mutex
+	calls map[string]*InboundCall
+	// callSources counts the calls in progress per source address.
+	callSources map[netip.Addr]int
+	active      int
+	idle        chan struct{} // closed and replaced when active drops to 0
 
 	wg        sync.WaitGroup // request handlers in flight
 	closeOnce sync.Once
@@ -62,6 +73,11 @@ type ServerOption func(*Server)
 // WithMetrics sets the metrics sink.
 func WithMetrics(m Metrics) ServerOption { return func(s *Server) { s.metrics = m } }
 
+// WithResolver sets the DNS resolver of the server's user agent (a
+// Record-Route naming a host). Tests pass one that refuses every lookup,
+// so that nothing a message says makes the process query the network.
+func WithResolver(r *net.Resolver) ServerOption { return func(s *Server) { s.resolver = r } }
+
 // NewServer binds the listeners (UDP and TCP at opts.Addr, TLS at
 // opts.TLSAddr when a certificate is configured) and prepares the server;
 // Serve starts answering.
@@ -70,7 +86,7 @@ func NewServer(opts Options, numbers Numbers, handler Handler, log zerolog.Logge
 	if err := opts.validate(); err != nil {
 		return nil, err
 	}
-	s := &Server{opts: opts, numbers: numbers, handler: handler, log: log, metrics: noMetrics{}, now: time.Now, calls: map[string]*InboundCall{}, idle: make(chan struct{})}
+	s := &Server{opts: opts, numbers: numbers, handler: handler, log: log, metrics: noMetrics{}, now: time.Now, calls: map[string]*InboundCall{}, callSources: map[netip.Addr]int{}, idle: make(chan struct{})}
 	for _, o := range options {
 		o(s)
 	}
@@ -84,14 +100,25 @@ func NewServer(opts Options, numbers Numbers, handler Handler, log zerolog.Logge
 	}
 	s.auth = newDigestAuth(opts.Realm, opts.DigestAlgorithms, opts.NonceTTL, s.now)
 	s.limiter = newFailLimiter(opts.AuthFailLimit, opts.AuthFailWindow, s.now)
+	s.flood = newSourceGuard(opts.SourceFailLimit, opts.SourceFailWindow, opts.SourceBlockTime, s.now)
+	s.parser = sip.NewParser()
+	s.floodLog = log.Sample(floodSampler())
 
 	slogger := newSlogLogger(log)
-	ua, err := sipgo.NewUA(
+	uaOpts := []sipgo.UserAgentOption{
 		sipgo.WithUserAgent(opts.UserAgent),
 		sipgo.WithUserAgentHostname(s.pubHost),
 		sipgo.WithUserAgentTransactionLayerOptions(sip.WithTransactionLayerLogger(slogger)),
-		sipgo.WithUserAgentTransportLayerOptions(sip.WithTransportLayerLogger(slogger)),
-	)
+		sipgo.WithUserAgentTransportLayerOptions(sip.WithTransportLayerLogger(slogger), sip.WithTransportLayerReadFilter(s.readFilter),
+			sip.WithTransportLayerTransports(sip.TransportsConfig{
+				TCP: &sip.TransportTCP{DialerCreate: s.streamDialer},
+				TLS: &sip.TransportTLS{TransportTCP: &sip.TransportTCP{DialerCreate: s.streamDialer}},
+			})),
+	}
+	if s.resolver != nil {
+		uaOpts = append(uaOpts, sipgo.WithUserAgentDNSResolver(s.resolver))
+	}
+	ua, err := sipgo.NewUA(uaOpts...)
 	if err != nil {
 		s.closeListeners()
 		return nil, fmt.Errorf("sip user agent: %w", err)
@@ -214,10 +241,20 @@ func (s *Server) Serve(ctx context.Context) error {
 		go func() { errc <- f() }()
 	}
 	serve(func() error { return s.srv.ServeUDP(s.udp) })
-	serve(func() error { return s.srv.ServeTCP(s.tcp) })
+	serve(func() error { return s.srv.ServeTCP(guardedListener{s.tcp, s}) })
 	if s.tls != nil {
-		serve(func() error { return s.srv.ServeTLS(s.tls) })
+		serve(func() error { return s.srv.ServeTLS(guardedListener{s.tls, s}) })
 	}
+	pruned := make(chan struct{})
+	stopPrune := make(chan struct{})
+	go func() {
+		defer close(pruned)
+		s.pruneLoop(stopPrune)
+	}()
+	defer func() {
+		close(stopPrune)
+		<-pruned
+	}()
 	ev := s.log.Info().Str("udp", s.UDPAddr().String()).Str("tcp", s.TCPAddr().String())
 	if s.tls != nil {
 		ev = ev.Str("tls", s.TLSAddr().String())
@@ -349,12 +386,18 @@ func (s *Server) release() {
 func (s *Server) register(c *InboundCall) {
 	s.mu.Lock()
 	s.calls[c.key] = c
+	s.callSources[c.src.Addr()]++
 	s.mu.Unlock()
 }
 
 func (s *Server) unregister(c *InboundCall) {
 	s.mu.Lock()
-	delete(s.calls, c.key)
+	if _, ok := s.calls[c.key]; ok {
+		delete(s.calls, c.key)
+		if s.callSources[c.src.Addr()]--; s.callSources[c.src.Addr()] <= 0 {
+			delete(s.callSources, c.src.Addr())
+		}
+	}
 	s.mu.Unlock()
 }
 
@@ -371,8 +414,10 @@ func (s *Server) lookup(req *sip.Request) *InboundCall {
 }
 
 // guard tracks handlers so Close can wait for them, refuses work once
-// closed, and contains a panic to the request that caused it: it is
-// logged and answered 500, and every other call goes on.
+// closed, refuses a request that fails checkRequest (stream transports
+// reach here unchecked; UDP was checked by the gate), and contains a
+// panic to the request that caused it: it is logged with its stack and
+// answered 500, and every other call goes on.
 func (s *Server) guard(h sipgo.RequestHandler) sipgo.RequestHandler {
 	return func(req *sip.Request, tx sip.ServerTransaction) {
 		s.wg.Add(1)
@@ -380,7 +425,7 @@ func (s *Server) guard(h sipgo.RequestHandler) sipgo.RequestHandler {
 		defer func() {
 			if v := recover(); v != nil {
 				s.log.Error().Interface("panic", v).Str("method", string(req.Method)).Str("src", req.Source()).
-					Msg("sip handler panicked: request refused")
+					Str("stack", string(debug.Stack())).Msg("sip handler panicked: request refused")
 				if !req.IsAck() {
 					s.respond(req, tx, 500, "Server Internal Error", nil)
 				}
@@ -390,6 +435,14 @@ func (s *Server) guard(h sipgo.RequestHandler) sipgo.RequestHandler {
 			if !req.IsAck() {
 				s.respond(req, tx, 503, "Service Unavailable", nil, s.retryAfter())
 			}
+			return
+		}
+		if r := checkRequest(req); r != nil {
+			if req.IsAck() {
+				s.sourceFailed(sourceAddr(req), string(req.Method), r.status, r.reason)
+				return
+			}
+			s.refuse(req, tx, r.status, r.reason, r.headers...)
 			return
 		}
 		h(req, tx)
@@ -403,12 +456,46 @@ func (s *Server) retryAfter() sip.Header {
 // respond sends a response outside any call (no dialog tag handling).
 func (s *Server) respond(req *sip.Request, tx sip.ServerTransaction, status int, reason string, body []byte, headers ...sip.Header) {
 	res := sip.NewResponseFromRequest(req, status, reason, body)
+	symmetric(req, res)
 	res.AppendHeader(sip.NewHeader("Server", s.opts.UserAgent))
 	for _, h := range headers {
 		res.AppendHeader(h)
 	}
+	if s.tooBigForUDP(req, res) {
+		return
+	}
 	if err := tx.Respond(res); err != nil {
 		s.log.Debug().Err(err).Int("status", status).Str("method", string(req.Method)).Msg("sip respond failed")
+	}
+}
+
+// tooBigForUDP sends over UDP, itself, a response bigger than sipgo
+// writes (MTU - 200 bytes: a long request's Vias and headers come back in
+// its answer, RFC 4475 longreq); the datagram is fragmented by IP.
+// It reports whether it did.
+func (s *Server) tooBigForUDP(req *sip.Request, res *sip.Response) bool {
+	if !strings.EqualFold(req.Transport(), "UDP") {
+		return false
+	}
+	b := res.String()
+	if len(b) <= sip.UDPMTUSize-200 {
+		return false
+	}
+	if dst, err := netip.ParseAddrPort(req.Source()); err == nil {
+		s.writeUDP([]byte(b), netip.AddrPortFrom(dst.Addr().Unmap(), dst.Port()))
+	}
+	return true
+}
+
+// symmetric sends a UDP response back to the address and port the
+// request came from (RFC 3581 section 4 applied whether or not the Via
+// asked for rport): it reaches callers behind NAT, and never goes to a
+// port that a request only named.
+func symmetric(req *sip.Request, res *sip.Response) {
+	res.SipVersion = "SIP/2.0"
+	stripSyntheticBranch(res)
+	if strings.EqualFold(req.Transport(), "UDP") && req.Source() != "" {
+		res.SetDestination(req.Source())
 	}
 }
 
@@ -416,7 +503,7 @@ func (s *Server) allowHeaders() []sip.Header {
 	return []sip.Header{
 		sip.NewHeader("Allow", allowMethods),
 		sip.NewHeader("Accept", "application/sdp"),
-		sip.NewHeader("Supported", supportedTags),
+		supportedHeader(),
 	}
 }
 
@@ -428,14 +515,23 @@ func (s *Server) onOptions(req *sip.Request, tx sip.ServerTransaction) {
 	s.respond(req, tx, 200, "OK", nil, s.allowHeaders()...)
 }
 
+// knownMethods are the SIP methods of the RFCs this server does not take;
+// they get 405 with Allow (RFC 3261 section 8.2.1), any other method 501
+// (section 21.5.2: a method the server does not recognise).
+var knownMethods = map[sip.RequestMethod]bool{sip.REGISTER: true, sip.SUBSCRIBE: true, sip.PUBLISH: true, sip.MESSAGE: true, sip.REFER: true}
+
 func (s *Server) onNoRoute(req *sip.Request, tx sip.ServerTransaction) {
-	s.respond(req, tx, 405, "Method Not Allowed", nil, sip.NewHeader("Allow", allowMethods))
+	if knownMethods[req.Method] {
+		s.refuse(req, tx, 405, "Method Not Allowed", sip.NewHeader("Allow", allowMethods))
+		return
+	}
+	s.refuse(req, tx, 501, "Not Implemented", sip.NewHeader("Allow", allowMethods))
 }
 
 func (s *Server) onCancel(req *sip.Request, tx sip.ServerTransaction) {
 	// CANCELs matching a pending INVITE are answered by the transaction
 	// layer (200, then 487 to the INVITE); this one matched nothing.
-	s.respond(req, tx, 481, "Call/Transaction Does Not Exist", nil)
+	s.refuse(req, tx, 481, "Call/Transaction Does Not Exist")
 }
 
 func (s *Server) onAck(req *sip.Request, tx sip.ServerTransaction) {
@@ -450,7 +546,7 @@ func (s *Server) inDialog(reason string, handle func(*InboundCall, *sip.Request,
 	return func(req *sip.Request, tx sip.ServerTransaction) {
 		c := s.lookup(req)
 		if c == nil {
-			s.respond(req, tx, 481, reason, nil)
+			s.refuse(req, tx, 481, reason)
 			return
 		}
 		handle(c, req, tx)

@@ -147,10 +147,21 @@ func testLogger(t *testing.T) zerolog.Logger {
 // startServer runs a server on loopback until the test ends.
 func startServer(t *testing.T, opts Options, h Handler, so ...ServerOption) *Server {
 	t.Helper()
+	return startServerLog(t, testLogger(t), opts, h, so...)
+}
+
+// startServerLog is startServer with its own logger (a fuzz target's
+// testing.F cannot take log lines).
+func startServerLog(t testing.TB, log zerolog.Logger, opts Options, h Handler, so ...ServerOption) *Server {
+	t.Helper()
 	if opts.Addr == "" {
 		opts.Addr = "127.0.0.1:0"
 	}
-	srv, err := NewServer(opts, testNumbers(), h, testLogger(t), so...)
+	// Nothing a test message says may make the server query DNS.
+	noDNS := &net.Resolver{PreferGo: true, Dial: func(context.Context, string, string) (net.Conn, error) {
+		return nil, errors.New("no DNS in tests")
+	}}
+	srv, err := NewServer(opts, testNumbers(), h, log, append([]ServerOption{WithResolver(noDNS)}, so...)...)
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
