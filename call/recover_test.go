@@ -27,11 +27,11 @@ func (c panicPrepare) Prepare(context.Context, Phone) error { panic("conversatio
 // finished.
 func runConv(t *testing.T, leg *fakeLeg, conv Conversation) *Call {
 	t.Helper()
-	var ended *Call
+	j := &testJournal{}
 	m, err := NewManager(Options{
-		SIP:    SIPLegOptions{Ports: &media.PortPool{}},
-		Router: routerFunc(func(context.Context, Phone) (Conversation, error) { return conv, nil }),
-		OnEnd:  func(c *Call) { ended = c },
+		SIP:     SIPLegOptions{Ports: &media.PortPool{}},
+		Router:  routerFunc(func(context.Context, Phone) (Conversation, error) { return conv, nil }),
+		Journal: j,
 	}, zerolog.Nop())
 	require.NoError(t, err)
 	done := make(chan struct{})
@@ -44,9 +44,9 @@ func runConv(t *testing.T, leg *fakeLeg, conv Conversation) *Call {
 	case <-time.After(5 * time.Second):
 		t.Fatal("the call did not end after the panic")
 	}
-	require.NotNil(t, ended)
+	require.NotNil(t, j.ended)
 	require.Zero(t, m.Active())
-	return ended
+	return j.ended
 }
 
 // TestPanicEndsOnlyTheCall: a panic in the conversation's Run (the call's
