@@ -151,6 +151,12 @@ type sippRun struct {
 // at rate per second.
 func startSipp(t *testing.T, d *apptest.Daemon, number string, sc sippControl, calls, rate int) *sippRun {
 	t.Helper()
+	return startSippAt(t, d.App.SIPAddr().String(), number, sc, calls, rate)
+}
+
+// startSippAt runs the control scenario against the SIP address target.
+func startSippAt(t *testing.T, target, number string, sc sippControl, calls, rate int) *sippRun {
+	t.Helper()
 	_, err := exec.LookPath("sipp")
 	require.NoError(t, err, "sipp must be installed (apt sip-tester)")
 	tmpl, err := template.ParseFiles(filepath.Join("testdata", "sipp", "control.xml.tmpl"))
@@ -160,8 +166,7 @@ func startSipp(t *testing.T, d *apptest.Daemon, number string, sc sippControl, c
 	dir := t.TempDir()
 	scenario := filepath.Join(dir, "control.xml")
 	require.NoError(t, os.WriteFile(scenario, buf.Bytes(), 0o600))
-	target := d.App.SIPAddr()
-	args := []string{target.String(), "-sf", scenario, "-s", number, "-m", fmt.Sprint(calls), "-l", fmt.Sprint(calls),
+	args := []string{target, "-sf", scenario, "-s", number, "-m", fmt.Sprint(calls), "-l", fmt.Sprint(calls),
 		"-r", fmt.Sprint(rate), "-i", "127.0.0.1", "-p", fmt.Sprint(freePort(t, "udp")), "-mp", fmt.Sprint(freePort(t, "udp")),
 		"-t", "u1", "-timeout", "40s", "-timeout_error", "-nostdin", "-trace_err", "-error_file", filepath.Join(dir, "err.log")}
 	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)

@@ -213,3 +213,38 @@ func TestFleetKilledNode(t *testing.T) {
 	default:
 	}
 }
+
+// TestFleetControllerOnOtherNode: a webhook-routed call lands on node b;
+// its controller connects to node a's /v1/realtime?call_id= and steers the
+// call through node a (DTMF, hangup), all forwarded to node b.
+func TestFleetControllerOnOtherNode(t *testing.T) {
+	const number = "+14155550177"
+	ctx := context.Background()
+	pg := pgtest.New(t)
+	dbURL, err := pg.CreateDatabase(ctx, "fleet")
+	require.NoError(t, err)
+	a := startFleetNode(t, "node-a", dbURL, freeUDPPort(t), "31800-31849")
+	b := startFleetNode(t, "node-b", dbURL, freeUDPPort(t), "31850-31899")
+	h := newHookReceiver(t, 0)
+	created := a.json(t, "POST", "/v2/phone-numbers", fleetOwner, map[string]any{
+		"origin": "byo_trunk", "name": "hook", "phone_number": number, "webhook": map[string]any{"url": h.srv.URL + "/hook"},
+	}, 200)
+	h.secret.Store(created["webhook"].(map[string]any)["dispatch_signing_secret"].(string))
+
+	run := startSippAt(t, b.sip, number, sippControl{ByeReason: "hung up by the API"}, 1, 1)
+	id := h.next(t, "realtime.call.incoming", 10*time.Second).Data["call_id"].(string)
+	c, status, body := dialController(t, "ws"+a.url[len("http"):]+"/v1/realtime?call_id="+id, bearer(fleetOwner))
+	require.Equal(t, 101, status, "the controller's socket on node a reaches the call on node b: %s", body)
+	c.nextWhere(t, "switchboard.call.state", "state", "active", 10*time.Second)
+	a.json(t, "POST", "/v1/realtime/calls/"+id+"/dtmf", fleetOwner, map[string]any{"digits": "12#"}, 200)
+	a.json(t, "POST", "/v1/realtime/calls/"+id+"/hangup", fleetOwner, map[string]any{}, 200)
+	ce := c.waitClosed(t, 5*time.Second)
+	require.NotNil(t, ce)
+	require.Contains(t, ce.Text, "hung up by the API")
+	run.wait(t, 10*time.Second)
+	end := h.next(t, "realtime.call.ended", 5*time.Second)
+	require.Equal(t, id, end.Data["call_id"])
+	rec := a.json(t, "GET", "/v1/calls/"+id, fleetOwner, nil, 200)
+	require.Equal(t, "node-b", rec["node_id"])
+	require.Equal(t, "ended", rec["state"])
+}
