@@ -55,6 +55,7 @@ type Leg struct {
 	held        bool
 	closed      bool
 	events      realtime.Session // the conversation's event channel, once Start found it
+	tap         *legTap          // the call's health and recording (nil: none)
 	dc          *webrtc.DataChannel
 	dcOpen      chan struct{}
 	dcOpenOnce  sync.Once
@@ -231,8 +232,14 @@ func (l *Leg) Start(sink call.LegSink, opts call.LegOptions) error {
 	if err != nil {
 		l.log.Debug().Err(err).Msg("no event channel for this call")
 	}
+	var tap *legTap
+	if opts.Tap != nil {
+		if tap, err = newLegTap(opts.Tap, l.rate); err != nil {
+			return err
+		}
+	}
 	l.mu.Lock()
-	l.sink, l.playout, l.passthrough, l.events = sink, q, opts.Passthrough, events
+	l.sink, l.playout, l.passthrough, l.events, l.tap = sink, q, opts.Passthrough, events, tap
 	l.mu.Unlock()
 	l.wg.Add(2)
 	go l.send()
@@ -400,18 +407,25 @@ func (l *Leg) send() {
 			return
 		}
 		l.mu.Lock()
-		q, on := l.playout, l.answered && !l.held
+		q, on, tap := l.playout, l.answered && !l.held, l.tap
 		l.mu.Unlock()
 		if !on {
 			continue
 		}
 		var err error
+		var speech bool
 		switch {
 		case l.enc != nil:
-			pcm, _ = q.Read(pcm[:0], n)
+			pcm, speech = q.Read(pcm[:0], n)
 			payload, err = l.enc.Encode(payload[:0], pcm)
+			if tap != nil {
+				tap.outPCM(next, pcm, speech)
+			}
 		default:
-			payload, _ = q.ReadCoded(payload[:0], n, sbmedia.PCMU)
+			payload, speech = q.ReadCoded(payload[:0], n, sbmedia.PCMU)
+			if tap != nil {
+				tap.outCoded(next, payload, speech)
+			}
 		}
 		if err != nil {
 			l.log.Warn().Err(err).Msg("encode")
@@ -455,12 +469,16 @@ func (l *Leg) readTrack(tr *webrtc.TrackRemote) {
 		}
 		last, have = pkt.SequenceNumber, true
 		l.mu.Lock()
-		sink, pass := l.sink, l.passthrough
+		sink, pass, tap := l.sink, l.passthrough, l.tap
 		l.mu.Unlock()
 		if sink == nil {
 			continue
 		}
+		now := time.Now()
 		if pass {
+			if tap != nil {
+				tap.inCoded(now, pkt.Payload)
+			}
 			sink.Coded(pkt.Payload)
 			continue
 		}
@@ -468,6 +486,9 @@ func (l *Leg) readTrack(tr *webrtc.TrackRemote) {
 			for i := 0; i < gap && i < maxConcealed; i++ {
 				if pcm, err = l.dec.Decode(pcm[:0], nil, lastSamples); err == nil {
 					l.stats.concealed.Add(1)
+					if tap != nil {
+						tap.inPCM(now, pcm, sbmedia.FrameConcealed)
+					}
 					sink.Audio(pcm)
 				}
 			}
@@ -478,6 +499,9 @@ func (l *Leg) readTrack(tr *webrtc.TrackRemote) {
 			lastSamples = len(pcm)
 		} else {
 			pcm = sbmedia.PCMU.DecodeFrame(pcm[:0], pkt.Payload)
+		}
+		if tap != nil {
+			tap.inPCM(now, pcm, sbmedia.FramePlayed)
 		}
 		sink.Audio(pcm)
 	}

@@ -94,6 +94,9 @@ func TestWebRTCAgentEcho(t *testing.T) {
 			require.Greater(t, media["packets_in"].(float64), 100.0)
 			require.Greater(t, media["packets_out"].(float64), 100.0)
 			t.Logf("%s: record media %v", tc.name, media)
+			// The call's health sees a browser leg as it sees a phone.
+			require.Greater(t, media["first_audio_ms"].(float64), 0.0, "answer to the first audio")
+			require.GreaterOrEqual(t, media["turn_latency"].(map[string]any)["count"].(float64), 1.0, "the echo's turn was timed")
 		})
 	}
 }
