@@ -107,8 +107,12 @@ func (a *App) buildCalls(cfg *config.Config, log zerolog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("control: %w", err)
 	}
+	var remoteCalls records.Forwarder
+	if a.cluster != nil {
+		remoteCalls = a.cluster
+	}
 	a.callLog = records.NewService(a.st, a.recorder, records.Options{DefaultTeam: cfg.TeamID, NodeID: a.nodeID,
-		Recordings: recordingFiles{a.recordings}})
+		Recordings: recordingFiles{a.recordings}, Remote: remoteCalls})
 	var publicIP netip.Addr
 	if cfg.RTP.PublicIP != "" {
 		publicIP = netip.MustParseAddr(cfg.RTP.PublicIP)

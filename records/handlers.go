@@ -180,6 +180,10 @@ func (s *Service) get(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return fmt.Errorf("get call: %w", err)
 	}
+	// A call in progress on another node: its live view is there.
+	if s.opts.Remote != nil && c.EndTime.IsZero() && c.NodeID != s.opts.NodeID && s.opts.Remote.Forward(w, r, id) {
+		return nil
+	}
 	rec, err := fromStore(c)
 	if err != nil {
 		return err
