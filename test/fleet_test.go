@@ -239,7 +239,7 @@ func TestFleetControllerOnOtherNode(t *testing.T) {
 	live := a.json(t, "GET", "/v1/calls/"+id, fleetOwner, nil, 200)
 	require.Equal(t, "active", live["state"], "node a serves node b's live view of its call")
 	require.Equal(t, "node-b", live["node_id"])
-		a.json(t, "POST", "/v1/realtime/calls/"+id+"/dtmf", fleetOwner, map[string]any{"digits": "12#"}, 200)
+	a.json(t, "POST", "/v1/realtime/calls/"+id+"/dtmf", fleetOwner, map[string]any{"digits": "12#"}, 200)
 	a.json(t, "POST", "/v1/realtime/calls/"+id+"/hangup", fleetOwner, map[string]any{}, 200)
 	ce := c.waitClosed(t, 5*time.Second)
 	require.NotNil(t, ce)
