@@ -3,8 +3,9 @@
 
 GO       ?= go
 BIN      := bin/switchboard
-APT_PKGS := sip-tester baresip espeak-ng sox lame postgresql kamailio libopus-dev pkg-config gcc
-TOOLS    := sipp baresip espeak-ng sox lame pg_ctlcluster kamailio pkg-config gcc
+APT_PKGS := sip-tester baresip espeak-ng sox lame postgresql kamailio libopus-dev pkg-config gcc pocketsphinx pocketsphinx-en-us
+TOOLS    := sipp baresip espeak-ng sox lame pg_ctlcluster kamailio pkg-config gcc pocketsphinx_continuous
+DATA     := /usr/share/pocketsphinx/model/en-us/en-us
 
 .PHONY: all build run test deps deps-go deps-browser bench bench-calls vet fmt clean fuzz
 
@@ -20,6 +21,7 @@ all: build
 deps: deps-go deps-browser
 	@missing=""; for t in $(TOOLS); do command -v $$t >/dev/null 2>&1 || missing="$$missing $$t"; done; \
 	pkg-config --exists opus 2>/dev/null || missing="$$missing libopus-dev"; \
+	for f in $(DATA); do [ -e $$f ] || missing="$$missing $$f"; done; \
 	if [ -n "$$missing" ]; then \
 		if [ "$$(id -u)" = 0 ]; then \
 			echo "installing:$(APT_PKGS)"; \

@@ -161,7 +161,7 @@ func settings(c *Config) []Setting {
 		{"upstream.connect_timeout", "", "SWITCHBOARD_UPSTREAM_CONNECT_TIMEOUT", "5s", "WebSocket connect timeout to the provider", duration(&c.Upstream.ConnectTimeout)},
 		{"upstream.reconnect_timeout", "", "SWITCHBOARD_UPSTREAM_RECONNECT_TIMEOUT", "700ms", "how long a call whose provider session dropped waits, silent, for a new one; then the caller hears the apology (the agent's fallback)", duration(&c.Upstream.ReconnectTimeout)},
 		{"speech.tts_engine", "", "SWITCHBOARD_TTS_ENGINE", "espeak", "text to speech: espeak (local espeak-ng) or upstream", str(&c.Speech.TTSEngine)},
-		{"speech.stt_engine", "", "SWITCHBOARD_STT_ENGINE", "none", "speech to text: none (/v1/stt answers 503) or upstream", str(&c.Speech.STTEngine)},
+		{"speech.stt_engine", "", "SWITCHBOARD_STT_ENGINE", "pocketsphinx", "speech to text: pocketsphinx (local, English), upstream, or none (/v1/stt answers 503)", str(&c.Speech.STTEngine)},
 		{"speech.upstream_url", "", "SWITCHBOARD_SPEECH_UPSTREAM_URL", "", "provider base URL (https://…) for the upstream TTS/STT engines", str(&c.Speech.UpstreamURL)},
 		{"echo.vad_threshold", "", "SWITCHBOARD_ECHO_VAD_THRESHOLD", "0.5", "echo engine's VAD threshold, 0..1 (0.5 is about -40 dBFS)", float(&c.Echo.VADThreshold)},
 		{"echo.silence_duration", "", "SWITCHBOARD_ECHO_SILENCE", "500ms", "silence that ends a caller's turn in the echo engine", duration(&c.Echo.SilenceDuration)},

@@ -1,10 +1,13 @@
 package media
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"math"
+)
 
 // PCM16 little-endian mono is the audio of the realtime protocol
 // ("audio/pcm"), of WAV files and of the TTS and STT endpoints; these two
-// functions are its one conversion to and from samples.
+// functions are its one conversion to and from samples, RMS its level.
 
 // AppendPCM16LE appends pcm as little-endian bytes to dst. It does not
 // allocate when dst has capacity.
@@ -28,4 +31,16 @@ func DecodePCM16LE(dst []int16, b []byte) []int16 {
 		out[i] = int16(binary.LittleEndian.Uint16(b[2*i:]))
 	}
 	return dst
+}
+
+// RMS is the root mean square of a PCM frame (0 for an empty one).
+func RMS(pcm []int16) float64 {
+	if len(pcm) == 0 {
+		return 0
+	}
+	var sum float64
+	for _, s := range pcm {
+		sum += float64(s) * float64(s)
+	}
+	return math.Sqrt(sum / float64(len(pcm)))
 }

@@ -3,12 +3,12 @@ package speech
 import "time"
 
 // Options configures the speech service. The zero value is the embedded
-// default: espeak-ng for TTS, no STT engine.
+// default: espeak-ng for TTS, pocketsphinx for STT.
 type Options struct {
 	// TTSEngine is "espeak" (default, local) or "upstream".
 	TTSEngine string
-	// STTEngine is "none" (default: /v1/stt answers 503 after validating)
-	// or "upstream".
+	// STTEngine is "pocketsphinx" (default, local), "upstream" or "none"
+	// (/v1/stt answers 503 after validating).
 	STTEngine string
 	// UpstreamURL is the provider's base URL (https://host); its WebSocket
 	// endpoints use the same host with the ws/wss scheme.
@@ -18,6 +18,9 @@ type Options struct {
 	UpstreamKeyEnv string
 	// EspeakPath is the espeak-ng binary (default "espeak-ng" in PATH).
 	EspeakPath string
+	// PocketsphinxPath is the pocketsphinx_continuous binary (default in
+	// PATH).
+	PocketsphinxPath string
 	// LamePath is the LAME binary used for mp3 output (default "lame").
 	LamePath string
 	// TempDir is where uploads are spooled (default os.TempDir()).
@@ -46,7 +49,7 @@ func (o Options) withDefaults() Options {
 		o.TTSEngine = EngineEspeak
 	}
 	if o.STTEngine == "" {
-		o.STTEngine = EngineNone
+		o.STTEngine = EnginePocketsphinx
 	}
 	if o.UpstreamKeyEnv == "" {
 		o.UpstreamKeyEnv = "SWITCHBOARD_UPSTREAM_API_KEY"

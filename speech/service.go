@@ -22,7 +22,10 @@ type Service struct {
 	log  zerolog.Logger
 	tts  Synthesizer
 	stt  Transcriber // nil when no STT engine is configured
-	enc  Encoder
+	// sttReady: the STT engine can serve (the local one found its
+	// program at start).
+	sttReady bool
+	enc      Encoder
 
 	wg     sync.WaitGroup // streaming connections
 	mu     sync.Mutex
@@ -56,14 +59,22 @@ func NewService(opts Options, log zerolog.Logger) (*Service, error) {
 	}
 	switch strings.ToLower(opts.STTEngine) {
 	case EngineNone:
+	case EnginePocketsphinx:
+		p := NewPocketsphinx(opts.PocketsphinxPath, opts.TempDir, 0)
+		if err := p.Check(); err != nil {
+			log.Warn().Err(err).Msg("local speech to text unavailable")
+		} else {
+			s.sttReady = true
+		}
+		s.stt = p
 	case EngineUpstream:
 		u, err := NewUpstreamSTT(opts.UpstreamURL, key, client)
 		if err != nil {
 			return nil, fmt.Errorf("stt engine: %w", err)
 		}
-		s.stt = u
+		s.stt, s.sttReady = u, true
 	default:
-		return nil, fmt.Errorf("stt engine %q: want none or upstream", opts.STTEngine)
+		return nil, fmt.Errorf("stt engine %q: want pocketsphinx, upstream or none", opts.STTEngine)
 	}
 	return s, nil
 }
@@ -167,5 +178,6 @@ func (s *Service) TranscribePCM(ctx context.Context, pcm []byte, rate int) (stri
 	return tr.Text, nil
 }
 
-// HasSTT reports whether an STT engine is configured.
-func (s *Service) HasSTT() bool { return s.stt != nil }
+// HasSTT reports whether an STT engine is configured and ready (the
+// local one's program was found at start).
+func (s *Service) HasSTT() bool { return s.stt != nil && s.sttReady }

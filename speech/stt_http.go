@@ -257,5 +257,5 @@ func (s *Service) handleSTT(w http.ResponseWriter, r *http.Request) error {
 }
 
 func errNoSTT() error {
-	return httpx.Unavailable("no speech-to-text engine is configured: set the stt engine to upstream with an upstream URL and key", 0)
+	return httpx.Unavailable("no speech-to-text engine is configured: set the stt engine to pocketsphinx (local) or to upstream with an upstream URL and key", 0)
 }

@@ -131,7 +131,7 @@ func TestSTTNotMultipartIs415(t *testing.T) {
 // engine check and gets a clear 503.
 func TestSTTWithoutEngineIs503AfterValidation(t *testing.T) {
 	dir := t.TempDir()
-	srv, _ := newTestServer(t, Options{TempDir: dir})
+	srv, _ := newTestServer(t, Options{TempDir: dir, STTEngine: EngineNone})
 	for _, tc := range []struct {
 		fields [][2]string
 		file   []byte

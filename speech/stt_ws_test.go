@@ -114,7 +114,7 @@ func TestSTTStreamValidation(t *testing.T) {
 }
 
 func TestSTTStreamWithoutEngineIs503(t *testing.T) {
-	srv, _ := newTestServer(t, Options{})
+	srv, _ := newTestServer(t, Options{STTEngine: EngineNone})
 	_, resp, err := websocket.DefaultDialer.Dial(wsURL(srv.URL, "/v1/stt?sample_rate=8000&encoding=mulaw"), bearer())
 	require.Error(t, err)
 	require.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)

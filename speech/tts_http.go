@@ -171,7 +171,10 @@ func (s *Service) handleVoices(w http.ResponseWriter, r *http.Request) error {
 // answers 502.
 func engineError(err error) error {
 	var ue *UpstreamError
+	var ie *InputError
 	switch {
+	case errors.As(err, &ie):
+		return httpx.BadRequest(ie.Param, "%s", ie.Message)
 	case errors.Is(err, errUnknownTag), errors.Is(err, errUnbalancedTag):
 		return httpx.BadRequest("text", "%v", err)
 	case errors.Is(err, ErrEngineUnavailable), errors.Is(err, ErrToolMissing):

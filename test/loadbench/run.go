@@ -235,7 +235,9 @@ func startAppliance(ctx context.Context, o options, tmp string) (*appliance, err
 		"--http-addr", fmt.Sprintf("127.0.0.1:%d", httpPort), "--sip-addr", a.sip,
 		"--rtp-ports", fmt.Sprintf("%d-%d", o.rtpBase, o.rtpBase+4*o.calls+3),
 		"--max-calls", strconv.Itoa(2*o.calls), "--log-format", "json", "--log-level", "warn")
-	a.cmd.Env = append(os.Environ(), "SWITCHBOARD_DATA_DIR="+filepath.Join(tmp, "data"))
+	// The benchmark measures the call path: the local STT fallback, which
+	// would transcribe every echo turn on one core, is off.
+	a.cmd.Env = append(os.Environ(), "SWITCHBOARD_DATA_DIR="+filepath.Join(tmp, "data"), "SWITCHBOARD_STT_ENGINE=none")
 	logf, err := os.Create(filepath.Join(tmp, "switchboard.log"))
 	if err != nil {
 		return nil, err
