@@ -56,21 +56,29 @@ func (g *sourceGuard) blocked(src netip.Addr) bool {
 	return false
 }
 
-// fail records one failing request from src and reports whether this one
-// put src on the block list.
-func (g *sourceGuard) fail(src netip.Addr) bool {
+// verdict is what a failing request did to its source.
+type verdict int
+
+const (
+	counted        verdict = iota // counted, under the limit
+	blockedNow                    // this one reached the limit
+	alreadyBlocked                // the source was blocked already (in flight)
+)
+
+// fail records one failing request from src.
+func (g *sourceGuard) fail(src netip.Addr) verdict {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	now := g.now()
 	st, ok := g.sources[src]
 	switch {
 	case ok && !st.blockedUntil.IsZero() && now.Before(st.blockedUntil):
-		return false
+		return alreadyBlocked
 	case !ok || now.Sub(st.start) >= g.window || !st.blockedUntil.IsZero():
 		if !ok && len(g.sources) >= maxTrackedSources {
 			g.pruneLocked(now)
 			if len(g.sources) >= maxTrackedSources {
-				return false
+				return counted
 			}
 		}
 		st = &sourceState{start: now}
@@ -78,11 +86,11 @@ func (g *sourceGuard) fail(src netip.Addr) bool {
 	}
 	st.count++
 	if st.count < g.limit {
-		return false
+		return counted
 	}
 	st.blockedUntil = now.Add(g.block)
 	g.blocks++
-	return true
+	return blockedNow
 }
 
 // tracked is the number of sources in the table.

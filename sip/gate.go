@@ -127,18 +127,23 @@ func (s *Server) writeUDP(b []byte, dst netip.AddrPort) {
 
 // sourceFailed counts a refused request against its source and logs the
 // refusal (sampled).
-func (s *Server) sourceFailed(src netip.Addr, method string, status int, reason string) {
-	s.floodLog.Info().Str("src", src.String()).Str("method", method).Int("status", status).Str("reason", reason).
-		Msg("sip request refused")
-	s.blockOnFailure(src)
+func (s *Server) sourceFailed(src netip.Addr, method string, status int, reason string) verdict {
+	v := s.blockOnFailure(src)
+	if v != alreadyBlocked {
+		s.floodLog.Info().Str("src", src.String()).Str("method", method).Int("status", status).Str("reason", reason).
+			Msg("sip request refused")
+	}
+	return v
 }
 
-func (s *Server) blockOnFailure(src netip.Addr) {
-	if s.flood.fail(src) {
+func (s *Server) blockOnFailure(src netip.Addr) verdict {
+	v := s.flood.fail(src)
+	if v == blockedNow {
 		s.floodLog.Warn().Str("src", src.String()).Int("limit", s.opts.SourceFailLimit).
 			Dur("window", s.opts.SourceFailWindow).Dur("block", s.opts.SourceBlockTime).
 			Msg("source blocked: too many failing requests; it gets no answer until the block ends")
 	}
+	return v
 }
 
 // refuse answers a request turned away before any call exists: once,
@@ -146,10 +151,18 @@ func (s *Server) blockOnFailure(src netip.Addr) {
 // that missed the answer retransmits its request and gets it again; a
 // spoofed source gets one answer per request it was sent, never five), and
 // counted against the source.
+//
+// A request that passed the gate before its source was blocked (it was in
+// flight) is not answered either.
 func (s *Server) refuse(req *sip.Request, tx sip.ServerTransaction, status int, reason string, headers ...sip.Header) {
+	src := sourceAddr(req)
+	if s.sourceFailed(src, string(req.Method), status, reason) == alreadyBlocked {
+		s.dropped.Add(1)
+		tx.Terminate()
+		return
+	}
 	s.respond(req, tx, status, reason, nil, headers...)
 	tx.Terminate()
-	s.sourceFailed(sourceAddr(req), string(req.Method), status, reason)
 }
 
 // sourceAddr is the address a request came from (the zero Addr when the
