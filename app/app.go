@@ -51,6 +51,8 @@ type App struct {
 	greeter  *greeter
 	callLog  *records.Service
 	recorder *records.Recorder
+	// metrics registers with reg and remembers the names.
+	metrics *namingRegisterer
 	// recordings owns the recordings directory.
 	recordings *recording.Service
 	cluster    *cluster.Service
@@ -127,7 +129,8 @@ func New(ctx context.Context, cfg *config.Config, log zerolog.Logger) (_ *App, e
 	if a.OwnerKeyFile != "" {
 		log.Warn().Str("path", a.OwnerKeyFile).Msg("first start: created the owner key (management + wildcard API key); keep this file safe")
 	}
-	a.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	a.metrics = &namingRegisterer{Registerer: a.reg, names: map[string]bool{}}
+	a.metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if err := a.buildCalls(cfg, log); err != nil {
 		return nil, err
 	}

@@ -47,7 +47,7 @@ func (a *App) buildCalls(cfg *config.Config, log zerolog.Logger) error {
 	if a.ports, err = media.NewPortPool(bindIP, cfg.RTP.Ports.Min, cfg.RTP.Ports.Max); err != nil {
 		return fmt.Errorf("rtp ports: %w", err)
 	}
-	metrics := call.NewMetrics(a.reg)
+	metrics := call.NewMetrics(a.metrics)
 	engines, err := buildEngines(cfg, log)
 	if err != nil {
 		return err
@@ -71,9 +71,9 @@ func (a *App) buildCalls(cfg *config.Config, log zerolog.Logger) error {
 	if a.speech.HasSTT() {
 		stt = sttFallback{a.speech}
 	}
-	a.runtime = conversation.NewRuntime(a.agents, conversation.RuntimeOptions{Engines: engines, Greeter: a.greeter, Tools: toolCaller{tools},
+	a.runtime = conversation.NewRuntime(a.agents, conversation.RuntimeOptions{Metrics: conversation.NewMetrics(a.metrics), Engines: engines, Greeter: a.greeter, Tools: toolCaller{tools},
 		Transcriber: stt, AnswerTimeout: cfg.AnswerTimeout, ReconnectTimeout: cfg.Upstream.ReconnectTimeout, UpstreamFormat: "audio/" + cfg.Upstream.AudioFormat})
-	a.webhooks = webhook.NewDispatcher(webhook.Options{Addresses: addrs}, log.With().Str("component", "webhook").Logger())
+	a.webhooks = webhook.NewDispatcher(webhook.Options{Addresses: addrs, Metrics: webhook.NewMetrics(a.metrics)}, log.With().Str("component", "webhook").Logger())
 	a.routed = conversation.NewRegistry()
 	router, err := conversation.NewRouter(a.runtime, a.webhooks, a.routed, conversation.ControlledOptions{
 		Engine: cfg.Control.Engine, RingTimeout: cfg.Control.RingTimeout, Grace: cfg.Control.Grace, HealthInterval: cfg.Health.EventInterval})

@@ -20,7 +20,7 @@ func (a *App) buildRecordings(cfg *config.Config, log zerolog.Logger) error {
 	if dir == "" {
 		dir = filepath.Join(cfg.DataDir, "recordings")
 	}
-	opts := recording.Options{Dir: dir, Retention: cfg.Recording.Retention, Webhooks: a.webhooks, Registerer: a.reg,
+	opts := recording.Options{Dir: dir, Retention: cfg.Recording.Retention, Webhooks: a.webhooks, Registerer: a.metrics,
 		Log: log.With().Str("component", "recording").Logger()}
 	if cfg.Recording.Encrypt {
 		opts.Key = a.box.DeriveKey(recording.KeyPurpose)

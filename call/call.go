@@ -290,6 +290,7 @@ func (c *Call) run(ctx context.Context) {
 	}
 	answered := time.Now()
 	c.health.answer(answered)
+	c.m.opts.Metrics.answered.Inc()
 	if (c.route.Recording || conv.Recording()) && c.m.opts.Recorder != nil {
 		c.startRecording()
 	}

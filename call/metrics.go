@@ -15,6 +15,7 @@ type Metrics struct {
 	jitter     prometheus.Histogram
 	ended      *prometheus.CounterVec
 
+	answered    prometheus.Counter
 	lossRatio   prometheus.Histogram
 	turnLatency prometheus.Histogram
 	firstAudio  prometheus.Histogram
@@ -47,6 +48,8 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "Inbound interarrival jitter (RFC 3550), sampled on each running call every loss window.", Buckets: []float64{.001, .0025, .005, .01, .02, .04, .08, .16}}),
 		ended: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "switchboard_calls_ended_total",
 			Help: "Calls ended, by who ended them (caller, appliance, rejected)."}, []string{"ended_by"}),
+		answered: prometheus.NewCounter(prometheus.CounterOpts{Name: "switchboard_calls_answered_total",
+			Help: "Calls answered (the setup rate is this over switchboard_sip_invites_total{result=\"accepted\"})."}),
 		lossRatio: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "switchboard_media_loss_ratio",
 			Help: "Inbound packet loss ratio over the loss window, sampled on each running call every window.", Buckets: []float64{0, .005, .01, .02, .05, .1, .2, .5, 1}}),
 		turnLatency: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "switchboard_turn_latency_seconds",
@@ -69,7 +72,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	}
 	if reg != nil {
 		reg.MustRegister(m.panics, m.invites, m.active, m.duration, m.rtpPackets, m.rtpLost, m.rtpLate, m.concealed, m.jitter, m.ended,
-			m.lossRatio, m.turnLatency, m.firstAudio, m.bargeIns, m.silence, m.oneWay, m.degradedNow, m.degraded)
+			m.answered, m.lossRatio, m.turnLatency, m.firstAudio, m.bargeIns, m.silence, m.oneWay, m.degradedNow, m.degraded)
 	}
 	return m
 }

@@ -161,6 +161,7 @@ func (b *bridge) open(ctx context.Context) (realtime.Session, error) {
 	}
 	s, err := eng.Open(ctx, b.config())
 	if err != nil {
+		b.rt.opts.Metrics.providerError(b.cfg.Settings.Engine, ProviderOpen)
 		return nil, fmt.Errorf("open %s session: %w", b.cfg.Settings.Engine, err)
 	}
 	for {
@@ -169,6 +170,7 @@ func (b *bridge) open(ctx context.Context) (realtime.Session, error) {
 			if !ok {
 				err := s.Err()
 				s.Close()
+				b.rt.opts.Metrics.providerError(b.cfg.Settings.Engine, ProviderOpen)
 				return nil, fmt.Errorf("session ended before it was configured: %w", err)
 			}
 			switch e := ev.(type) {
@@ -176,10 +178,12 @@ func (b *bridge) open(ctx context.Context) (realtime.Session, error) {
 				b.transcribes = hasTranscription(e.Session)
 				return s, nil
 			case *realtime.ErrorEvent:
+				b.rt.opts.Metrics.providerError(b.cfg.Settings.Engine, ProviderErrorEvent)
 				b.log.Warn().Str("code", e.Error.Code).Str("message", e.Error.Message).Msg("session configuration error")
 			}
 		case <-ctx.Done():
 			s.Close()
+			b.rt.opts.Metrics.providerError(b.cfg.Settings.Engine, ProviderOpen)
 			return nil, fmt.Errorf("session not ready: %w", context.Cause(ctx))
 		}
 	}
@@ -245,6 +249,7 @@ func (b *bridge) Run(ctx context.Context, phone call.Phone) error {
 			return nil
 		case ev, ok := <-s.Events():
 			if !ok {
+				b.rt.opts.Metrics.providerError(b.cfg.Settings.Engine, ProviderDropped)
 				ns, err := b.reconnect(ctx, s)
 				if err != nil {
 					return b.apologize(ctx, err)
@@ -321,6 +326,7 @@ func (b *bridge) handle(ctx context.Context, s realtime.Session, ev realtime.Eve
 	case *realtime.ResponseFunctionCallArgumentsDone:
 		b.functionCall(ctx, s, e)
 	case *realtime.ErrorEvent:
+		b.rt.opts.Metrics.providerError(b.cfg.Settings.Engine, ProviderErrorEvent)
 		b.log.Warn().Str("code", e.Error.Code).Str("type", e.Error.Type).Str("message", e.Error.Message).Msg("realtime error event")
 	}
 }

@@ -37,6 +37,8 @@ type ToolCaller interface {
 
 // RuntimeOptions configure the agent runtime.
 type RuntimeOptions struct {
+	// Metrics, when set, count provider failures.
+	Metrics *Metrics
 	// Engines by name ("echo", "upstream"); an agent whose engine is
 	// missing falls back as if the engine could not be reached.
 	Engines map[string]realtime.Engine

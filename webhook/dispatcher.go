@@ -272,6 +272,7 @@ func (d *Dispatcher) attempt(ctx context.Context, t Target, p prepared, id strin
 // logAttempt logs one attempt at debug level (warn for failures). Only the
 // URL host is logged: never the path, query, secret or token.
 func (d *Dispatcher) logAttempt(ev Event, p prepared, n int, a Attempt) {
+	d.opts.Metrics.attempt(ev.Type, a.Status, a.Err != "", a.Latency)
 	lvl := zerolog.DebugLevel
 	if a.Err != "" {
 		lvl = zerolog.WarnLevel

@@ -34,6 +34,8 @@ type Options struct {
 	// MaxResponseBytes caps how much of a response body is read (and kept
 	// in Result.Body for a 2xx). Default 64 KiB.
 	MaxResponseBytes int64
+	// Metrics, when set, observe every attempt's latency.
+	Metrics *Metrics
 	// Workers is the number of goroutines serving DeliverAsync. Default 4.
 	Workers int
 	// QueueSize is how many DeliverAsync events may wait for a worker;
