@@ -188,3 +188,28 @@ func TestRecordingDeleteAndRetention(t *testing.T) {
 	s.Sweep(time.Now().Add(2 * time.Hour))
 	require.False(t, s.Exists(b))
 }
+
+// BenchmarkRecordingTap is the per-frame cost of a recording on the media
+// goroutine (both directions): a copy into the queue, no allocation.
+func BenchmarkRecordingTap(b *testing.B) {
+	s, err := New(Options{Dir: b.TempDir()})
+	require.NoError(b, err)
+	rec, err := s.Start(fakePhone{id: uuid.NewString()}, false)
+	require.NoError(b, err)
+	defer rec.Close()
+	pcm := tone(440, 160, 0)
+	coded := media.PCMU.EncodeFrame(nil, pcm)
+	t0 := time.Now()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		at := t0.Add(time.Duration(i) * 20 * time.Millisecond)
+		rec.Inbound(media.Frame{At: at, Samples: 160, PCM: pcm, Status: media.FramePlayed})
+		rec.Outbound(media.Frame{At: at, Samples: 160, Coded: coded, Codec: media.PCMU, Speech: true})
+	}
+}
+
+func TestRecordingTapDoesNotAllocate(t *testing.T) {
+	res := testing.Benchmark(BenchmarkRecordingTap)
+	require.Zero(t, res.AllocsPerOp(), "the recording tap allocates on the media goroutine")
+}
