@@ -474,6 +474,10 @@ func (s legSink) Key(ev dtmf.Event) {
 	}
 }
 
+// PeerHold pauses the health checks of the caller's audio while the
+// caller's side holds the call.
+func (s legSink) PeerHold(on bool) { s.c.health.peerHold(on) }
+
 // Lost hangs up a call whose media stopped.
 func (s legSink) Lost(reason string) {
 	s.c.log.Warn().Str("reason", reason).Msg("media lost")

@@ -159,6 +159,7 @@ type health struct {
 	metrics *Metrics
 
 	answered atomic.Int64 // unix nanos of the answer; 0 before
+	held     atomic.Bool  // the caller's side holds the call
 
 	callerSilent, agentSilent atomic.Int64 // samples without voice since answer
 	lastInAudio               atomic.Int64 // unix nanos of the last frame from real packets
@@ -270,6 +271,16 @@ func (h *health) Outbound(f media.Frame) {
 	if lat > 0 {
 		h.metrics.turnLatency.Observe(lat.Seconds())
 	}
+}
+
+// peerHold marks the caller's side holding the call (no audio is
+// expected from it) or resuming; either way the caller's audio counts as
+// fresh from now.
+func (h *health) peerHold(on bool) {
+	h.held.Store(on)
+	now := time.Now().UnixNano()
+	h.lastInAudio.Store(now)
+	h.lastInAlive.Store(now)
 }
 
 // bargeIn counts a reply the caller interrupted.

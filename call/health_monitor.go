@@ -94,6 +94,10 @@ func (m *monitor) tick() {
 		mh.FirstAudioMS = time.Duration(fa - ans).Milliseconds()
 	}
 	var degraded []string
+	if ans != 0 && h.held.Load() { // on hold: the caller's silence is expected
+		h.lastInAudio.Store(now.UnixNano())
+		h.lastInAlive.Store(now.UnixNano())
+	}
 	if ans != 0 {
 		answeredFor := now.Sub(time.Unix(0, ans))
 		noAudio := now.Sub(time.Unix(0, h.lastInAudio.Load()))

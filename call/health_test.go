@@ -168,3 +168,24 @@ func TestHealthOneWaySilence(t *testing.T) {
 		})
 	}
 }
+
+// TestHealthPeerHold: a caller's side holding the call sends nothing;
+// that is not one-way audio nor missing audio.
+func TestHealthPeerHold(t *testing.T) {
+	voice, _ := testFrames()
+	coded := media.PCMU.EncodeFrame(nil, voice)
+	h := newHealth(HealthOptions{}, NewMetrics(nil))
+	t0 := time.Now()
+	h.answer(t0)
+	h.peerHold(true)
+	m := newMonitor(h, func() media.StatsSnapshot { return media.StatsSnapshot{} }, nil)
+	for s := 1; s <= 8; s++ {
+		at := t0.Add(time.Duration(s) * time.Second)
+		h.Outbound(media.Frame{At: at, Samples: 160, Coded: coded, Codec: media.PCMU, Speech: true})
+		m.now = func() time.Time { return at }
+		m.tick()
+	}
+	mh := m.health()
+	require.Empty(t, mh.DegradedSeen)
+	require.False(t, mh.OneWaySeen)
+}

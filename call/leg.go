@@ -121,6 +121,10 @@ type LegSink interface {
 	// Lost says the leg's media stopped (no RTP for the media timeout):
 	// the call hangs up with reason.
 	Lost(reason string)
+	// PeerHold says the caller's side put the call on hold and sends no
+	// audio (on), or resumed: its silence is then no sign of a broken
+	// path (media health).
+	PeerHold(on bool)
 }
 
 // Route is where admission sent a call, resolved once from the called

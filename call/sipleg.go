@@ -60,6 +60,7 @@ type SIPLeg struct {
 	answered bool
 	held     bool // held by the appliance (Hold)
 	peerOK   bool // the peer's direction lets us receive our audio
+	peerHeld bool // the peer sends nothing (inactive, recvonly)
 	closed   bool
 }
 
@@ -378,11 +379,20 @@ func (l *SIPLeg) applyMedia(p sip.MediaParams) {
 	l.peerOK = p.CanSend()
 	l.mu.Unlock()
 	l.applyHold()
-	// A peer that sends nothing (inactive, or recvonly) is not timed out.
-	if p.Direction == sip.Inactive || p.Direction == sip.RecvOnly {
+	// A peer that sends nothing (inactive, or recvonly) is not timed out,
+	// and its silence is no sign of one-way audio.
+	held := p.Direction == sip.Inactive || p.Direction == sip.RecvOnly
+	if held {
 		sess.SetMediaTimeout(0)
 	} else {
 		sess.SetMediaTimeout(l.opts.MediaTimeout)
+	}
+	l.mu.Lock()
+	changed := held != l.peerHeld
+	l.peerHeld = held
+	l.mu.Unlock()
+	if changed {
+		l.sink.PeerHold(held)
 	}
 }
 
