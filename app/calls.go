@@ -125,6 +125,7 @@ func (a *App) buildCalls(cfg *config.Config, log zerolog.Logger) error {
 		RTPPublicIP: publicIP, ChallengeStatus: cfg.SIP.ChallengeStatus, DigestAlgorithms: cfg.SIP.DigestAlgorithms, NonceTTL: cfg.SIP.NonceTTL,
 		AuthFailLimit: cfg.SIP.AuthFailLimit, AuthFailWindow: cfg.SIP.AuthFailWindow, MaxCalls: cfg.SIP.MaxCalls,
 		SourceFailLimit: cfg.SIP.SourceFailLimit, SourceFailWindow: cfg.SIP.SourceFailWindow, SourceBlockTime: cfg.SIP.SourceBlockTime,
+		MinSE: cfg.SIP.MinSE, SessionExpires: cfg.SIP.SessionExpires,
 		DrainTimeout: cfg.SIP.DrainTimeout, TrunkPrefix: cfg.SIP.TrunkPrefix, DefaultCountry: cfg.SIP.DefaultCountry,
 	}, sipNumbers{a.numbers}, a.calls, log, sip.WithMetrics(metrics))
 	if err != nil {

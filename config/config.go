@@ -117,6 +117,9 @@ type SIP struct {
 	SourceFailLimit  int           `yaml:"source_fail_limit"`
 	SourceFailWindow time.Duration `yaml:"source_fail_window"`
 	SourceBlockTime  time.Duration `yaml:"source_block_time"`
+	// MinSE and SessionExpires are the session timer bounds (RFC 4028).
+	MinSE          time.Duration `yaml:"min_se"`
+	SessionExpires time.Duration `yaml:"session_expires"`
 	// TrunkPrefix is stripped from called numbers that arrive without "+".
 	TrunkPrefix    string `yaml:"trunk_prefix"`
 	DefaultCountry string `yaml:"default_country"`
@@ -372,6 +375,12 @@ func (c *Config) Validate() error {
 	}
 	if c.SIP.MaxCalls < 1 {
 		errs = append(errs, errors.New("sip.max_calls: must be at least 1"))
+	}
+	if c.SIP.MinSE < 90*time.Second {
+		errs = append(errs, errors.New("sip.min_se: must be at least 90s (RFC 4028)"))
+	}
+	if c.SIP.SessionExpires < c.SIP.MinSE {
+		errs = append(errs, errors.New("sip.session_expires: must be at least sip.min_se"))
 	}
 	if c.Health.LossThreshold <= 0 || c.Health.LossThreshold > 1 {
 		errs = append(errs, errors.New("health.loss_threshold: must be over 0 and at most 1"))

@@ -86,6 +86,9 @@ func (c *InboundCall) Answer(ctx context.Context, local netip.AddrPort) error {
 		c.state = stateConfirmed
 	}
 	c.mu.Unlock()
+	if c.timer.Load() != nil {
+		go c.runSessionTimer()
+	}
 	return nil
 }
 

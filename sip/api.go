@@ -64,7 +64,10 @@ const (
 	ResultOverloaded  = "overloaded"   // 503 max_calls
 	ResultDraining    = "draining"     // 503 shutting down
 	ResultBadRequest  = "bad_request"  // 400
-	ResultError       = "error"        // 500 lookup failed
+	// ResultIntervalTooSmall is a 422: the session timer asked for is
+	// below sip.min_se (the caller retries with ours).
+	ResultIntervalTooSmall = "interval_too_small"
+	ResultError            = "error" // 500 lookup failed
 )
 
 type noMetrics struct{}

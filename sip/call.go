@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/emiago/sipgo/sip"
@@ -69,6 +70,11 @@ type InboundCall struct {
 
 	finalOnce sync.Once
 	finalSent chan struct{} // closed when the final response is sent
+
+	// Session timer (RFC 4028, timer.go): nil without one.
+	timer       atomic.Pointer[sessionTimer]
+	refreshes   chan struct{} // a refresh from the peer was accepted
+	peerUpdates bool          // the caller's Allow lists UPDATE
 }
 
 // ReceivedAt is when the INVITE arrived (before admission checks).
@@ -85,10 +91,12 @@ func newInboundCall(s *Server, req *sip.Request, tx sip.ServerTransaction, route
 		updates: make(chan MediaParams, 4),
 		infos:   make(chan Info, 64),
 		offer:   offer, initial: params, params: params,
-		sdp:        newLocalSDP(uint64(time.Now().Unix())),
-		remoteCSeq: req.CSeq().SeqNo,
-		delayed:    offer == nil,
-		finalSent:  make(chan struct{}),
+		sdp:         newLocalSDP(uint64(time.Now().Unix())),
+		remoteCSeq:  req.CSeq().SeqNo,
+		delayed:     offer == nil,
+		finalSent:   make(chan struct{}),
+		refreshes:   make(chan struct{}, 1),
+		peerUpdates: listsTag(req, string(sip.UPDATE), "Allow"),
 	}
 	c.dlg = &dialog{
 		client: s.client, callID: req.CallID().Value(),
@@ -226,6 +234,15 @@ func (c *InboundCall) response(req *sip.Request, status int, reason string, body
 	}
 	if status >= 200 && status < 300 {
 		res.AppendHeader(sip.NewHeader("Allow", allowMethods))
+		if req.IsInvite() || req.Method == sip.UPDATE {
+			res.AppendHeader(supportedHeader())
+			for _, h := range c.timerHeaders() {
+				res.AppendHeader(h)
+			}
+			if req != c.invite {
+				c.refreshed(req)
+			}
+		}
 	}
 	if len(body) > 0 {
 		res.AppendHeader(sip.NewHeader("Content-Type", "application/sdp"))
@@ -399,6 +416,11 @@ func (c *InboundCall) onOffer(req *sip.Request, tx sip.ServerTransaction) {
 	case req.CSeq().SeqNo <= c.remoteCSeq:
 		c.mu.Unlock()
 		c.srv.respond(req, tx, 500, "Server Internal Error", nil, sip.NewHeader("Retry-After", "1"))
+		return
+	}
+	if r := c.srv.timerRefusal(req); r != nil {
+		c.mu.Unlock()
+		c.srv.respond(req, tx, r.status, r.reason, nil, r.headers...)
 		return
 	}
 	c.remoteCSeq = req.CSeq().SeqNo

@@ -60,6 +60,11 @@ func (s *Server) onInvite(req *sip.Request, tx sip.ServerTransaction) {
 		refuse(r.status, r.reason, ResultNoCodec, r.headers...)
 		return
 	}
+	if r := s.timerRefusal(req); r != nil {
+		// RFC 4028 section 8.1: the caller retries with our Min-SE.
+		answer(r.status, r.reason, ResultIntervalTooSmall, r.headers...)
+		return
+	}
 	if !s.reserve() {
 		answer(503, "Service Unavailable", ResultOverloaded, s.retryAfter())
 		return
@@ -126,6 +131,9 @@ func (s *Server) onInvite(req *sip.Request, tx sip.ServerTransaction) {
 	call := newInboundCall(s, req, tx, route, src, offer, params, log)
 	call.received = received
 	call.reliable = requires(req, tag100rel)
+	if t := s.negotiateTimer(req); t != nil {
+		call.timer.Store(t)
+	}
 	handedOver = true
 	s.metrics.InviteResult(ResultAccepted)
 	call.log.Info().Str("from", call.From()).Str("media", params.String()).Bool("delayed_offer", offer == nil).

@@ -57,6 +57,13 @@ type Options struct {
 	// SourceBlockTime is how long a blocked source stays blocked.
 	// Default 1m.
 	SourceBlockTime time.Duration
+	// MinSE is the smallest session timer interval accepted (RFC 4028
+	// Min-SE); an INVITE asking for less gets 422. Default 90s, the
+	// RFC's floor (tests go below it).
+	MinSE time.Duration
+	// SessionExpires is the session timer interval used with a caller
+	// that supports timers without asking for one. Default 30m.
+	SessionExpires time.Duration
 
 	// MaxCalls is the number of concurrent calls; more INVITEs get 503
 	// with Retry-After. Default 500.
@@ -99,6 +106,8 @@ const (
 	DefaultSourceFailLimit  = 100
 	DefaultSourceFailWindow = 10 * time.Second
 	DefaultSourceBlockTime  = time.Minute
+	DefaultMinSE            = 90 * time.Second
+	DefaultSessionExpires   = 30 * time.Minute
 	DefaultMaxCalls         = 500
 	DefaultRetryAfter       = 30 * time.Second
 	DefaultDrainTimeout     = 30 * time.Second
@@ -140,6 +149,8 @@ func (o Options) WithDefaults() Options {
 	setInt(&o.SourceFailLimit, DefaultSourceFailLimit)
 	setDur(&o.SourceFailWindow, DefaultSourceFailWindow)
 	setDur(&o.SourceBlockTime, DefaultSourceBlockTime)
+	setDur(&o.MinSE, DefaultMinSE)
+	setDur(&o.SessionExpires, DefaultSessionExpires)
 	setInt(&o.MaxCalls, DefaultMaxCalls)
 	setDur(&o.RetryAfter, DefaultRetryAfter)
 	setDur(&o.DrainTimeout, DefaultDrainTimeout)

@@ -12,7 +12,7 @@ import (
 // refused 420 with the tags it lacks in Unsupported; OPTIONS answers
 // advertise these in Supported. An extension adds its tag here when it is
 // implemented (100rel, timer, ...).
-var supportedOptions = []string{tag100rel}
+var supportedOptions = []string{tag100rel, tagTimer}
 
 // refusal is why a request is refused before any handler reads it: the
 // status, its reason phrase and extra headers for the response.

@@ -1,0 +1,62 @@
+package sip
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+	"text/template"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func renderTimer(t *testing.T, mode string, refreshes int) string {
+	t.Helper()
+	tmpl, err := template.ParseFiles(filepath.Join("testdata", "sipp", "timer.xml.tmpl"))
+	require.NoError(t, err)
+	var buf bytes.Buffer
+	require.NoError(t, tmpl.Execute(&buf, map[string]any{"Mode": mode, "Refreshes": make([]struct{}, refreshes)}))
+	path := filepath.Join(t.TempDir(), "timer_"+mode+".xml")
+	require.NoError(t, os.WriteFile(path, buf.Bytes(), 0o600))
+	return path
+}
+
+// TestSippSessionTimers drives RFC 4028 with sipp as the caller:
+//   - an interval below Min-SE is refused 422 with our Min-SE (90 s);
+//   - a caller that supports timers refreshes (UPDATE, answered with
+//     Session-Expires), then stops as if it had vanished: the server hangs
+//     up with BYE and Reason "session timer expired" before the interval
+//     is over;
+//   - a caller without timer support behind a proxy that asked for them:
+//     the server is the refresher and refreshes every half interval, by
+//     UPDATE when the caller allows it, by re-INVITE otherwise.
+func TestSippSessionTimers(t *testing.T) {
+	t.Run("422", func(t *testing.T) {
+		m := &countMetrics{}
+		srv := startServer(t, Options{}, newAnsweringHandler(), WithMetrics(m))
+		out, err := runSipp(t, srv.UDPAddr(), "u1", renderTimer(t, "422", 0), "15551230000")
+		requireSipp(t, out, err)
+		require.Equal(t, 1, m.get(ResultIntervalTooSmall))
+	})
+	t.Run("caller refreshes then vanishes", func(t *testing.T) {
+		h := newAnsweringHandler()
+		srv := startServer(t, Options{MinSE: time.Second}, h)
+		start := time.Now()
+		out, err := runSipp(t, srv.UDPAddr(), "u1", renderTimer(t, "uac", 0), "15551230000")
+		requireSipp(t, out, err)
+		r := h.next(t)
+		require.ErrorIs(t, r.cause, ErrSessionExpired)
+		require.Less(t, time.Since(start), 8*time.Second)
+	})
+	for _, mode := range []string{"uas_update", "uas_invite"} {
+		t.Run(mode, func(t *testing.T) {
+			h := newAnsweringHandler()
+			srv := startServer(t, Options{MinSE: time.Second}, h)
+			out, err := runSipp(t, srv.UDPAddr(), "u1", renderTimer(t, mode, 2), "15551230000")
+			requireSipp(t, out, err)
+			r := h.next(t)
+			require.ErrorIs(t, r.cause, ErrRemoteBye, "the caller's BYE ended the call, not the timer")
+		})
+	}
+}
