@@ -118,7 +118,8 @@ func New(ctx context.Context, cfg *config.Config, log zerolog.Logger) (_ *App, e
 	if err := a.buildCluster(cfg); err != nil {
 		return nil, err
 	}
-	keyOpts := []auth.KeyOption{auth.WithRotationGrace(cfg.Keys.RotationGrace), auth.WithNodeAddress(a.httpLn.Addr().String())}
+	keyOpts := []auth.KeyOption{auth.WithRotationGrace(cfg.Keys.RotationGrace), auth.WithNodeAddress(a.httpLn.Addr().String()),
+		auth.WithDefaultLimits(cfg.Keys.DefaultQPS, cfg.Keys.DefaultQPM)}
 	if a.cluster != nil {
 		keyOpts = append(keyOpts, auth.WithFleet(a.cluster))
 	}

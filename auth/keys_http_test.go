@@ -42,14 +42,14 @@ type harness struct {
 	st    store.Store
 }
 
-func newHarness(t *testing.T) *harness {
+func newHarness(t *testing.T, opts ...auth.KeyOption) *harness {
 	t.Helper()
 	dir := t.TempDir()
 	st, err := store.OpenSQLite(context.Background(), dir)
 	require.NoError(t, err)
 	t.Cleanup(func() { st.Close() })
 	clock := &fakeClock{t: time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)}
-	ks := auth.NewKeyService(st, auth.WithClock(clock.Now), auth.WithNodeAddress("10.0.0.7:8080"))
+	ks := auth.NewKeyService(st, append([]auth.KeyOption{auth.WithClock(clock.Now), auth.WithNodeAddress("10.0.0.7:8080")}, opts...)...)
 	path, err := ks.Bootstrap(context.Background(), dir, "default", "")
 	require.NoError(t, err)
 	raw, err := os.ReadFile(path)
@@ -187,6 +187,38 @@ func TestACLEnforcement(t *testing.T) {
 	st, _, m = h.do("GET", "/nope", h.owner, nil)
 	require.Equal(t, 404, st)
 	require.Contains(t, m, "error")
+}
+
+// TestDefaultRateLimits: a key without limits of its own, the owner key
+// included, gets the default qps and qpm; a key's own limit wins over the
+// default, field by field.
+func TestDefaultRateLimits(t *testing.T) {
+	h := newHarness(t, auth.WithDefaultLimits(3, 5))
+	burst := func(key string) (ok int, retry string) {
+		for range 10 {
+			st, hdr, _ := h.do("GET", "/v1/api-key", key, nil)
+			if st == 429 {
+				return ok, hdr.Get("Retry-After")
+			}
+			require.Equal(t, 200, st)
+			ok++
+		}
+		return ok, ""
+	}
+	n, retry := burst(h.owner)
+	require.Equal(t, 3, n, "the owner key is limited by the default qps")
+	require.Equal(t, "1", retry)
+	h.clock.Add(time.Second)
+	n, _ = burst(h.owner)
+	require.Equal(t, 2, n, "then by the default qpm (5 a minute)")
+	h.clock.Add(time.Minute)
+
+	_, own := h.create(map[string]any{"name": "own", "acls": []string{"api-key:endpoint:*"}, "qps": 8})
+	n, _ = burst(own)
+	require.Equal(t, 5, n, "its own qps (8), the default qpm (5)")
+	_, both := h.create(map[string]any{"name": "both", "acls": []string{"api-key:endpoint:*"}, "qps": 8, "qpm": 100})
+	n, _ = burst(both)
+	require.Equal(t, 8, n, "its own qps and qpm")
 }
 
 func TestDisableExpireAndRateLimit(t *testing.T) {

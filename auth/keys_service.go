@@ -32,6 +32,8 @@ type KeyService struct {
 	node string
 	// fleet, when set, reports the propagation of a key across the nodes.
 	fleet Fleet
+	// defQPS and defQPM apply to a key that sets no qps (qpm) of its own.
+	defQPS, defQPM int
 }
 
 // Fleet reports, per node of a fleet, whether the node sees a key as it is
@@ -54,6 +56,13 @@ func WithRotationGrace(d time.Duration) KeyOption { return func(s *KeyService) {
 
 // WithNodeAddress names this node in propagation answers.
 func WithNodeAddress(addr string) KeyOption { return func(s *KeyService) { s.node = addr } }
+
+// WithDefaultLimits sets the rates of every key that sets none of its own:
+// qps requests per second and qpm per minute (0: unlimited). The owner key
+// is such a key, so no key can flood the appliance unless told to.
+func WithDefaultLimits(qps, qpm int) KeyOption {
+	return func(s *KeyService) { s.defQPS, s.defQPM = qps, qpm }
+}
 
 // NewKeyService returns a key service over st.
 func NewKeyService(st store.Store, opts ...KeyOption) *KeyService {
@@ -169,7 +178,14 @@ func (s *KeyService) Authorize(ctx context.Context, token string, rt httpx.Route
 			return nil, httpx.Forbidden(fmt.Sprintf("this API key has no permission for endpoint %s (needs api-key:endpoint:%s or api-key:endpoint:*)", rt.Endpoint, rt.Endpoint))
 		}
 	}
-	if ok, retry := s.limiter.Allow(k.ID, k.QPS, k.QPM, now); !ok {
+	qps, qpm := k.QPS, k.QPM
+	if qps == 0 {
+		qps = s.defQPS
+	}
+	if qpm == 0 {
+		qpm = s.defQPM
+	}
+	if ok, retry := s.limiter.Allow(k.ID, qps, qpm, now); !ok {
 		return nil, httpx.TooManyRequests(retry)
 	}
 	return &httpx.Principal{KeyID: k.ID, TeamID: k.TeamID, UserID: k.UserID, Management: k.Management, AllowsModel: acls.AllowsModel}, nil

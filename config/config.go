@@ -207,6 +207,10 @@ type Keys struct {
 	AdminKey string `yaml:"-"`
 	// RotationGrace is the default validity of an old secret after rotate.
 	RotationGrace time.Duration `yaml:"rotation_grace"`
+	// DefaultQPS and DefaultQPM limit every key that sets no qps (qpm)
+	// of its own, the owner key included; 0 is unlimited.
+	DefaultQPS int `yaml:"default_qps"`
+	DefaultQPM int `yaml:"default_qpm"`
 }
 
 // PortRange is an inclusive range of UDP ports, written "20000-20999".
@@ -369,6 +373,9 @@ func (c *Config) Validate() error {
 				errs = append(errs, fmt.Errorf("webhooks.allow_addresses: %q is not an address or a CIDR", a))
 			}
 		}
+	}
+	if c.Keys.DefaultQPS < 0 || c.Keys.DefaultQPM < 0 {
+		errs = append(errs, errors.New("keys.default_qps and keys.default_qpm: must be 0 (unlimited) or more"))
 	}
 	if c.Records.AliveInterval < time.Second {
 		errs = append(errs, errors.New("records.alive_interval: must be at least 1s"))

@@ -177,6 +177,8 @@ func settings(c *Config) []Setting {
 		{"", "", "SWITCHBOARD_ADMIN_KEY", "", "owner key to use instead of a generated one on first start", str(&c.Keys.AdminKey)},
 		{"webhooks.allow_addresses", "", "SWITCHBOARD_WEBHOOKS_ALLOW_ADDRESSES", "", "comma-separated CIDRs that webhook, OAuth and tool URLs may reach although link-local or cloud metadata addresses (169.254.0.0/16, fe80::/10, 100.100.100.200, fd00:ec2::254, …), refused by default; loopback and private networks are always allowed", list(&c.Webhooks.AllowAddresses)},
 		{"records.alive_interval", "", "SWITCHBOARD_RECORDS_ALIVE_INTERVAL", "10s", "how often the stored records of calls in progress are marked alive; after a crash they are closed at their last mark (ended_by crash)", duration(&c.Records.AliveInterval)},
+		{"keys.default_qps", "", "SWITCHBOARD_KEYS_DEFAULT_QPS", "50", "requests per second allowed to every API key that sets no qps of its own, the owner key included (429 with Retry-After past it); 0: unlimited", integer(&c.Keys.DefaultQPS)},
+		{"keys.default_qpm", "", "SWITCHBOARD_KEYS_DEFAULT_QPM", "1500", "requests per minute allowed to every API key that sets no qpm of its own, the owner key included; 0: unlimited", integer(&c.Keys.DefaultQPM)},
 		{"keys.rotation_grace", "", "SWITCHBOARD_ROTATION_GRACE", "24h", "default validity of an old secret after rotation (at most 168h)", duration(&c.Keys.RotationGrace)},
 	}
 }

@@ -18,7 +18,7 @@
 //	GET /v1/calls            the caller's team's calls, newest first
 //	GET /v1/calls/{call_id}  one call: live view or stored record; 404 otherwise
 //
-// The listing takes page_size (1-1000, default 100), page_token,
+// The listing takes page_size (1-100, default 20), page_token,
 // phone_number_id, phone_number (E.164), state (ringing, active, ended),
 // from, to (SIP user parts, exact), since and until (RFC 3339, on the
 // invite time: since <= invited_at < until); a bad value is a 400 naming

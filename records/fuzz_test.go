@@ -12,7 +12,7 @@ import (
 // a query within the documented bounds.
 func FuzzQuery(f *testing.F) {
 	for _, s := range []string{"", "page_size=10&state=active", "page_size=0", "since=2024-05-01T12:00:00Z&until=2024-05-01T11:00:00Z",
-		"state=ended&from=%2B1415&phone_number_id=pn_1", "until=2024-05-01T12:00:00.123+02:00", "page_size=1001&state=x"} {
+		"state=ended&from=%2B1415&phone_number_id=pn_1", "until=2024-05-01T12:00:00.123+02:00", "page_size=101&state=x"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, raw string) {

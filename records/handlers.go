@@ -22,7 +22,7 @@ type ListResponse struct {
 // states a listing may be filtered by.
 var states = map[string]bool{string(call.StateRinging): true, string(call.StateActive): true, string(call.StateEnded): true}
 
-// queryOf reads the listing's query: page_size (1-1000, default 100),
+// queryOf reads the listing's query: page_size (1-100, default 20),
 // page_token, phone_number_id, phone_number, state, from, to, since and
 // until (RFC 3339, on the invite time: since <= invited_at < until).
 func queryOf(v url.Values) (store.CallQuery, error) {

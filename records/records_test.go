@@ -346,7 +346,7 @@ func TestListBadQueries(t *testing.T) {
 	e := newEnv(t)
 	tests := []struct{ query, param string }{
 		{"?page_size=0", "page_size"},
-		{"?page_size=1001", "page_size"},
+		{"?page_size=101", "page_size"},
 		{"?page_size=ten", "page_size"},
 		{"?page_token=%21%21", "page_token"},
 		{"?state=done", "state"},

@@ -18,7 +18,7 @@ func auditCmd(env *cliEnv, args []string) error {
 	from := fs.String("from", "", "events at or after: RFC 3339 time or duration ago (e.g. 1h)")
 	to := fs.String("to", "", "events before: RFC 3339 time")
 	desc := fs.Bool("desc", true, "newest first")
-	limit := fs.Int("limit", 50, "how many events")
+	limit := fs.Int("limit", 50, "how many events (1 to 100)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

@@ -145,7 +145,7 @@ func callsList(env *cliEnv, args []string) error {
 		}
 		q.Set(k, t)
 	}
-	size := 1000
+	size := 100 // the server's largest page
 	if *limit > 0 && *limit < size {
 		size = *limit
 	}

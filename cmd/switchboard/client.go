@@ -265,7 +265,7 @@ func (r resource[T]) list(env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	raws, err := c.listAll(r.path, url.Values{"page_size": {"1000"}}, r.field, "page_token", "next_page_token")
+	raws, err := c.listAll(r.path, url.Values{"page_size": {"100"}}, r.field, "page_token", "next_page_token")
 	if err != nil {
 		return err
 	}

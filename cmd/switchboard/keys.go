@@ -141,7 +141,7 @@ func keysList(env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	q := url.Values{"pageSize": {"1000"}}
+	q := url.Values{"pageSize": {"100"}} // the server's largest page
 	if *active {
 		q.Set("activeOnly", "true")
 	}
