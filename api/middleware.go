@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"switchboard/api/httpx"
@@ -65,9 +66,23 @@ func (s *Server) logRequests(next http.Handler) http.Handler {
 					httpx.WriteError(sw, errors.New("panic"))
 				}
 			}
+			refused := -1
+			if sw.status == http.StatusTooManyRequests {
+				// A key over its rate is refused cheaply; a line per
+				// refusal would make a flood cost the disk and the CPU
+				// it was refused to spare.
+				n, ok := s.limited.sample(start)
+				if !ok {
+					return
+				}
+				refused = n
+			}
 			ev := l.Info()
 			if r.URL.Path == "/healthz" || r.URL.Path == "/readyz" || r.URL.Path == "/metrics" {
 				ev = l.Debug()
+			}
+			if refused >= 0 {
+				ev = ev.Int("refused_unlogged", refused)
 			}
 			if p := httpx.PrincipalFrom(r.Context()); p != nil {
 				ev = ev.Str("key_id", p.KeyID)
@@ -76,4 +91,25 @@ func (s *Server) logRequests(next http.Handler) http.Handler {
 		}()
 		next.ServeHTTP(sw, r)
 	})
+}
+
+// logSampler lets one log line a second through and counts the others.
+type logSampler struct {
+	mu      sync.Mutex
+	last    time.Time
+	skipped int
+}
+
+// sample reports whether the event at now is logged and, when it is, how
+// many events were skipped since the last logged one.
+func (l *logSampler) sample(now time.Time) (int, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if now.Sub(l.last) < time.Second {
+		l.skipped++
+		return 0, false
+	}
+	n := l.skipped
+	l.last, l.skipped = now, 0
+	return n, true
 }

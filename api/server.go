@@ -37,6 +37,8 @@ type Server struct {
 	mux    *http.ServeMux
 	ready  []ReadyCheck
 	routes []httpx.Route
+	// limited samples the log lines of refused (429) requests.
+	limited logSampler
 }
 
 // Option configures a Server.

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
@@ -29,6 +30,8 @@ func (keys) Authorize(_ context.Context, token string, rt httpx.Route) (*httpx.P
 		return &httpx.Principal{KeyID: "key_1", TeamID: "team-a"}, nil
 	case token == "limited":
 		return nil, httpx.Forbidden("no ACL for " + rt.Endpoint)
+	case token == "flood":
+		return nil, httpx.TooManyRequests(time.Second)
 	}
 	return nil, httpx.Unauthorized("unknown key")
 }
@@ -191,4 +194,22 @@ func TestProbes(t *testing.T) {
 	require.Equal(t, 503, w.Code)
 	require.Contains(t, e.Error.Message, "draining")
 	require.NotEmpty(t, w.Header().Get("Retry-After"))
+}
+
+// TestRefusalsAreSampled: requests refused for their rate (429) log one
+// line a second with the count of the others, not a line each.
+func TestRefusalsAreSampled(t *testing.T) {
+	s, logs := newServer(t, nil)
+	for range 50 {
+		w, _ := do(t, s, "GET", "/v1/agents", "flood", "", "")
+		require.Equal(t, 429, w.Code)
+		require.Equal(t, "1", w.Header().Get("Retry-After"))
+	}
+	require.Equal(t, 1, strings.Count(logs.String(), `"status":429`), "%s", logs.String())
+	w, _ := do(t, s, "GET", "/v1/agents", "good", "", "")
+	require.Equal(t, 200, w.Code)
+	require.Equal(t, 1, strings.Count(logs.String(), `"status":200`), "other requests are all logged")
+	s.limited.last = time.Now().Add(-time.Second)
+	do(t, s, "GET", "/v1/agents", "flood", "", "")
+	require.Contains(t, logs.String(), `"refused_unlogged":49`)
 }

@@ -176,6 +176,7 @@ func (s *KeyService) create(w http.ResponseWriter, r *http.Request) error {
 		}
 		return httpx.Audit(r.Context(), tx, "api_key.create", "api_key/"+k.ID, "created API key "+k.Name+" ("+k.Redacted+")")
 	})
+	s.cache.clear() // after the commit: no lookup can refill it with the old key
 	if err != nil {
 		return err
 	}
@@ -311,6 +312,7 @@ func (s *KeyService) update(w http.ResponseWriter, r *http.Request) error {
 		}
 		return httpx.Audit(r.Context(), tx, "api_key.update", "api_key/"+k.ID, "updated API key "+k.Name+" ("+req.FieldMask+")")
 	})
+	s.cache.clear() // after the commit: no lookup can refill it with the old key
 	if err != nil {
 		return err
 	}
@@ -372,6 +374,7 @@ func (s *KeyService) rotate(w http.ResponseWriter, r *http.Request) error {
 		return httpx.Audit(r.Context(), tx, "api_key.rotate", "api_key/"+k.ID,
 			"rotated API key "+k.Name+"; old secret valid until "+ts(oldExp))
 	})
+	s.cache.clear() // after the commit: no lookup can refill it with the old key
 	if err != nil {
 		return err
 	}
@@ -393,6 +396,7 @@ func (s *KeyService) delete(w http.ResponseWriter, r *http.Request) error {
 		}
 		return httpx.Audit(r.Context(), tx, "api_key.delete", "api_key/"+k.ID, "deleted API key "+k.Name+" ("+k.Redacted+")")
 	})
+	s.cache.clear() // after the commit: no lookup can refill it with the old key
 	if err != nil {
 		return err
 	}

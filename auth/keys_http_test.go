@@ -221,6 +221,34 @@ func TestDefaultRateLimits(t *testing.T) {
 	require.Equal(t, 8, n, "its own qps and qpm")
 }
 
+// TestKeyLookupCache: a key is read from the store at most once a second;
+// a change through this service applies at once, one written to the store
+// by another node within a second.
+func TestKeyLookupCache(t *testing.T) {
+	h := newHarness(t)
+	id, secret := h.create(map[string]any{"name": "k", "acls": []string{"api-key:endpoint:*"}})
+	st, _, _ := h.do("GET", "/v1/api-key", secret, nil)
+	require.Equal(t, 200, st)
+	k, err := h.st.Keys().Get(context.Background(), id)
+	require.NoError(t, err)
+	k.Disabled = true // another node disables it, in the shared store
+	require.NoError(t, h.st.Keys().Update(context.Background(), k))
+	st, _, _ = h.do("GET", "/v1/api-key", secret, nil)
+	require.Equal(t, 200, st, "still the cached key within the second")
+	h.clock.Add(time.Second)
+	st, _, _ = h.do("GET", "/v1/api-key", secret, nil)
+	require.Equal(t, 401, st, "read again after a second")
+
+	st, _, m := h.do("PUT", "/auth/api-keys/"+id, h.owner, map[string]any{"apiKey": map[string]any{"disabled": false}, "fieldMask": "disabled"})
+	require.Equal(t, 200, st, "%v", m)
+	st, _, _ = h.do("GET", "/v1/api-key", secret, nil)
+	require.Equal(t, 200, st, "a change through this service applies at once")
+	st, _, _ = h.do("DELETE", "/auth/api-keys/"+id, h.owner, nil)
+	require.Equal(t, 200, st)
+	st, _, _ = h.do("GET", "/v1/api-key", secret, nil)
+	require.Equal(t, 401, st)
+}
+
 func TestDisableExpireAndRateLimit(t *testing.T) {
 	h := newHarness(t)
 	id, secret := h.create(map[string]any{"name": "k", "acls": []string{"api-key:endpoint:*"}, "qps": 2,

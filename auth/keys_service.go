@@ -34,6 +34,8 @@ type KeyService struct {
 	fleet Fleet
 	// defQPS and defQPM apply to a key that sets no qps (qpm) of its own.
 	defQPS, defQPM int
+	// cache keeps recent key lookups for keyCacheTTL.
+	cache keyCache
 }
 
 // Fleet reports, per node of a fleet, whether the node sees a key as it is
@@ -92,6 +94,7 @@ func (s *KeyService) Bootstrap(ctx context.Context, dataDir, teamID, adminKey st
 			return "", err
 		case !VerifyKey(adminKey, k.Hash):
 			k.Hash, k.Redacted, k.ModifyTime, k.ModifiedBy = HashKey(adminKey), Redact(adminKey), now, "system"
+			defer s.cache.clear()
 			return "", s.st.Keys().Update(ctx, k)
 		}
 		return "", nil
@@ -148,14 +151,19 @@ func (s *KeyService) Authorize(ctx context.Context, token string, rt httpx.Route
 		return nil, httpx.Unauthorized("a client secret cannot call this endpoint; use an API key")
 	}
 	hash := HashKey(token)
-	k, err := s.st.Keys().ByHash(ctx, hash)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, httpx.Unauthorized("invalid API key")
-	}
-	if err != nil {
-		return nil, err
-	}
 	now := s.now()
+	k, ok := s.cache.get(hash, now)
+	if !ok {
+		var err error
+		k, err = s.st.Keys().ByHash(ctx, hash)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, httpx.Unauthorized("invalid API key")
+		}
+		if err != nil {
+			return nil, err
+		}
+		s.cache.put(hash, k, now)
+	}
 	switch {
 	case k.OldHash == hash && !now.Before(k.OldExpire):
 		return nil, httpx.Unauthorized("this API key was rotated and its old secret has expired")

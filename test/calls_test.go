@@ -86,8 +86,13 @@ func metrics(t *testing.T, d *apptest.Daemon) map[string]float64 {
 	t.Helper()
 	st, _, raw := d.Do(t, http.MethodGet, "/metrics", "", nil)
 	require.Equal(t, 200, st)
+	return parseMetrics(string(raw))
+}
+
+// parseMetrics reads a Prometheus text exposition: `name{labels}` -> value.
+func parseMetrics(raw string) map[string]float64 {
 	out := map[string]float64{}
-	sc := bufio.NewScanner(strings.NewReader(string(raw)))
+	sc := bufio.NewScanner(strings.NewReader(raw))
 	for sc.Scan() {
 		line := sc.Text()
 		if line == "" || line[0] == '#' {

@@ -73,6 +73,17 @@ func (d *binaryDaemon) kill() {
 	<-d.exited
 }
 
+// metrics reads the daemon's /metrics.
+func (d *binaryDaemon) metrics(t *testing.T) map[string]float64 {
+	t.Helper()
+	resp, err := http.Get(d.url + "/metrics")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return parseMetrics(string(raw))
+}
+
 // calls lists /v1/calls with query q.
 func (d *binaryDaemon) calls(t *testing.T, q string) []map[string]any {
 	t.Helper()

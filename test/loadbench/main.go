@@ -5,7 +5,10 @@
 // for -duration, and reports completed and failed calls, the appliance's
 // CPU and memory per call (read from /proc, the appliance being its own
 // process), and the appliance's own media statistics (late, lost and
-// concealed frames, scraped from GET /metrics before and after).
+// concealed frames, scraped from GET /metrics before and after). With
+// -api-rate it also floods the HTTP API (GET /v1/calls with the owner key
+// by default) for as long as the calls last, and reports what the API
+// answered.
 //
 // Run it with `make bench-calls` (CALLS=200 DURATION=30s by default).
 package main
@@ -30,6 +33,10 @@ func main() {
 	flag.IntVar(&o.rtpBase, "rtp-base", 40000, "first RTP port of the appliance's range (4 ports per call are reserved)")
 	flag.BoolVar(&o.keep, "keep", false, "keep the temporary directory (logs, sipp statistics)")
 	flag.StringVar(&o.engine, "engine", "echo", "what answers: echo (the demo agent on the offline echo engine: VAD, greeting, turns) or loopback (the line test: media only)")
+	flag.IntVar(&o.apiRate, "api-rate", 0, "API flood alongside the calls: GET requests per second with the owner key (0: none)")
+	flag.IntVar(&o.apiWorkers, "api-workers", 32, "concurrent clients of the API flood")
+	flag.StringVar(&o.apiPath, "api-path", "/v1/calls", "what the API flood asks for")
+	flag.BoolVar(&o.unlimitedKeys, "unlimited-keys", false, "start the appliance with no default key rate limit (keys.default_qps=0, keys.default_qpm=0), as before they existed")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

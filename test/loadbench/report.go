@@ -27,6 +27,7 @@ type report struct {
 	leftActive  int
 	before      metrics
 	after       metrics
+	flood       *flood
 }
 
 // steady is the span of samples at the peak number of live calls (at least
@@ -96,6 +97,10 @@ func (r *report) print(w io.Writer) {
 	row("RSS idle / peak (VmHWM)", fmt.Sprintf("%.1f MiB / %.1f MiB", mib(r.idle.rss), mib(peakRSS)))
 	if peak > 0 {
 		row("RSS per call ((peak-idle)/peak calls)", fmt.Sprintf("%.0f KiB", float64(peakRSS-r.idle.rss)/1024/float64(peak)))
+	}
+	if r.flood != nil {
+		fmt.Fprintln(tw, "API flood\t")
+		row("GET "+r.opts.apiPath+" (owner key"+map[bool]string{true: ", no default limit", false: ""}[r.opts.unlimitedKeys]+")", r.flood.summary())
 	}
 	fmt.Fprintln(tw, "media (appliance's own stats, /metrics delta)\t")
 	row("RTP packets in / out", fmt.Sprintf("%.0f / %.0f", in, out))

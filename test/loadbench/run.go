@@ -28,6 +28,10 @@ type options struct {
 	rtpBase  int
 	keep     bool
 	engine   string
+	// The API flood alongside the calls (apiRate 0: none).
+	apiRate, apiWorkers int
+	apiPath             string
+	unlimitedKeys       bool
 }
 
 func numCPU() int { return runtime.NumCPU() }
@@ -132,6 +136,19 @@ func run(ctx context.Context, o options) (*report, error) {
 	}
 	done := make(chan error, 1)
 	go func() { done <- sipp.Wait() }()
+	stopFlood := func() {}
+	if o.apiRate > 0 {
+		key, err := os.ReadFile(filepath.Join(tmp, "data", "owner.key"))
+		if err != nil {
+			return nil, fmt.Errorf("owner key: %w", err)
+		}
+		rep.flood = &flood{url: app.url + o.apiPath, key: strings.TrimSpace(string(key)), rate: o.apiRate, workers: o.apiWorkers}
+		fctx, cancel := context.WithCancel(ctx)
+		floodDone := make(chan struct{})
+		go func() { defer close(floodDone); rep.flood.run(fctx) }()
+		stopFlood = func() { cancel(); <-floodDone }
+	}
+	defer func() { stopFlood() }()
 
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
@@ -154,6 +171,7 @@ loop:
 		}
 	}
 	rep.wall = time.Since(start)
+	stopFlood()
 	rep.sippExit = exitCode(sippErr)
 	// Calls end on the appliance right after the BYE; wait for the gauge.
 	var after metrics
@@ -238,6 +256,9 @@ func startAppliance(ctx context.Context, o options, tmp string) (*appliance, err
 	// The benchmark measures the call path: the local STT fallback, which
 	// would transcribe every echo turn on one core, is off.
 	a.cmd.Env = append(os.Environ(), "SWITCHBOARD_DATA_DIR="+filepath.Join(tmp, "data"), "SWITCHBOARD_STT_ENGINE=none")
+	if o.unlimitedKeys {
+		a.cmd.Env = append(a.cmd.Env, "SWITCHBOARD_KEYS_DEFAULT_QPS=0", "SWITCHBOARD_KEYS_DEFAULT_QPM=0")
+	}
 	logf, err := os.Create(filepath.Join(tmp, "switchboard.log"))
 	if err != nil {
 		return nil, err
