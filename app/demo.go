@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"time"
 
 	"switchboard/agent"
@@ -46,6 +47,9 @@ func (a *App) seedDemo(ctx context.Context, number, sipHost string) (string, err
 		return tx.Audit().Append(ctx, &store.AuditEvent{ID: httpx.NewID("ev"), TeamID: a.cfg.TeamID, UserID: "system",
 			Action: "phone_number.seed", Resource: "phone_number/" + pn.ID, Description: "demo number " + number + " routed to the demo agent", Time: now})
 	})
+	if errors.Is(err, store.ErrConflict) {
+		return "", nil // another node of the fleet seeded it at the same time
+	}
 	if err != nil {
 		return "", err
 	}

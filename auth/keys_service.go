@@ -89,7 +89,12 @@ func (s *KeyService) Bootstrap(ctx context.Context, dataDir, teamID, adminKey st
 		k, err := s.st.Keys().Get(ctx, OwnerKeyID)
 		switch {
 		case errors.Is(err, store.ErrNotFound):
-			return "", s.createOwner(ctx, teamID, adminKey, now)
+			err := s.createOwner(ctx, teamID, adminKey, now)
+			if errors.Is(err, store.ErrConflict) {
+				// Another node of the fleet created it at the same time.
+				return s.Bootstrap(ctx, dataDir, teamID, adminKey)
+			}
+			return "", err
 		case err != nil:
 			return "", err
 		case !VerifyKey(adminKey, k.Hash):

@@ -37,6 +37,7 @@ type fleetNode struct {
 	url    string
 	sip    string
 	exited chan struct{}
+	served chan map[string]any
 	// exitTime is when the process ended.
 	exitTime time.Time
 	mu       sync.Mutex
@@ -47,6 +48,14 @@ type fleetNode struct {
 // dbURL, SIP on sipPort (the dispatcher list names it), and waits until it
 // serves.
 func startFleetNode(t *testing.T, id, dbURL string, sipPort int, rtpPorts string, env ...string) *fleetNode {
+	t.Helper()
+	n := launchFleetNode(t, id, dbURL, sipPort, rtpPorts, env...)
+	n.waitServing(t)
+	return n
+}
+
+// launchFleetNode starts the process; waitServing waits until it serves.
+func launchFleetNode(t *testing.T, id, dbURL string, sipPort int, rtpPorts string, env ...string) *fleetNode {
 	t.Helper()
 	cmd := exec.Command(binary, "serve", "--node-id", id, "--database-url", dbURL,
 		"--http-addr", "127.0.0.1:0", "--sip-addr", fmt.Sprintf("127.0.0.1:%d", sipPort), "--rtp-ports", rtpPorts,
@@ -64,8 +73,8 @@ func startFleetNode(t *testing.T, id, dbURL string, sipPort int, rtpPorts string
 	stderr, err := cmd.StderrPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
-	n := &fleetNode{id: id, cmd: cmd, exited: make(chan struct{})}
-	served := make(chan map[string]any, 1)
+	n := &fleetNode{id: id, cmd: cmd, exited: make(chan struct{}), served: make(chan map[string]any, 1)}
+	served := n.served
 	go func() {
 		sc := bufio.NewScanner(stderr)
 		sc.Buffer(make([]byte, 1<<20), 1<<20)
@@ -95,16 +104,20 @@ func startFleetNode(t *testing.T, id, dbURL string, sipPort int, rtpPorts string
 			t.Logf("node %s log (tail):\n%s", id, tail(n.log(), 6000))
 		}
 	})
+	return n
+}
+
+func (n *fleetNode) waitServing(t *testing.T) {
+	t.Helper()
 	select {
-	case m := <-served:
+	case m := <-n.served:
 		n.url = "http://" + m["http_addr"].(string)
 		n.sip = m["sip_addr"].(string)
 	case <-n.exited:
-		t.Fatalf("node %s exited before serving:\n%s", id, tail(n.log(), 4000))
+		t.Fatalf("node %s exited before serving:\n%s", n.id, tail(n.log(), 4000))
 	case <-time.After(30 * time.Second):
-		t.Fatalf("node %s did not start", id)
+		t.Fatalf("node %s did not start", n.id)
 	}
-	return n
 }
 
 func (n *fleetNode) log() string {

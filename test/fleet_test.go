@@ -176,7 +176,8 @@ func TestFleetBehindKamailio(t *testing.T) {
 	}
 }
 
-// TestFleetKilledNode: a node killed outright (SIGKILL: no drain, no last
+// TestFleetKilledNode: two nodes start together on an empty database; a
+// node killed outright (SIGKILL: no drain, no last
 // write) stops beating; another node declares it lost after the node
 // timeout and marks its open calls ended, at the last time each was known
 // to be up.
@@ -185,8 +186,13 @@ func TestFleetKilledNode(t *testing.T) {
 	pg := pgtest.New(t)
 	dbURL, err := pg.CreateDatabase(ctx, "fleet")
 	require.NoError(t, err)
-	a := startFleetNode(t, "node-a", dbURL, freeUDPPort(t), "31600-31699")
-	b := startFleetNode(t, "node-b", dbURL, freeUDPPort(t), "31700-31799")
+	// Both start at once on the empty database: one applies the
+	// migrations, creates the owner key and seeds the demo number, and the
+	// other finds them done.
+	a := launchFleetNode(t, "node-a", dbURL, freeUDPPort(t), "31600-31699")
+	b := launchFleetNode(t, "node-b", dbURL, freeUDPPort(t), "31700-31799")
+	a.waitServing(t)
+	b.waitServing(t)
 	call := fleetSipp(t, b.sip, 1, 60000, "3000")
 	var recs []map[string]any
 	require.Eventually(t, func() bool {
