@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math/rand/v2"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -254,4 +256,27 @@ func jsonField(raw []byte, name string) string {
 	}
 	s, _ := m[name].(string)
 	return s
+}
+
+// freeSIPPort finds a port free for both UDP and TCP (a node binds both on
+// its sip.addr), below Linux's ephemeral range so that no outgoing
+// connection takes it between the check and the node's bind.
+func freeSIPPort(t *testing.T) int {
+	t.Helper()
+	for i := 0; i < 200; i++ {
+		port := 15000 + rand.IntN(15000)
+		u, err := net.ListenPacket("udp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err != nil {
+			continue
+		}
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		u.Close()
+		if err != nil {
+			continue
+		}
+		l.Close()
+		return port
+	}
+	t.Fatal("no free SIP port")
+	return 0
 }

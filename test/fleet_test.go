@@ -80,8 +80,8 @@ func TestFleetBehindKamailio(t *testing.T) {
 	pg := pgtest.New(t)
 	dbURL, err := pg.CreateDatabase(ctx, "fleet")
 	require.NoError(t, err)
-	a := startFleetNode(t, "node-a", dbURL, freeUDPPort(t), "31400-31499", "SWITCHBOARD_DRAIN_TIMEOUT=40s")
-	b := startFleetNode(t, "node-b", dbURL, freeUDPPort(t), "31500-31599", "SWITCHBOARD_DRAIN_TIMEOUT=40s")
+	a := startFleetNode(t, "node-a", dbURL, freeSIPPort(t), "31400-31499", "SWITCHBOARD_DRAIN_TIMEOUT=40s")
+	b := startFleetNode(t, "node-b", dbURL, freeSIPPort(t), "31500-31599", "SWITCHBOARD_DRAIN_TIMEOUT=40s")
 	k := startKamailio(t, a.sip, b.sip)
 
 	nodes := a.json(t, "GET", "/v1/cluster/nodes", fleetOwner, nil, 200)["nodes"].([]any)
@@ -189,8 +189,8 @@ func TestFleetKilledNode(t *testing.T) {
 	// Both start at once on the empty database: one applies the
 	// migrations, creates the owner key and seeds the demo number, and the
 	// other finds them done.
-	a := launchFleetNode(t, "node-a", dbURL, freeUDPPort(t), "31600-31699")
-	b := launchFleetNode(t, "node-b", dbURL, freeUDPPort(t), "31700-31799")
+	a := launchFleetNode(t, "node-a", dbURL, freeSIPPort(t), "31600-31699")
+	b := launchFleetNode(t, "node-b", dbURL, freeSIPPort(t), "31700-31799")
 	a.waitServing(t)
 	b.waitServing(t)
 	call := fleetSipp(t, b.sip, 1, 60000, "3000")
@@ -229,8 +229,8 @@ func TestFleetControllerOnOtherNode(t *testing.T) {
 	pg := pgtest.New(t)
 	dbURL, err := pg.CreateDatabase(ctx, "fleet")
 	require.NoError(t, err)
-	a := startFleetNode(t, "node-a", dbURL, freeUDPPort(t), "31800-31849")
-	b := startFleetNode(t, "node-b", dbURL, freeUDPPort(t), "31850-31899")
+	a := startFleetNode(t, "node-a", dbURL, freeSIPPort(t), "31800-31849")
+	b := startFleetNode(t, "node-b", dbURL, freeSIPPort(t), "31850-31899")
 	h := newHookReceiver(t, 0)
 	created := a.json(t, "POST", "/v2/phone-numbers", fleetOwner, map[string]any{
 		"origin": "byo_trunk", "name": "hook", "phone_number": number, "webhook": map[string]any{"url": h.srv.URL + "/hook"},
