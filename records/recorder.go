@@ -291,13 +291,6 @@ func (r *Recorder) LiveSnapshot(id string) (call.Snapshot, bool) {
 	return e.c.Snapshot(), true
 }
 
-// Open is the number of calls the recorder follows.
-func (r *Recorder) Open() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return len(r.calls)
-}
-
 // EndedByCrash is the ended_by of a record that a crash left open.
 const EndedByCrash = "crash"
 

@@ -90,8 +90,13 @@ func TestCallsListNewestFirstPagesAndFilters(t *testing.T) {
 	require.Equal(t, []string{"call-22b", "call-22", "call-21"}, ids[:3])
 	require.Equal(t, "call-00", ids[23])
 
+	cs, next, err := s.Calls().List(ctx, "default", CallQuery{})
+	require.NoError(t, err)
+	require.Len(t, cs, DefaultPageSize, "a listing without a size is one default page")
+	require.NotEmpty(t, next)
 	count := func(q CallQuery) int {
 		t.Helper()
+		q.Page.Size = MaxPageSize
 		cs, _, err := s.Calls().List(ctx, "default", q)
 		require.NoError(t, err)
 		return len(cs)
@@ -116,7 +121,7 @@ func TestCallsListNewestFirstPagesAndFilters(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { require.Equal(t, tt.want, count(tt.q)) })
 	}
-	cs, _, err := s.Calls().List(ctx, "other", CallQuery{})
+	cs, _, err = s.Calls().List(ctx, "other", CallQuery{})
 	require.NoError(t, err)
 	require.Len(t, cs, 1, "a team sees only its own calls")
 
