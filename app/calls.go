@@ -86,7 +86,8 @@ func (a *App) buildCalls(cfg *config.Config, log zerolog.Logger) error {
 		return fmt.Errorf("recordings: %w", err)
 	}
 	a.calls, err = call.NewManager(call.Options{
-		SIP:    call.SIPLegOptions{BindIP: bindIP, Ports: a.ports, JitterDelay: cfg.RTP.JitterDelay, MediaTimeout: cfg.RTP.MediaTimeout},
+		SIP: call.SIPLegOptions{BindIP: bindIP, Ports: a.ports, JitterDelay: cfg.RTP.JitterDelay, MediaTimeout: cfg.RTP.MediaTimeout,
+			RelatchAfter: cfg.RTP.RelatchAfter},
 		Router: router, Metrics: metrics, Journal: a.recorder,
 		Health: call.HealthOptions{LossThreshold: cfg.Health.LossThreshold, LossWindow: cfg.Health.LossWindow,
 			NoAudio: cfg.Health.NoAudio, OneWay: cfg.Health.OneWay},

@@ -79,6 +79,9 @@ func NewManager(opts Options, log zerolog.Logger) (*Manager, error) {
 	if opts.Metrics == nil {
 		opts.Metrics = NewMetrics(nil)
 	}
+	if opts.SIP.Strangers == nil {
+		opts.SIP.Strangers = opts.Metrics.strangers
+	}
 	return &Manager{opts: opts, log: log, calls: map[string]*Call{}}, nil
 }
 

@@ -25,6 +25,7 @@ type Metrics struct {
 	degradedNow prometheus.Gauge
 	degraded    *prometheus.CounterVec
 	panics      prometheus.Counter
+	strangers   prometheus.Counter
 }
 
 // NewMetrics registers the call metrics with reg.
@@ -69,10 +70,12 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "Times a call crossed a media health threshold, by reason (packet_loss, no_inbound_audio, one_way_audio)."}, []string{"reason"}),
 		panics: prometheus.NewCounter(prometheus.CounterOpts{Name: "switchboard_call_panics_total",
 			Help: "Panics recovered in a call's code; each ended only its call."}),
+		strangers: prometheus.NewCounter(prometheus.CounterOpts{Name: "switchboard_rtp_stranger_packets_total",
+			Help: "RTP and RTCP packets dropped because they came from a source other than the call's latched peer."}),
 	}
 	if reg != nil {
 		reg.MustRegister(m.panics, m.invites, m.active, m.duration, m.rtpPackets, m.rtpLost, m.rtpLate, m.concealed, m.jitter, m.ended,
-			m.answered, m.lossRatio, m.turnLatency, m.firstAudio, m.bargeIns, m.silence, m.oneWay, m.degradedNow, m.degraded)
+			m.answered, m.lossRatio, m.turnLatency, m.firstAudio, m.bargeIns, m.silence, m.oneWay, m.degradedNow, m.degraded, m.strangers)
 	}
 	return m
 }

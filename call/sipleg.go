@@ -31,6 +31,13 @@ type SIPLegOptions struct {
 	// MediaTimeout hangs up a call that received no RTP for this long
 	// (0 disables it).
 	MediaTimeout time.Duration
+	// RelatchAfter is how long a call's latched RTP source must be silent
+	// before another source with its SSRC may take over (default
+	// media.DefaultRelatchAfter).
+	RelatchAfter time.Duration
+	// Strangers counts RTP/RTCP packets dropped from sources that may not
+	// steer a call (the Manager sets its metric).
+	Strangers media.Counter
 }
 
 // noPortsRetryAfter is the Retry-After of a call refused for want of RTP
@@ -129,6 +136,7 @@ func (l *SIPLeg) Start(sink LegSink, opts LegOptions) error {
 	so := media.SessionOptions{
 		Codec: *l.codec.Load(), Ptime: offer.Ptime, JitterDelay: l.opts.JitterDelay, EventPayloadType: offer.DTMFPayloadType,
 		Remote: offer.RemoteAddr, MediaTimeout: l.opts.MediaTimeout, Logger: l.log,
+		RelatchAfter: l.opts.RelatchAfter, Strangers: l.opts.Strangers,
 		OnAudio: l.onAudio, OnTimeout: l.onTimeout, OnEvent: l.onEvent, Tap: opts.Tap,
 	}
 	if opts.Passthrough {

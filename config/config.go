@@ -165,6 +165,7 @@ type RTP struct {
 	BindIP       string        `yaml:"bind_ip"`
 	MediaTimeout time.Duration `yaml:"media_timeout"`
 	JitterDelay  time.Duration `yaml:"jitter_delay"`
+	RelatchAfter time.Duration `yaml:"relatch_after"`
 }
 
 // WebRTC holds the settings of browser calls (/v1/realtime/calls).
@@ -416,6 +417,9 @@ func (c *Config) Validate() error {
 	}
 	if c.WebRTC.ConnectTimeout <= 0 {
 		errs = append(errs, errors.New("webrtc.connect_timeout: must be positive"))
+	}
+	if c.RTP.RelatchAfter < 100*time.Millisecond || c.RTP.RelatchAfter > time.Minute {
+		errs = append(errs, errors.New("rtp.relatch_after: must be within 100ms..1m"))
 	}
 	switch c.LogFormat {
 	case "auto", "json", "console":

@@ -3,24 +3,33 @@ package media
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"net/netip"
 	"sync"
+	"time"
 )
 
 // PortPool hands out RTP/RTCP socket pairs from a port range: an even RTP
 // port and the next odd port for RTCP (RFC 3550 §11), both bound. Ports
-// held by other programs are skipped. Allocation rotates through the range
-// so a just-released port is not reused at once (late packets of the old
-// call would land in the new one). It is safe for concurrent use.
+// held by other programs are skipped. Pairs are picked at random, so a
+// stranger cannot guess the next call's port from the last one; a pair
+// released less than PortCooldown ago is taken only when no other is free
+// (late packets of the old call would land in the new one). It is safe
+// for concurrent use.
 type PortPool struct {
 	mu       sync.Mutex
 	bind     netip.Addr
 	min, max int // even first RTP port, last usable RTCP port
-	next     int
 	inUse    map[int]bool
+	released map[int]time.Time // recently released pairs
 	closed   bool
+	now      func() time.Time
 }
+
+// PortCooldown is how long a released pair rests before it is preferred
+// again: longer than a peer keeps sending after a BYE.
+const PortCooldown = 10 * time.Second
 
 // PortPair is one allocated RTP/RTCP socket pair. Release it with Close.
 type PortPair struct {
@@ -43,7 +52,7 @@ func NewPortPool(bindIP netip.Addr, min, max int) (*PortPool, error) {
 	if !bindIP.IsValid() {
 		bindIP = netip.IPv4Unspecified()
 	}
-	return &PortPool{bind: bindIP, min: min, max: max, next: min, inUse: map[int]bool{}}, nil
+	return &PortPool{bind: bindIP, min: min, max: max, inUse: map[int]bool{}, released: map[int]time.Time{}, now: time.Now}, nil
 }
 
 // Size returns the number of pairs in the range.
@@ -56,36 +65,70 @@ func (p *PortPool) InUse() int {
 	return len(p.inUse)
 }
 
-// Allocate binds the next free pair. It returns ErrPortsExhausted when no
-// pair of the range could be bound.
+// Allocate binds a free pair picked at random. It returns
+// ErrPortsExhausted when no pair of the range could be bound.
 func (p *PortPool) Allocate() (*PortPair, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
 		return nil, fmt.Errorf("allocate rtp port: %w", ErrClosed)
 	}
-	for range p.Size() {
-		port := p.next
-		p.next += 2
-		if p.next+1 > p.max {
-			p.next = p.min
+	now := p.now()
+	for at, t := range p.released {
+		if now.Sub(t) >= PortCooldown {
+			delete(p.released, at)
 		}
-		if p.inUse[port] {
-			continue
+	}
+	// Two passes over the range from a random pair, in a random stride
+	// coprime with the number of pairs (every pair is visited once per
+	// pass): rested pairs first, then those released lately.
+	n := p.Size()
+	start, stride := rand.IntN(n), p.stride(n)
+	for pass := range 2 {
+		for i := range n {
+			port := p.min + 2*((start+i*stride)%n)
+			if p.inUse[port] {
+				continue
+			}
+			if _, recent := p.released[port]; recent && pass == 0 {
+				continue
+			}
+			if pp := p.bindPair(port); pp != nil {
+				delete(p.released, port)
+				return pp, nil
+			}
 		}
-		rtpConn, err := net.ListenUDP("udp", net.UDPAddrFromAddrPort(netip.AddrPortFrom(p.bind, uint16(port))))
-		if err != nil {
-			continue // taken by someone else
-		}
-		rtcpConn, err := net.ListenUDP("udp", net.UDPAddrFromAddrPort(netip.AddrPortFrom(p.bind, uint16(port+1))))
-		if err != nil {
-			_ = rtpConn.Close()
-			continue
-		}
-		p.inUse[port] = true
-		return &PortPair{RTP: rtpConn, RTCP: rtcpConn, pool: p, port: port}, nil
 	}
 	return nil, fmt.Errorf("allocate rtp port in %d-%d (%d in use): %w", p.min, p.max, len(p.inUse), ErrPortsExhausted)
+}
+
+// stride returns a random step in [1, n) coprime with n (1 when n < 3).
+func (p *PortPool) stride(n int) int {
+	if n < 3 {
+		return 1
+	}
+	for {
+		s := 1 + rand.IntN(n-1)
+		if gcd(s, n) == 1 {
+			return s
+		}
+	}
+}
+
+// bindPair binds port and port+1, or returns nil when either is taken by
+// someone else.
+func (p *PortPool) bindPair(port int) *PortPair {
+	rtpConn, err := net.ListenUDP("udp", net.UDPAddrFromAddrPort(netip.AddrPortFrom(p.bind, uint16(port))))
+	if err != nil {
+		return nil
+	}
+	rtcpConn, err := net.ListenUDP("udp", net.UDPAddrFromAddrPort(netip.AddrPortFrom(p.bind, uint16(port+1))))
+	if err != nil {
+		_ = rtpConn.Close()
+		return nil
+	}
+	p.inUse[port] = true
+	return &PortPair{RTP: rtpConn, RTCP: rtcpConn, pool: p, port: port}
 }
 
 // Close stops further allocation. Pairs already handed out stay valid.
@@ -106,6 +149,7 @@ func (pp *PortPair) Close() error {
 		err = joinErr(pp.RTP.Close(), pp.RTCP.Close())
 		pp.pool.mu.Lock()
 		delete(pp.pool.inUse, pp.port)
+		pp.pool.released[pp.port] = pp.pool.now()
 		pp.pool.mu.Unlock()
 	})
 	return err

@@ -4,6 +4,7 @@ import (
 	"net"
 	"net/netip"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -49,7 +50,7 @@ func TestPortPool(t *testing.T) {
 		require.Equal(t, pp.Port(), pp.RTP.LocalAddr().(*net.UDPAddr).Port)
 		require.Equal(t, pp.Port()+1, pp.RTCP.LocalAddr().(*net.UDPAddr).Port)
 	}
-	require.Equal(t, []int{base + 2, base + 6}, []int{a.Port(), b.Port()})
+	require.ElementsMatch(t, []int{base + 2, base + 6}, []int{a.Port(), b.Port()})
 	_, err = pool.Allocate()
 	require.ErrorIs(t, err, ErrPortsExhausted)
 	require.Equal(t, 2, pool.InUse())
@@ -59,7 +60,7 @@ func TestPortPool(t *testing.T) {
 	require.Equal(t, 1, pool.InUse())
 	c, err := pool.Allocate()
 	require.NoError(t, err)
-	require.Equal(t, base+2, c.Port(), "released pair is reused")
+	require.Equal(t, a.Port(), c.Port(), "a pair released lately is reused when no other is free")
 	require.NoError(t, squatter.Close())
 	require.NoError(t, c.Close())
 	require.NoError(t, b.Close())
@@ -73,5 +74,44 @@ func TestPortPoolBadRange(t *testing.T) {
 	for _, r := range [][2]int{{0, 10}, {20000, 20000}, {20001, 20001}, {65534, 65536}} {
 		_, err := NewPortPool(netip.Addr{}, r[0], r[1])
 		require.ErrorIs(t, err, errBadPortRange, "%v", r)
+	}
+}
+
+// TestPortPoolRandom: ports are not handed out in order, a released pair
+// rests while others are free, and every pair of the range is reachable.
+func TestPortPoolRandom(t *testing.T) {
+	base := freeRange(t, 100)
+	pool, err := NewPortPool(netip.MustParseAddr("127.0.0.1"), base, base+99)
+	require.NoError(t, err)
+	now := time.Unix(1000, 0)
+	pool.now = func() time.Time { return now }
+	var seq []int
+	seen := map[int]bool{}
+	for range 30 {
+		pp, err := pool.Allocate()
+		require.NoError(t, err)
+		require.False(t, seen[pp.Port()], "port %d reused within the cooldown while others were free", pp.Port())
+		seen[pp.Port()] = true
+		seq = append(seq, pp.Port())
+		require.NoError(t, pp.Close())
+	}
+	steps := map[int]bool{}
+	for i := 1; i < len(seq); i++ {
+		steps[seq[i]-seq[i-1]] = true
+	}
+	require.Greater(t, len(steps), 5, "allocation order is guessable: %v", seq)
+
+	// Cooldown over: all 50 pairs can be held at once.
+	now = now.Add(PortCooldown)
+	var held []*PortPair
+	for range pool.Size() {
+		pp, err := pool.Allocate()
+		require.NoError(t, err)
+		held = append(held, pp)
+	}
+	_, err = pool.Allocate()
+	require.ErrorIs(t, err, ErrPortsExhausted)
+	for _, pp := range held {
+		require.NoError(t, pp.Close())
 	}
 }

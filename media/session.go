@@ -2,6 +2,7 @@ package media
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -30,10 +31,22 @@ type SessionOptions struct {
 	// (RFC 4733; default 101).
 	EventPayloadType uint8
 	// Remote is the RTP address from the SDP. RTP is sent there until
-	// packets from the peer arrive; then it follows their source address
-	// (symmetric RTP, RFC 4961). May be zero: nothing is sent until the
-	// first inbound packet.
+	// the peer's packets arrive; then it follows their source address
+	// (symmetric RTP, RFC 4961), latched as sourceLatch describes: only
+	// the caller steers it, strangers' packets are dropped. May be zero:
+	// nothing is sent until the first inbound packet.
 	Remote netip.AddrPort
+	// RelatchAfter is how long the latched source must be silent before
+	// another source carrying its SSRC may take over (default
+	// DefaultRelatchAfter).
+	RelatchAfter time.Duration
+	// NATGrace is how long after our first packet out a source other than
+	// the SDP's may latch when the SDP names a reachable address that sends
+	// nothing (default DefaultNATGrace).
+	NATGrace time.Duration
+	// Strangers, when set, counts RTP and RTCP packets from sources other
+	// than the latched peer, which are dropped (a metric shared by calls).
+	Strangers Counter
 	// MediaTimeout ends the media when no RTP arrived for this long: OnTimeout
 	// is called once. Zero disables it.
 	MediaTimeout time.Duration
@@ -83,6 +96,9 @@ type SessionOptions struct {
 	Now func() time.Time
 }
 
+// Counter counts events, e.g. a prometheus.Counter.
+type Counter interface{ Inc() }
+
 // Session is the media of one call: it owns an RTP/RTCP port pair, a
 // reader goroutine per socket and one media goroutine that runs the
 // pacer, pulls the jitter buffer, sends RTCP reports and watches the media
@@ -100,6 +116,8 @@ type Session struct {
 	mu         sync.Mutex
 	remote     netip.AddrPort
 	remoteRTCP netip.AddrPort
+	latch      sourceLatch
+	codecPT    uint8              // the negotiated audio payload type (SetCodec)
 	pcmJB      *JitterBuffer      // nil in passthrough
 	codedJB    *CodedJitterBuffer // set in passthrough
 	rx         rxStats
@@ -156,6 +174,9 @@ func NewSession(pair *PortPair, opts SessionOptions) (*Session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("new session: %w", err)
 	}
+	s.latch = newSourceLatch(opts.RelatchAfter, opts.NATGrace)
+	s.codecPT = opts.Codec.PayloadType
+	s.latch.signal(opts.Remote)
 	s.setRemoteLocked(opts.Remote)
 	s.lastRTP.Store(s.now().UnixNano())
 	ctx, cancel := context.WithCancel(context.Background())
@@ -225,12 +246,16 @@ func (s *Session) Remote() netip.AddrPort {
 	return s.remote
 }
 
-// SetRemote sets the RTP address (from a new SDP); RTCP goes to its port+1
-// until RTCP from the peer shows otherwise.
+// SetRemote takes the RTP address of a new SDP. A different address is
+// signalling moving the stream: RTP goes there (RTCP to its port+1) and
+// the source latch starts over. The same address again (a re-INVITE that
+// changes something else) keeps the latched source.
 func (s *Session) SetRemote(ap netip.AddrPort) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.setRemoteLocked(ap)
+	if s.latch.signal(ap) {
+		s.setRemoteLocked(ap)
+	}
 }
 
 func (s *Session) setRemoteLocked(ap netip.AddrPort) {
@@ -243,7 +268,12 @@ func (s *Session) setRemoteLocked(ap netip.AddrPort) {
 // SetCodec changes the outbound encoding. With Passthrough the consumer's
 // codec (SessionOptions.Codec) stays: frames are transcoded to c as they
 // are sent, and inbound packets in c to the consumer's codec.
-func (s *Session) SetCodec(c Codec) { s.pacer.SetCodec(c) }
+func (s *Session) SetCodec(c Codec) {
+	s.mu.Lock()
+	s.codecPT = c.PayloadType
+	s.mu.Unlock()
+	s.pacer.SetCodec(c)
+}
 
 // SetPtime changes the packet and frame interval of both directions.
 func (s *Session) SetPtime(d time.Duration) error {
@@ -302,8 +332,10 @@ func (s *Session) WriteRTP(h *rtp.Header, payload []byte) error {
 	if _, err := s.pair.RTP.WriteToUDPAddrPort(s.outBuf[:n], remote); err != nil {
 		return fmt.Errorf("send rtp: %w", err)
 	}
+	now := s.now()
 	s.mu.Lock()
 	s.report.sentSinceLast = true
+	s.latch.sent(now)
 	s.mu.Unlock()
 	return nil
 }
@@ -330,25 +362,35 @@ func (s *Session) readRTP() {
 
 func (s *Session) handleRTP(p *rtp.Packet, src netip.AddrPort, size int) {
 	now := s.now()
+	src = netip.AddrPortFrom(src.Addr().Unmap(), src.Port())
 	_, audio := CodecByPayloadType(p.PayloadType)
 	event := p.PayloadType == s.opts.EventPayloadType
+	s.mu.Lock()
+	expected := p.PayloadType == s.codecPT || p.PayloadType == s.opts.Codec.PayloadType || event
+	why := s.latch.check(src, p.SSRC, expected, now)
+	if why == latchStranger {
+		s.mu.Unlock()
+		s.stranger(src)
+		return
+	}
+	if why != latchKeep {
+		// Symmetric RTP: answer where the peer's packets come from.
+		cur := s.latch.current
+		s.log.Info().Str("rtp_raddr", cur.String()).Str("rtp_prev_raddr", s.remote.String()).
+			Stringer("latch", why).Uint32("rtp_ssrc", p.SSRC).Msg("rtp source latched")
+		if cur != s.remote {
+			s.setRemoteLocked(cur)
+		}
+		s.stats.latches.Add(1)
+	}
 	if !audio && !event && p.PayloadType != PayloadTypeCN {
+		s.mu.Unlock()
 		s.stats.ignored.Add(1)
 		return
 	}
 	s.stats.packetsIn.Add(1)
 	s.stats.bytesIn.Add(uint64(size))
 	s.lastRTP.Store(now.UnixNano())
-	src = netip.AddrPortFrom(src.Addr().Unmap(), src.Port())
-	s.mu.Lock()
-	// Symmetric RTP: answer where the peer's packets come from, unless the
-	// source cannot be answered (UDP source port 0 means "no reply port",
-	// RFC 768; sipp's pcap playback sends such packets).
-	if src != s.remote && src.Port() != 0 && !src.Addr().IsUnspecified() {
-		s.log.Info().Str("rtp_raddr", src.String()).Str("rtp_prev_raddr", s.remote.String()).Msg("rtp remote latched")
-		s.setRemoteLocked(src)
-		s.stats.latches.Add(1)
-	}
 	if s.rx.update(p.SSRC, p.SequenceNumber, p.Timestamp, now) {
 		s.log.Info().Uint32("rtp_ssrc", p.SSRC).Msg("rtp ssrc changed")
 	}
@@ -366,6 +408,17 @@ func (s *Session) handleRTP(p *rtp.Packet, src netip.AddrPort, size int) {
 	}
 }
 
+// stranger drops a packet from a source that may not steer the call: it
+// is counted, and the first one of the call is logged.
+func (s *Session) stranger(src netip.AddrPort) {
+	if s.stats.strangers.Add(1) == 1 {
+		s.log.Warn().Str("rtp_stranger", src.String()).Msg("rtp from a stranger dropped")
+	}
+	if s.opts.Strangers != nil {
+		s.opts.Strangers.Inc()
+	}
+}
+
 func (s *Session) readRTCP() {
 	defer s.wg.Done()
 	buf := make([]byte, 1500)
@@ -377,13 +430,24 @@ func (s *Session) readRTCP() {
 			}
 			continue
 		}
+		if n < 8 {
+			continue
+		}
+		src = netip.AddrPortFrom(src.Addr().Unmap(), src.Port())
+		s.mu.Lock()
+		ok := s.latch.rtcpFrom(src, binary.BigEndian.Uint32(buf[4:8])) // SR/RR sender SSRC
+		s.mu.Unlock()
+		if !ok {
+			s.stranger(src)
+			continue
+		}
 		pkts, err := rtcp.Unmarshal(buf[:n])
 		if err != nil {
 			continue
 		}
-		s.stats.rtcpIn.Add(1)
 		s.mu.Lock()
-		s.remoteRTCP = netip.AddrPortFrom(src.Addr().Unmap(), src.Port())
+		s.stats.rtcpIn.Add(1)
+		s.remoteRTCP = src
 		handleReport(s.now(), pkts, s.pacer.SSRC(), &s.report, &s.stats)
 		s.mu.Unlock()
 	}

@@ -93,7 +93,7 @@ func TestSessionsTalk(t *testing.T) {
 
 func TestSessionSymmetricLatching(t *testing.T) {
 	pool := newPool(t)
-	b := newSession(t, pool, SessionOptions{}) // no remote from SDP
+	b := newSession(t, pool, SessionOptions{RelatchAfter: 100 * time.Millisecond}) // no remote from SDP
 	require.False(t, b.Remote().IsValid())
 
 	peer1, err := net.ListenUDP("udp", net.UDPAddrFromAddrPort(addr(0)))
@@ -124,7 +124,9 @@ func TestSessionSymmetricLatching(t *testing.T) {
 	require.Equal(t, uint8(0), p.PayloadType)
 	require.Equal(t, peer1.LocalAddr().(*net.UDPAddr).AddrPort(), b.Remote())
 
-	// The peer's source port changes (NAT rebinding): B follows.
+	// The peer's source port changes (NAT rebinding): once the old one
+	// fell silent, B follows the same stream to its new source.
+	time.Sleep(150 * time.Millisecond)
 	send(peer2, 2)
 	require.Eventually(t, func() bool { return b.Remote() == peer2.LocalAddr().(*net.UDPAddr).AddrPort() },
 		2*time.Second, 5*time.Millisecond)
@@ -134,7 +136,8 @@ func TestSessionSymmetricLatching(t *testing.T) {
 }
 
 // TestSessionNoLatchOnPortZero: a packet whose UDP source port is 0 cannot
-// be answered; the remote from the SDP is kept.
+// be answered; from the SDP's host it latches the SDP's address, from
+// another host it is a stranger's.
 func TestSessionNoLatchOnPortZero(t *testing.T) {
 	pool := newPool(t)
 	b := newSession(t, pool, SessionOptions{})
@@ -142,8 +145,12 @@ func TestSessionNoLatchOnPortZero(t *testing.T) {
 	p := &rtp.Packet{Header: rtp.Header{Version: 2, PayloadType: 0, SequenceNumber: 1, Timestamp: 160, SSRC: 7}, Payload: make([]byte, 160)}
 	b.handleRTP(p, addr(0), 172)
 	require.Equal(t, addr(40000), b.Remote())
-	require.Equal(t, uint64(0), b.Stats().Latches)
+	require.Equal(t, uint64(1), b.Stats().Latches)
 	require.Equal(t, uint64(1), b.Stats().PacketsIn)
+	b.handleRTP(p, netip.MustParseAddrPort("127.0.0.2:0"), 172)
+	require.Equal(t, addr(40000), b.Remote())
+	require.Equal(t, uint64(1), b.Stats().PacketsIn)
+	require.Equal(t, uint64(1), b.Stats().Strangers)
 }
 
 func TestSessionEventsAndTimeout(t *testing.T) {

@@ -27,6 +27,7 @@ type Stats struct {
 	remoteLost           atomic.Int64
 	rtt                  atomic.Int64 // nanoseconds, from the peer's DLSR
 	latches              atomic.Uint64
+	strangers            atomic.Uint64
 }
 
 // StatsSnapshot is a consistent-enough copy of Stats for logs, metrics and
@@ -58,8 +59,12 @@ type StatsSnapshot struct {
 	Ignored uint64 `json:"ignored"`
 	// Jitter is the RFC 3550 interarrival jitter of inbound RTP.
 	Jitter time.Duration `json:"jitter"`
-	// Latches counts changes of the remote RTP address by symmetric RTP.
+	// Latches counts inbound sources latched: the first, and each move
+	// (silence with the same SSRC, or a new address from signalling).
 	Latches uint64 `json:"latches"`
+	// Strangers counts RTP and RTCP packets dropped because they came from
+	// a source that may not steer the call (not the latched peer).
+	Strangers uint64 `json:"strangers"`
 	// RTCPIn and RTCPOut count compound RTCP packets.
 	RTCPIn  uint64 `json:"rtcp_in"`
 	RTCPOut uint64 `json:"rtcp_out"`
@@ -90,6 +95,7 @@ func (s *Stats) Snapshot() StatsSnapshot {
 		Ignored:            s.ignored.Load(),
 		Jitter:             tsDuration(s.jitter.Load()),
 		Latches:            s.latches.Load(),
+		Strangers:          s.strangers.Load(),
 		RTCPIn:             s.rtcpIn.Load(),
 		RTCPOut:            s.rtcpOut.Load(),
 		RemoteFractionLost: float64(s.remoteFractionLost.Load()) / 256,

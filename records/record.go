@@ -115,6 +115,7 @@ type Media struct {
 	Ignored            uint64  `json:"ignored"`
 	JitterMS           float64 `json:"jitter_ms"`
 	Latches            uint64  `json:"latches"`
+	Strangers          uint64  `json:"strangers"`
 	RTCPIn             uint64  `json:"rtcp_in"`
 	RTCPOut            uint64  `json:"rtcp_out"`
 	RemoteFractionLost float64 `json:"remote_fraction_lost"`
@@ -134,7 +135,7 @@ func mediaOf(s media.StatsSnapshot, h call.MediaHealth) Media {
 		PacketsIn: s.PacketsIn, BytesIn: s.BytesIn, PacketsOut: s.PacketsOut, BytesOut: s.BytesOut,
 		Lost: s.Lost, Expected: s.Expected, Duplicates: s.Duplicates, Late: s.Late,
 		Played: s.Played, Concealed: s.Concealed, Silenced: s.Silenced, SSRCChanges: s.SSRCChanges,
-		Resyncs: s.Resyncs, Ignored: s.Ignored, JitterMS: ms(s.Jitter), Latches: s.Latches,
+		Resyncs: s.Resyncs, Ignored: s.Ignored, JitterMS: ms(s.Jitter), Latches: s.Latches, Strangers: s.Strangers,
 		RTCPIn: s.RTCPIn, RTCPOut: s.RTCPOut, RemoteFractionLost: s.RemoteFractionLost,
 		RemoteLost: s.RemoteLost, RemoteJitterMS: ms(s.RemoteJitter), RTTMS: ms(s.RTT),
 	}

@@ -1,0 +1,213 @@
+package test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/pion/rtp"
+	"github.com/stretchr/testify/require"
+
+	"switchboard/app/apptest"
+	"switchboard/call"
+	"switchboard/media"
+)
+
+// strangerTone is the frequency the stranger's RTP carries: if any of it
+// reached the echo model, the caller would hear it back.
+const strangerTone = 1250.0
+
+// stranger blasts well-formed PCMU RTP (a loud tone) and RTCP from a raw
+// UDP socket on loopback at every RTP port of a range, 50 packets a second
+// each, and counts what comes back to it.
+type stranger struct {
+	conn     *net.UDPConn
+	got      atomic.Int64
+	sent     atomic.Int64
+	stop     chan struct{}
+	wg       sync.WaitGroup
+	stopOnce sync.Once
+}
+
+func newStranger(t *testing.T, minPort, maxPort int) *stranger {
+	t.Helper()
+	conn, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	require.NoError(t, err)
+	s := &stranger{conn: conn, stop: make(chan struct{})}
+	s.wg.Add(2)
+	go func() {
+		defer s.wg.Done()
+		buf := make([]byte, 1500)
+		for {
+			if _, err := conn.Read(buf); err != nil {
+				if errors.Is(err, net.ErrClosed) {
+					return
+				}
+				continue
+			}
+			s.got.Add(1)
+		}
+	}()
+	go func() {
+		defer s.wg.Done()
+		pcm := make([]int16, 160)
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		rr := []byte{0x80, 201, 0, 1, 0, 0, 0x33, 0x33} // an RTCP receiver report
+		for n := 0; ; n++ {
+			select {
+			case <-s.stop:
+				return
+			case <-tick.C:
+			}
+			for i := range pcm {
+				pcm[i] = int16(20000 * math.Sin(2*math.Pi*strangerTone*float64(n*160+i)/8000))
+			}
+			raw, _ := (&rtp.Packet{Header: rtp.Header{Version: 2, PayloadType: 0, SequenceNumber: uint16(n), Timestamp: uint32(n) * 160,
+				SSRC: 0x5157a9e5, Marker: n == 0}, Payload: media.PCMU.EncodeFrame(nil, pcm)}).Marshal()
+			for port := minPort; port+1 <= maxPort; port += 2 {
+				if _, err := conn.WriteToUDP(raw, &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: port}); err == nil {
+					s.sent.Add(1)
+				}
+				_, _ = conn.WriteToUDP(rr, &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: port + 1})
+			}
+		}
+	}()
+	t.Cleanup(s.close)
+	return s
+}
+
+func (s *stranger) close() {
+	s.stopOnce.Do(func() {
+		close(s.stop)
+		s.conn.Close()
+		s.wg.Wait()
+	})
+}
+
+// toneFrames counts the 20 ms frames of pcm (8 kHz) in which the tone at
+// freq holds more than share of the frame's energy (Goertzel).
+func toneFrames(pcm []int16, freq, share float64) int {
+	const n = 160
+	k := 2 * math.Cos(2*math.Pi*freq/8000)
+	frames := 0
+	for off := 0; off+n <= len(pcm); off += n {
+		var s1, s2, energy float64
+		for _, v := range pcm[off : off+n] {
+			x := float64(v)
+			s0 := x + k*s1 - s2
+			s2, s1 = s1, s0
+			energy += x * x
+		}
+		power := s1*s1 + s2*s2 - k*s1*s2 // |X(f)|^2
+		if energy > 1e6 && 2*power/(n*energy) > share {
+			frames++
+		}
+	}
+	return frames
+}
+
+// TestStrangerCannotTakeOverCall: baresip calls the echo line and talks
+// while a stranger blasts well-formed RTP (a loud tone, the caller's
+// payload type) and RTCP at every port of the RTP range from before the
+// call until after it. The caller keeps hearing its own speech echoed (the
+// model got the caller's audio), never the stranger's tone (the model got
+// nothing of the stranger's); the stranger receives nothing; the call's
+// stats and the metric count the stranger's packets.
+func TestStrangerCannotTakeOverCall(t *testing.T) {
+	_, err := exec.LookPath("baresip")
+	require.NoError(t, err, "baresip must be installed (apt install baresip)")
+	// A range of its own: the stranger blasts all of it, and no other
+	// test's calls may be in it.
+	const lo, hi = 33400, 33419
+	d := callDaemon(t, map[string]string{"SWITCHBOARD_RTP_PORTS": fmt.Sprintf("%d-%d", lo, hi)})
+	dir := t.TempDir()
+	speech := paddedSpeechWAV(t, dir)
+	conf, rec := filepath.Join(dir, "conf"), filepath.Join(dir, "rec")
+	require.NoError(t, os.MkdirAll(conf, 0o700))
+	require.NoError(t, os.MkdirAll(rec, 0o700))
+	config := strings.Join([]string{
+		"module_path /usr/lib/baresip/modules",
+		fmt.Sprintf("sip_listen 127.0.0.1:%d", freeUDPPort(t)),
+		"audio_source aufile," + speech,
+		"audio_player alsa,null",
+		"audio_alert alsa,null",
+		"rtp_ports 32100-32199",
+		"snd_path " + rec,
+		"module account.so", "module menu.so", "module g711.so", "module aufile.so", "module alsa.so", "module sndfile.so",
+		"",
+	}, "\n")
+	require.NoError(t, os.WriteFile(filepath.Join(conf, "config"), []byte(config), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(conf, "accounts"), []byte("<sip:caller@127.0.0.1>;regint=0;audio_codecs=PCMU\n"), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(conf, "contacts"), nil, 0o600))
+
+	st := newStranger(t, lo, hi)
+	time.Sleep(100 * time.Millisecond) // the stranger is there before the call
+
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "baresip", "-f", conf, "-n", "127.0.0.1", "-t", "45", "-e", "/dial sip:14155550150@"+d.App.SIPAddr().String())
+	cmd.Dir = dir
+	var buf apptest.SyncBuffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	require.NoError(t, cmd.Start())
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+	defer func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		<-waited
+	}()
+	c := liveCall(t, d)
+	require.Eventually(t, func() bool { return d.App.Calls().Active() == 0 }, 40*time.Second, 50*time.Millisecond,
+		"baresip did not hang up at the end of its WAV: %s", tail(buf.String(), 3000))
+	time.Sleep(500 * time.Millisecond)
+	st.close()
+	requireNoCalls(t, d)
+	snap := c.Snapshot()
+	require.Equal(t, call.EndedByCaller, snap.EndedBy, "baresip hung up at the end of its WAV")
+
+	decs, err := filepath.Glob(filepath.Join(rec, "dump-*-dec.wav"))
+	require.NoError(t, err)
+	require.Len(t, decs, 1, "baresip's recording of the call: %s", tail(buf.String(), 3000))
+	heard, rate, err := readWAV(decs[0])
+	require.NoError(t, err)
+	require.Equal(t, 8000, rate)
+	said, _, err := readWAV(speech)
+	require.NoError(t, err)
+	windows, matched, median := echoWindows(said, heard, 0, 2*8000, 0.7)
+	rev := make([]int16, len(said))
+	for i, v := range said {
+		rev[len(said)-1-i] = v
+	}
+	ctlWindows, ctlMatched, _ := echoWindows(rev, heard, 0, 2*8000, 0.7)
+	toned := toneFrames(heard, strangerTone, 0.6)
+	m := metrics(t, d)
+	t.Logf("stranger sent %d RTP packets (and as many RTCP) at the range, got %d back; caller heard %.1f s, %d/%d speech windows echoed "+
+		"(median lag %v, reversed control %d/%d), %d frames of the stranger's tone; call stats %+v; metric %v",
+		st.sent.Load(), st.got.Load(), float64(len(heard))/8000, matched, windows, time.Duration(median)*time.Second/8000,
+		ctlMatched, ctlWindows, toned, snap.Media, m["switchboard_rtp_stranger_packets_total"])
+	requireEcho(t, 12, windows, matched, median, ctlWindows, ctlMatched)
+	require.Greater(t, st.sent.Load(), int64(1000), "the stranger blasted the whole call")
+	require.Zero(t, st.got.Load(), "the stranger received nothing")
+	require.Zero(t, toned, "the stranger's tone never reached the model (the echo would carry it)")
+	require.Greater(t, snap.Media.Strangers, uint64(100), "the call counted the stranger's packets")
+	require.Equal(t, uint64(1), snap.Media.Latches, "latched once, to the caller")
+	require.GreaterOrEqual(t, m["switchboard_rtp_stranger_packets_total"], float64(snap.Media.Strangers))
+
+	// Control for the tone detector: the stranger's own stream is all tone.
+	pcm := make([]int16, 8000)
+	for i := range pcm {
+		pcm[i] = int16(20000 * math.Sin(2*math.Pi*strangerTone*float64(i)/8000))
+	}
+	require.Equal(t, 50, toneFrames(media.PCMU.DecodeFrame(nil, media.PCMU.EncodeFrame(nil, pcm)), strangerTone, 0.6))
+}
