@@ -123,7 +123,8 @@ func (a *App) buildCalls(cfg *config.Config, log zerolog.Logger) error {
 	libLoggerOnce.Do(func() { sip.SetLibraryLogger(log) })
 	a.sip, err = sip.NewServer(sip.Options{
 		Addr: cfg.SIP.Addr, PublicAddr: cfg.SIP.PublicAddr, TLSAddr: cfg.SIP.TLSAddr, TLSCert: cfg.SIP.TLSCert, TLSKey: cfg.SIP.TLSKey,
-		RTPPublicIP: publicIP, ChallengeStatus: cfg.SIP.ChallengeStatus, DigestAlgorithms: cfg.SIP.DigestAlgorithms, NonceTTL: cfg.SIP.NonceTTL,
+		RTPPublicIP: publicIP, SRTP: sip.SRTPPolicy(cfg.RTP.SRTP), SRTPOverPlain: cfg.RTP.SRTPSignalling == "any",
+		ChallengeStatus: cfg.SIP.ChallengeStatus, DigestAlgorithms: cfg.SIP.DigestAlgorithms, NonceTTL: cfg.SIP.NonceTTL,
 		AuthFailLimit: cfg.SIP.AuthFailLimit, AuthFailWindow: cfg.SIP.AuthFailWindow, MaxCalls: cfg.SIP.MaxCalls,
 		SourceFailLimit: cfg.SIP.SourceFailLimit, SourceFailWindow: cfg.SIP.SourceFailWindow, SourceBlockTime: cfg.SIP.SourceBlockTime,
 		MinSE: cfg.SIP.MinSE, SessionExpires: cfg.SIP.SessionExpires,
@@ -222,6 +223,9 @@ func buildBrowsers(cfg *config.Config, rtpBind netip.Addr, calls *call.Manager, 
 
 // SIPAddr is the SIP server's UDP address.
 func (a *App) SIPAddr() netip.AddrPort { return a.sip.UDPAddr() }
+
+// SIPTLSAddr is the bound SIP over TLS address (invalid without TLS).
+func (a *App) SIPTLSAddr() netip.AddrPort { return a.sip.TLSAddr() }
 
 // Calls is the call manager (tests, the calls API).
 func (a *App) Calls() *call.Manager { return a.calls }

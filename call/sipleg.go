@@ -136,7 +136,7 @@ func (l *SIPLeg) Start(sink LegSink, opts LegOptions) error {
 	so := media.SessionOptions{
 		Codec: *l.codec.Load(), Ptime: offer.Ptime, JitterDelay: l.opts.JitterDelay, EventPayloadType: offer.DTMFPayloadType,
 		Remote: offer.RemoteAddr, MediaTimeout: l.opts.MediaTimeout, Logger: l.log,
-		RelatchAfter: l.opts.RelatchAfter, Strangers: l.opts.Strangers,
+		RelatchAfter: l.opts.RelatchAfter, Strangers: l.opts.Strangers, SRTP: srtpKeys(offer.SRTP),
 		OnAudio: l.onAudio, OnTimeout: l.onTimeout, OnEvent: l.onEvent, Tap: opts.Tap,
 	}
 	if opts.Passthrough {
@@ -372,6 +372,9 @@ func (l *SIPLeg) applyMedia(p sip.MediaParams) {
 	if p.RemoteAddr.IsValid() && !p.RemoteAddr.Addr().IsUnspecified() {
 		sess.SetRemote(p.RemoteAddr)
 	}
+	if err := sess.SetSRTP(srtpKeys(p.SRTP)); err != nil {
+		l.log.Warn().Err(err).Msg("srtp keys not applied")
+	}
 	if codec, ok := media.CodecByPayloadType(p.Codec.PayloadType); ok {
 		l.codec.Store(&codec)
 		sess.SetCodec(codec)
@@ -402,6 +405,15 @@ func (l *SIPLeg) applyMedia(p sip.MediaParams) {
 	if changed {
 		l.sink.PeerHold(held)
 	}
+}
+
+// srtpKeys turns the SDES of an offer/answer into the media's keys (nil:
+// plain RTP).
+func srtpKeys(s sip.SDES) *media.SRTPKeys {
+	if !s.Active() {
+		return nil
+	}
+	return &media.SRTPKeys{Suite: s.Suite, Local: []byte(s.Local), Remote: []byte(s.Remote)}
 }
 
 // answerIP is the address to put in the SDP answer: the bind address, or,

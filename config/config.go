@@ -166,6 +166,10 @@ type RTP struct {
 	MediaTimeout time.Duration `yaml:"media_timeout"`
 	JitterDelay  time.Duration `yaml:"jitter_delay"`
 	RelatchAfter time.Duration `yaml:"relatch_after"`
+	// SRTP is off, optional or required (SDES keys, RFC 4568).
+	SRTP string `yaml:"srtp"`
+	// SRTPSignalling is "tls" (SDES keys only over SIP TLS) or "any".
+	SRTPSignalling string `yaml:"srtp_signalling"`
 }
 
 // WebRTC holds the settings of browser calls (/v1/realtime/calls).
@@ -417,6 +421,16 @@ func (c *Config) Validate() error {
 	}
 	if c.WebRTC.ConnectTimeout <= 0 {
 		errs = append(errs, errors.New("webrtc.connect_timeout: must be positive"))
+	}
+	switch c.RTP.SRTP {
+	case "off", "optional", "required":
+	default:
+		errs = append(errs, errors.New("rtp.srtp: must be off, optional or required"))
+	}
+	switch c.RTP.SRTPSignalling {
+	case "tls", "any":
+	default:
+		errs = append(errs, errors.New("rtp.srtp_signalling: must be tls or any"))
 	}
 	if c.RTP.RelatchAfter < 100*time.Millisecond || c.RTP.RelatchAfter > time.Minute {
 		errs = append(errs, errors.New("rtp.relatch_after: must be within 100ms..1m"))

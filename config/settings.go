@@ -142,6 +142,8 @@ func settings(c *Config) []Setting {
 		{"rtp.media_timeout", "", "SWITCHBOARD_MEDIA_TIMEOUT", "30s", "no RTP for this long ends the call with BYE", duration(&c.RTP.MediaTimeout)},
 		{"rtp.jitter_delay", "", "SWITCHBOARD_JITTER_DELAY", "40ms", "target delay of the jitter buffer", duration(&c.RTP.JitterDelay)},
 		{"rtp.relatch_after", "", "SWITCHBOARD_RTP_RELATCH_AFTER", "1500ms", "a call's RTP follows a new source address only after its latched source was silent this long and the new one carries the same SSRC (or a re-INVITE names it); other sources' packets are dropped", duration(&c.RTP.RelatchAfter)},
+		{"rtp.srtp", "", "SWITCHBOARD_RTP_SRTP", "optional", "SRTP with SDES keys (RFC 4568): off, optional (when the caller offers it) or required (488 otherwise)", str(&c.RTP.SRTP)},
+		{"rtp.srtp_signalling", "", "SWITCHBOARD_RTP_SRTP_SIGNALLING", "tls", "where SDES keys may travel: tls (only SIP over TLS; a crypto offer over UDP/TCP gets 488 or plain RTP) or any (keys readable on the path)", str(&c.RTP.SRTPSignalling)},
 		{"health.loss_threshold", "", "SWITCHBOARD_HEALTH_LOSS_THRESHOLD", "0.05", "inbound loss ratio over health.loss_window past which a call is degraded (media_degraded webhook)", float(&c.Health.LossThreshold)},
 		{"health.loss_window", "", "SWITCHBOARD_HEALTH_LOSS_WINDOW", "5s", "window the loss ratio of a running call is measured over", duration(&c.Health.LossWindow)},
 		{"health.no_audio", "", "SWITCHBOARD_HEALTH_NO_AUDIO", "5s", "no inbound RTP audio for this long makes a call degraded", duration(&c.Health.NoAudio)},

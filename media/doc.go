@@ -1,5 +1,7 @@
 // Package media owns the phone leg's audio: RTP/RTCP sockets taken from a
-// port pool, symmetric RTP latching, a jitter buffer with loss concealment,
+// port pool (random pairs), symmetric RTP latching that only the caller can
+// steer (strangers' packets dropped and counted), SRTP with SDES keys
+// (pion/srtp), a jitter buffer with loss concealment,
 // G.711 (PCMU/PCMA) coding with github.com/zaf/g711, a polyphase
 // windowed-sinc resampler between 8 kHz and the model's rate, an outbound
 // playout queue with barge-in Flush, a drift-free pacer, per-call stats and

@@ -20,4 +20,7 @@ var (
 	errBadPortRange   = errors.New("bad port range")
 	errNoRemote       = errors.New("no remote address")
 	errPayloadTooLong = errors.New("payload too long")
+	errSRTPSuite      = errors.New("unsupported srtp crypto suite")
+	errSRTPKey        = errors.New("bad srtp key length")
+	errSRTPLate       = errors.New("srtp cannot start on a plain rtp session")
 )

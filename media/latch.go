@@ -72,7 +72,8 @@ type sourceLatch struct {
 	sendStart time.Time      // our first RTP packet out (zero: none yet)
 
 	latched bool
-	current netip.AddrPort
+	from    netip.AddrPort // the latched source as packets show it
+	current netip.AddrPort // where to answer it (from, or the SDP's for port 0)
 	ssrc    uint32
 	last    time.Time // last packet from current
 }
@@ -96,7 +97,7 @@ func (l *sourceLatch) signal(ap netip.AddrPort) bool {
 	l.signalled = ap
 	l.natOK = !reachable(ap.Addr())
 	l.latched = false
-	l.current = netip.AddrPort{}
+	l.from, l.current = netip.AddrPort{}, netip.AddrPort{}
 	return true
 }
 
@@ -118,14 +119,14 @@ func (l *sourceLatch) isSignalled(src netip.AddrPort) bool {
 // whether its payload type is one the call negotiated.
 func (l *sourceLatch) check(src netip.AddrPort, ssrc uint32, expected bool, now time.Time) LatchReason {
 	if l.latched {
-		if src == l.current {
+		if src == l.from {
 			l.ssrc, l.last = ssrc, now
 			return latchKeep
 		}
 		if ssrc != l.ssrc || now.Sub(l.last) < l.relatchAfter || !answerable(src) {
 			return latchStranger
 		}
-		l.current, l.last = src, now
+		l.from, l.current, l.last = src, src, now
 		return LatchSilence
 	}
 	var why LatchReason
@@ -144,7 +145,7 @@ func (l *sourceLatch) check(src netip.AddrPort, ssrc uint32, expected bool, now 
 		return latchStranger
 	}
 	l.latched, l.ssrc, l.last = true, ssrc, now
-	l.current = src
+	l.from, l.current = src, src
 	if !answerable(src) { // port 0 from the SDP's host: answer the SDP
 		l.current = l.signalled
 	}

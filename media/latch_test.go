@@ -82,6 +82,7 @@ func TestSourceLatch(t *testing.T) {
 		l.signal(caller)
 		require.Equal(t, LatchSDP, l.check(ap("203.0.113.5:0"), 7, true, at(0)))
 		require.Equal(t, caller, l.current, "answered at the SDP address")
+		require.Equal(t, latchKeep, l.check(ap("203.0.113.5:0"), 7, true, at(20)))
 		require.Equal(t, latchStranger, l.check(ap("198.51.100.9:0"), 7, true, at(20)))
 	})
 	t.Run("no sdp address: the first sender", func(t *testing.T) {

@@ -2,11 +2,8 @@ package media
 
 import (
 	"context"
-	"encoding/binary"
-	"errors"
 	"fmt"
 	"math/rand/v2"
-	"net"
 	"net/netip"
 	"sync"
 	"sync/atomic"
@@ -46,7 +43,12 @@ type SessionOptions struct {
 	NATGrace time.Duration
 	// Strangers, when set, counts RTP and RTCP packets from sources other
 	// than the latched peer, which are dropped (a metric shared by calls).
+	// With SRTP, packets that fail authentication (or replay) count too.
 	Strangers Counter
+	// SRTP, when set, protects both directions (RTP/SAVP, RFC 3711) with
+	// these SDES keys: inbound packets are authenticated and decrypted
+	// before anything else looks at them (the source latch included).
+	SRTP *SRTPKeys
 	// MediaTimeout ends the media when no RTP arrived for this long: OnTimeout
 	// is called once. Zero disables it.
 	MediaTimeout time.Duration
@@ -130,6 +132,10 @@ type Session struct {
 
 	lastRTP atomic.Int64 // unix nanos of the last inbound RTP (or of the start)
 
+	srtp   atomic.Pointer[srtpState] // nil: plain RTP
+	encBuf []byte                    // SRTP output of WriteRTP (pacer only)
+	encHdr rtp.Header                // scratch header of WriteRTP
+
 	cancel    context.CancelFunc
 	wg        sync.WaitGroup
 	closeOnce sync.Once
@@ -170,6 +176,14 @@ func NewSession(pair *PortPair, opts SessionOptions) (*Session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("new session: %w", err)
 	}
+	if opts.SRTP != nil {
+		st, err := newSRTPState(*opts.SRTP)
+		if err != nil {
+			return nil, fmt.Errorf("new session: %w", err)
+		}
+		s.srtp.Store(st)
+		s.encBuf = make([]byte, 1500+st.authTagOverRTP)
+	}
 	s.pacer, err = NewPacer(s, s.playout, PacerOptions{Codec: opts.Codec, Ptime: opts.Ptime, Now: opts.Now, Stats: &s.stats, Tap: opts.Tap})
 	if err != nil {
 		return nil, fmt.Errorf("new session: %w", err)
@@ -209,18 +223,23 @@ func (s *Session) String() string {
 	s.mu.Lock()
 	jb := s.jitter().String()
 	s.mu.Unlock()
-	if !s.opts.Passthrough {
-		return fmt.Sprintf("RTP -> G711(decode) -> %s | %s -> %s -> RTP", jb, s.playout, s.pacer)
+	wire, out := "RTP", "RTP"
+	if st := s.srtp.Load(); st != nil {
+		wire = "SRTP(" + st.keys.Suite + ") -> RTP"
+		out = "RTP -> SRTP(" + st.keys.Suite + ")"
 	}
-	in := "RTP -> " + jb
+	if !s.opts.Passthrough {
+		return fmt.Sprintf("%s -> G711(decode) -> %s | %s -> %s -> %s", wire, jb, s.playout, s.pacer, out)
+	}
+	in := wire + " -> " + jb
 	if s.opts.OnAudio != nil {
 		in += " -> " + s.opts.Codec.Name + "(decode)"
 	}
-	out := s.playout.String()
+	play := s.playout.String()
 	if c := s.pacer.Codec(); !c.sameLaw(s.opts.Codec) {
-		out += " -> " + s.opts.Codec.Name + "->" + c.Name + "(transcode)"
+		play += " -> " + s.opts.Codec.Name + "->" + c.Name + "(transcode)"
 	}
-	return fmt.Sprintf("%s | %s -> %s -> RTP", in, out, s.pacer)
+	return fmt.Sprintf("%s | %s -> %s -> %s", in, play, s.pacer, out)
 }
 
 // jitter is what the session asks of either jitter buffer besides Pop.
@@ -263,6 +282,34 @@ func (s *Session) setRemoteLocked(ap netip.AddrPort) {
 	if ap.IsValid() {
 		s.remoteRTCP = netip.AddrPortFrom(ap.Addr(), ap.Port()+1)
 	}
+}
+
+// SetSRTP takes the SRTP keys of a new offer/answer (a re-INVITE may
+// re-key, RFC 4568 §7.1.4). A direction whose key is unchanged keeps its
+// context (and its packet index: a key is never used twice for the same
+// index). nil keeps what is in use: the SIP layer refuses a downgrade.
+func (s *Session) SetSRTP(keys *SRTPKeys) error {
+	cur := s.srtp.Load()
+	if keys == nil || (cur != nil && cur.same(*keys)) {
+		return nil
+	}
+	if cur == nil {
+		return fmt.Errorf("set srtp: %w", errSRTPLate)
+	}
+	st, err := newSRTPState(*keys)
+	if err != nil {
+		return fmt.Errorf("set srtp: %w", err)
+	}
+	if cur.keys.Suite == keys.Suite {
+		if string(cur.keys.Local) == string(keys.Local) {
+			st.txRTP, st.txRTCP = cur.txRTP, cur.txRTCP
+		}
+		if string(cur.keys.Remote) == string(keys.Remote) {
+			st.rxRTP, st.rxRTCP = cur.rxRTP, cur.rxRTCP
+		}
+	}
+	s.srtp.Store(st)
+	return nil
 }
 
 // SetCodec changes the outbound encoding. With Passthrough the consumer's
@@ -329,7 +376,13 @@ func (s *Session) WriteRTP(h *rtp.Header, payload []byte) error {
 		return fmt.Errorf("%w: %d", errPayloadTooLong, len(payload))
 	}
 	n += copy(s.outBuf[n:], payload)
-	if _, err := s.pair.RTP.WriteToUDPAddrPort(s.outBuf[:n], remote); err != nil {
+	pkt := s.outBuf[:n]
+	if st := s.srtp.Load(); st != nil {
+		if pkt, err = st.txRTP.EncryptRTP(s.encBuf[:0], pkt, &s.encHdr); err != nil {
+			return fmt.Errorf("srtp: %w", err)
+		}
+	}
+	if _, err := s.pair.RTP.WriteToUDPAddrPort(pkt, remote); err != nil {
 		return fmt.Errorf("send rtp: %w", err)
 	}
 	now := s.now()
@@ -338,119 +391,6 @@ func (s *Session) WriteRTP(h *rtp.Header, payload []byte) error {
 	s.latch.sent(now)
 	s.mu.Unlock()
 	return nil
-}
-
-func (s *Session) readRTP() {
-	defer s.wg.Done()
-	buf := make([]byte, 1500)
-	var p rtp.Packet
-	for {
-		n, src, err := s.pair.RTP.ReadFromUDPAddrPort(buf)
-		if err != nil {
-			if errors.Is(err, net.ErrClosed) {
-				return
-			}
-			continue // e.g. ICMP port unreachable reported on Linux
-		}
-		if p.Unmarshal(buf[:n]) != nil || p.Version != 2 {
-			s.stats.ignored.Add(1)
-			continue
-		}
-		s.handleRTP(&p, src, n)
-	}
-}
-
-func (s *Session) handleRTP(p *rtp.Packet, src netip.AddrPort, size int) {
-	now := s.now()
-	src = netip.AddrPortFrom(src.Addr().Unmap(), src.Port())
-	_, audio := CodecByPayloadType(p.PayloadType)
-	event := p.PayloadType == s.opts.EventPayloadType
-	s.mu.Lock()
-	expected := p.PayloadType == s.codecPT || p.PayloadType == s.opts.Codec.PayloadType || event
-	why := s.latch.check(src, p.SSRC, expected, now)
-	if why == latchStranger {
-		s.mu.Unlock()
-		s.stranger(src)
-		return
-	}
-	if why != latchKeep {
-		// Symmetric RTP: answer where the peer's packets come from.
-		cur := s.latch.current
-		s.log.Info().Str("rtp_raddr", cur.String()).Str("rtp_prev_raddr", s.remote.String()).
-			Stringer("latch", why).Uint32("rtp_ssrc", p.SSRC).Msg("rtp source latched")
-		if cur != s.remote {
-			s.setRemoteLocked(cur)
-		}
-		s.stats.latches.Add(1)
-	}
-	if !audio && !event && p.PayloadType != PayloadTypeCN {
-		s.mu.Unlock()
-		s.stats.ignored.Add(1)
-		return
-	}
-	s.stats.packetsIn.Add(1)
-	s.stats.bytesIn.Add(uint64(size))
-	s.lastRTP.Store(now.UnixNano())
-	if s.rx.update(p.SSRC, p.SequenceNumber, p.Timestamp, now) {
-		s.log.Info().Uint32("rtp_ssrc", p.SSRC).Msg("rtp ssrc changed")
-	}
-	s.rx.publish(&s.stats)
-	res := PushUnsupported
-	if audio {
-		res = s.jitter().Push(&p.Header, p.Payload)
-	}
-	s.mu.Unlock()
-	if audio {
-		s.stats.CountPush(res)
-	}
-	if event && s.opts.OnEvent != nil {
-		s.opts.OnEvent(&p.Header, p.Payload)
-	}
-}
-
-// stranger drops a packet from a source that may not steer the call: it
-// is counted, and the first one of the call is logged.
-func (s *Session) stranger(src netip.AddrPort) {
-	if s.stats.strangers.Add(1) == 1 {
-		s.log.Warn().Str("rtp_stranger", src.String()).Msg("rtp from a stranger dropped")
-	}
-	if s.opts.Strangers != nil {
-		s.opts.Strangers.Inc()
-	}
-}
-
-func (s *Session) readRTCP() {
-	defer s.wg.Done()
-	buf := make([]byte, 1500)
-	for {
-		n, src, err := s.pair.RTCP.ReadFromUDPAddrPort(buf)
-		if err != nil {
-			if errors.Is(err, net.ErrClosed) {
-				return
-			}
-			continue
-		}
-		if n < 8 {
-			continue
-		}
-		src = netip.AddrPortFrom(src.Addr().Unmap(), src.Port())
-		s.mu.Lock()
-		ok := s.latch.rtcpFrom(src, binary.BigEndian.Uint32(buf[4:8])) // SR/RR sender SSRC
-		s.mu.Unlock()
-		if !ok {
-			s.stranger(src)
-			continue
-		}
-		pkts, err := rtcp.Unmarshal(buf[:n])
-		if err != nil {
-			continue
-		}
-		s.mu.Lock()
-		s.stats.rtcpIn.Add(1)
-		s.remoteRTCP = src
-		handleReport(s.now(), pkts, s.pacer.SSRC(), &s.report, &s.stats)
-		s.mu.Unlock()
-	}
 }
 
 // run is the media goroutine: the outbound pacer and the inbound frame
@@ -584,6 +524,11 @@ func (s *Session) sendReport(now time.Time) {
 	raw, err := rtcp.Marshal(pkts)
 	if err != nil {
 		return
+	}
+	if st := s.srtp.Load(); st != nil {
+		if raw, err = st.txRTCP.EncryptRTCP(nil, raw, nil); err != nil {
+			return
+		}
 	}
 	if _, err := s.pair.RTCP.WriteToUDPAddrPort(raw, dst); err == nil {
 		s.stats.rtcpOut.Add(1)

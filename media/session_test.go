@@ -147,9 +147,12 @@ func TestSessionNoLatchOnPortZero(t *testing.T) {
 	require.Equal(t, addr(40000), b.Remote())
 	require.Equal(t, uint64(1), b.Stats().Latches)
 	require.Equal(t, uint64(1), b.Stats().PacketsIn)
+	p.SequenceNumber, p.Timestamp = 2, 320
+	b.handleRTP(p, addr(0), 172)
+	require.Equal(t, uint64(2), b.Stats().PacketsIn)
 	b.handleRTP(p, netip.MustParseAddrPort("127.0.0.2:0"), 172)
 	require.Equal(t, addr(40000), b.Remote())
-	require.Equal(t, uint64(1), b.Stats().PacketsIn)
+	require.Equal(t, uint64(2), b.Stats().PacketsIn)
 	require.Equal(t, uint64(1), b.Stats().Strangers)
 }
 

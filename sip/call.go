@@ -453,6 +453,7 @@ func (c *InboundCall) onOffer(req *sip.Request, tx sip.ServerTransaction) {
 		}
 		c.mu.Lock()
 		params, err := answerMatch(ack.Body(), []Codec{c.params.Codec})
+		params.SRTP = c.params.SRTP // our offer repeated our crypto; the keys stay
 		c.mu.Unlock()
 		if err == nil {
 			c.publish(params)
@@ -468,6 +469,14 @@ func (c *InboundCall) onOffer(req *sip.Request, tx sip.ServerTransaction) {
 	if err != nil {
 		c.log.Info().Err(err).Msg("re-offer refused, keeping current media")
 		c.srv.respond(req, tx, 488, "Not Acceptable Here", nil, sip.NewHeader("Warning", `305 switchboard "Incompatible media format"`))
+		return
+	}
+	c.mu.Lock()
+	prev := c.params.SRTP
+	c.mu.Unlock()
+	if params, err = c.srv.srtpRules(c.dlg.transport).secure(offer, params, prev); err != nil {
+		c.log.Info().Err(err).Msg("re-offer refused, keeping current media")
+		c.srv.respond(req, tx, 488, "Not Acceptable Here", nil, srtpWarning(err))
 		return
 	}
 	c.mu.Lock()

@@ -127,6 +127,10 @@ func (s *Server) onInvite(req *sip.Request, tx sip.ServerTransaction) {
 			return
 		}
 	}
+	if params, err = s.srtpRules(req.Transport()).secure(offer, params, SDES{}); err != nil {
+		refuse(488, "Not Acceptable Here", ResultNoCodec, srtpWarning(err))
+		return
+	}
 
 	call := newInboundCall(s, req, tx, route, src, offer, params, log)
 	call.received = received

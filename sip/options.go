@@ -26,6 +26,11 @@ type Options struct {
 	// RTPPublicIP is the address advertised in SDP answers (NAT); default
 	// the address passed to InboundCall.Answer.
 	RTPPublicIP netip.Addr
+	// SRTP says when calls use SRTP with SDES keys. Default SRTPOptional.
+	SRTP SRTPPolicy
+	// SRTPOverPlain lets SDES keys travel over UDP or TCP signalling,
+	// where anyone on the path reads them. Default false: only over TLS.
+	SRTPOverPlain bool
 
 	// ChallengeStatus is 401 (WWW-Authenticate) or 407
 	// (Proxy-Authenticate). Default 401.
@@ -156,6 +161,9 @@ func (o Options) WithDefaults() Options {
 	setDur(&o.DrainTimeout, DefaultDrainTimeout)
 	setStr(&o.DefaultCountry, DefaultCountry)
 	setStr(&o.UserAgent, DefaultUserAgent)
+	if o.SRTP == "" {
+		o.SRTP = SRTPOptional
+	}
 	setDur(&o.AckTimeout, DefaultAckTimeout)
 	setDur(&o.RequestTimeout, DefaultRequestTimeout)
 	setDur(&o.ReferTimeout, DefaultReferTimeout)
@@ -173,6 +181,9 @@ func (o Options) validate() error {
 		if a != "MD5" && a != "SHA-256" {
 			return fmt.Errorf("sip digest algorithm %q: must be MD5 or SHA-256", a)
 		}
+	}
+	if _, err := ParseSRTPPolicy(string(o.SRTP)); err != nil {
+		return err
 	}
 	if (o.TLSCert == "") != (o.TLSKey == "") {
 		return fmt.Errorf("sip tls: set both certificate and key or neither")

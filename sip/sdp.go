@@ -68,6 +68,8 @@ type MediaParams struct {
 	// Direction is the peer's direction (from its SDP). A peer putting us
 	// on hold sends sendonly or inactive.
 	Direction Direction
+	// SRTP is the call's SDES crypto (zero: plain RTP); see srtp.go.
+	SRTP SDES
 }
 
 // CanSend reports whether we may send RTP to the peer (false on hold).
@@ -77,7 +79,11 @@ func (m MediaParams) CanSend() bool {
 
 // String gives a short log form.
 func (m MediaParams) String() string {
-	return fmt.Sprintf("%s %s/%d pt=%d dtmf=%d ptime=%s %s", m.RemoteAddr, m.Codec.Name, m.Codec.ClockRate, m.Codec.PayloadType, m.DTMFPayloadType, m.Ptime, m.Direction)
+	s := fmt.Sprintf("%s %s/%d pt=%d dtmf=%d ptime=%s %s", m.RemoteAddr, m.Codec.Name, m.Codec.ClockRate, m.Codec.PayloadType, m.DTMFPayloadType, m.Ptime, m.Direction)
+	if m.SRTP.Active() {
+		s += " srtp=" + m.SRTP.String()
+	}
+	return s
 }
 
 const (
@@ -102,10 +108,14 @@ type parsedSDP struct {
 	params MediaParams
 	// codecs is the audio stream's codec list in the peer's order.
 	codecs []Codec
+	// proto is the audio stream's protocol; crypto its usable a=crypto
+	// lines (SDES, srtp.go) in the peer's order.
+	proto  string
+	crypto []cryptoAttr
 }
 
 // parseSDP reads a remote description with pion/sdp and extracts the
-// first active RTP/AVP audio stream.
+// first active RTP/AVP or RTP/SAVP audio stream.
 func parseSDP(body []byte) (*parsedSDP, error) {
 	var sd sdp.SessionDescription
 	if err := sd.Unmarshal(body); err != nil {
@@ -116,7 +126,7 @@ func parseSDP(body []byte) (*parsedSDP, error) {
 	for i, md := range sd.MediaDescriptions {
 		om := offerMedia{media: md.MediaName.Media, port: md.MediaName.Port.Value, proto: strings.Join(md.MediaName.Protos, "/"), formats: md.MediaName.Formats}
 		p.media = append(p.media, om)
-		if p.audio >= 0 || om.media != "audio" || om.port == 0 || (om.proto != "RTP/AVP" && om.proto != "RTP/AVPF") {
+		if p.audio >= 0 || om.media != "audio" || om.port == 0 || (om.proto != "RTP/AVP" && om.proto != "RTP/AVPF" && !isSecureProto(om.proto)) {
 			continue
 		}
 		ci := md.ConnectionInformation
@@ -146,6 +156,7 @@ func parseSDP(body []byte) (*parsedSDP, error) {
 			p.params.Ptime = clampPtime(v)
 		}
 		p.codecs = codecsOf(md)
+		p.proto, p.crypto = om.proto, cryptoOf(md)
 	}
 	return p, nil
 }
@@ -307,6 +318,7 @@ func (l *localSDP) answer(p *parsedSDP, params MediaParams, local netip.AddrPort
 			appendDTMF(md, params.DTMFPayloadType)
 		}
 		md.WithValueAttribute("ptime", strconv.Itoa(int(params.Ptime/time.Millisecond)))
+		appendCrypto(md, params.SRTP)
 		md.WithPropertyAttribute(string(dir))
 		sd.MediaDescriptions = append(sd.MediaDescriptions, md)
 	}

@@ -1,0 +1,148 @@
+package media
+
+import (
+	"encoding/binary"
+	"errors"
+	"net"
+	"net/netip"
+
+	"github.com/pion/rtcp"
+	"github.com/pion/rtp"
+)
+
+// readRTP is the RTP reader goroutine: SRTP authentication first, then
+// the source latch, then the jitter buffer.
+func (s *Session) readRTP() {
+	defer s.wg.Done()
+	buf, dec := make([]byte, 1500), make([]byte, 1500)
+	var p rtp.Packet
+	for {
+		n, src, err := s.pair.RTP.ReadFromUDPAddrPort(buf)
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			continue // e.g. ICMP port unreachable reported on Linux
+		}
+		pkt := buf[:n]
+		if st := s.srtp.Load(); st != nil {
+			// Authenticated before anything trusts it: who cannot sign
+			// the call's packets is a stranger, whatever its address.
+			if pkt, err = st.rxRTP.DecryptRTP(dec, pkt, &p.Header); err != nil {
+				s.stranger(netip.AddrPortFrom(src.Addr().Unmap(), src.Port()))
+				continue
+			}
+		}
+		if p.Unmarshal(pkt) != nil || p.Version != 2 {
+			s.stats.ignored.Add(1)
+			continue
+		}
+		s.handleRTP(&p, src, len(pkt))
+	}
+}
+
+// handleRTP takes one (authenticated) RTP packet from src: the latch
+// decides whether src may steer the call, then the packet is counted and
+// buffered, or handed to OnEvent.
+func (s *Session) handleRTP(p *rtp.Packet, src netip.AddrPort, size int) {
+	now := s.now()
+	src = netip.AddrPortFrom(src.Addr().Unmap(), src.Port())
+	_, audio := CodecByPayloadType(p.PayloadType)
+	event := p.PayloadType == s.opts.EventPayloadType
+	s.mu.Lock()
+	expected := p.PayloadType == s.codecPT || p.PayloadType == s.opts.Codec.PayloadType || event
+	why := s.latch.check(src, p.SSRC, expected, now)
+	if why == latchStranger {
+		s.mu.Unlock()
+		s.stranger(src)
+		return
+	}
+	if why != latchKeep {
+		// Symmetric RTP: answer where the peer's packets come from.
+		cur := s.latch.current
+		s.log.Info().Str("rtp_raddr", cur.String()).Str("rtp_prev_raddr", s.remote.String()).
+			Stringer("latch", why).Uint32("rtp_ssrc", p.SSRC).Msg("rtp source latched")
+		if cur != s.remote {
+			s.setRemoteLocked(cur)
+		}
+		s.stats.latches.Add(1)
+	}
+	if !audio && !event && p.PayloadType != PayloadTypeCN {
+		s.mu.Unlock()
+		s.stats.ignored.Add(1)
+		return
+	}
+	s.stats.packetsIn.Add(1)
+	s.stats.bytesIn.Add(uint64(size))
+	s.lastRTP.Store(now.UnixNano())
+	if s.rx.update(p.SSRC, p.SequenceNumber, p.Timestamp, now) {
+		s.log.Info().Uint32("rtp_ssrc", p.SSRC).Msg("rtp ssrc changed")
+	}
+	s.rx.publish(&s.stats)
+	res := PushUnsupported
+	if audio {
+		res = s.jitter().Push(&p.Header, p.Payload)
+	}
+	s.mu.Unlock()
+	if audio {
+		s.stats.CountPush(res)
+	}
+	if event && s.opts.OnEvent != nil {
+		s.opts.OnEvent(&p.Header, p.Payload)
+	}
+}
+
+// stranger drops a packet from a source that may not steer the call: it
+// is counted, and the first one of the call is logged.
+func (s *Session) stranger(src netip.AddrPort) {
+	if s.stats.strangers.Add(1) == 1 {
+		s.log.Warn().Str("rtp_stranger", src.String()).Msg("rtp from a stranger dropped")
+	}
+	if s.opts.Strangers != nil {
+		s.opts.Strangers.Inc()
+	}
+}
+
+// readRTCP is the RTCP reader goroutine: the latch's check on the sender
+// first (its SSRC is in clear, also in SRTCP), then SRTCP authentication,
+// then the reports.
+func (s *Session) readRTCP() {
+	defer s.wg.Done()
+	buf, dec := make([]byte, 1500), make([]byte, 1500)
+	for {
+		n, src, err := s.pair.RTCP.ReadFromUDPAddrPort(buf)
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			continue
+		}
+		if n < 8 {
+			continue
+		}
+		src = netip.AddrPortFrom(src.Addr().Unmap(), src.Port())
+		s.mu.Lock()
+		ok := s.latch.rtcpFrom(src, binary.BigEndian.Uint32(buf[4:8])) // SR/RR sender SSRC
+		s.mu.Unlock()
+		if !ok {
+			s.stranger(src)
+			continue
+		}
+		pkt := buf[:n]
+		if st := s.srtp.Load(); st != nil {
+			if pkt, err = st.rxRTCP.DecryptRTCP(dec, pkt, nil); err != nil {
+				s.stranger(src)
+				continue
+			}
+		}
+		pkts, err := rtcp.Unmarshal(pkt)
+		if err != nil {
+			continue
+		}
+		s.mu.Lock()
+		s.stats.rtcpIn.Add(1)
+		s.remoteRTCP = src
+		handleReport(s.now(), pkts, s.pacer.SSRC(), &s.report, &s.stats)
+		s.mu.Unlock()
+	}
+}

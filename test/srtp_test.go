@@ -1,0 +1,257 @@
+package test
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"fmt"
+	"io"
+	"math/big"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/pion/rtp"
+	"github.com/pion/srtp/v3"
+	"github.com/stretchr/testify/require"
+
+	"switchboard/app/apptest"
+	"switchboard/call"
+)
+
+// selfSignedCert writes a certificate for 127.0.0.1 and its key as PEM.
+func selfSignedCert(t *testing.T, dir string) (certFile, keyFile string) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "127.0.0.1"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, KeyUsage: x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	require.NoError(t, err)
+	kb, err := x509.MarshalECPrivateKey(key)
+	require.NoError(t, err)
+	certFile, keyFile = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	require.NoError(t, os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600))
+	require.NoError(t, os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600))
+	return certFile, keyFile
+}
+
+// srtpContext builds a pion context from an SDES key (AES_CM_128 suites).
+func srtpContext(t *testing.T, suite, key string) *srtp.Context {
+	t.Helper()
+	profiles := map[string]srtp.ProtectionProfile{
+		"AES_CM_128_HMAC_SHA1_80": srtp.ProtectionProfileAes128CmHmacSha1_80,
+		"AES_CM_128_HMAC_SHA1_32": srtp.ProtectionProfileAes128CmHmacSha1_32,
+	}
+	p, ok := profiles[suite]
+	require.True(t, ok, "suite %s", suite)
+	c, err := srtp.CreateContext([]byte(key[:16]), []byte(key[16:]), p)
+	require.NoError(t, err)
+	return c
+}
+
+// TestBaresipSRTP: baresip calls the echo line over SIP TLS with its srtp
+// module in mandatory mode (RTP/SAVP, SDES); the appliance requires SRTP.
+// The caller hears its speech echoed, and a capture of lo shows that the
+// media on the wire, both ways, is SRTP: every audio packet authenticates
+// under the call's SDES keys and its payload is not the G.711 it carries.
+// The same caller over plain UDP signalling is refused 488 (keys in clear).
+func TestBaresipSRTP(t *testing.T) {
+	_, err := exec.LookPath("baresip")
+	require.NoError(t, err, "baresip must be installed (apt install baresip)")
+	_, err = os.Stat("/usr/lib/baresip/modules/srtp.so")
+	require.NoError(t, err, "baresip's srtp module must be installed (apt install baresip)")
+	dir := t.TempDir()
+	cert, key := selfSignedCert(t, dir)
+	const lo, hi = 33420, 33439
+	d := callDaemon(t, map[string]string{
+		"SWITCHBOARD_RTP_PORTS": fmt.Sprintf("%d-%d", lo, hi), "SWITCHBOARD_RTP_SRTP": "required",
+		"SWITCHBOARD_SIP_TLS_ADDR": "127.0.0.1:0", "SWITCHBOARD_SIP_TLS_CERT": cert, "SWITCHBOARD_SIP_TLS_KEY": key,
+	})
+	tlsAddr := d.App.SIPTLSAddr()
+	require.True(t, tlsAddr.IsValid(), "no SIP TLS listener")
+	speech := paddedSpeechWAV(t, dir)
+
+	// baresip over plain UDP, SRTP mandatory: the keys would cross in
+	// clear, the INVITE is refused.
+	buf, stop := startBaresipSRTP(t, dir, "udp", speech, fmt.Sprintf("sip:14155550150@%s", d.App.SIPAddr()))
+	require.Eventually(t, func() bool { return strings.Contains(buf.String(), "488") }, 15*time.Second, 50*time.Millisecond,
+		"a crypto offer over UDP is refused: %s", tail(buf.String(), 2000))
+	stop()
+	requireNoCalls(t, d)
+
+	sniff := newSniffer(t, lo, hi)
+	rec := filepath.Join(dir, "rec-tls")
+	buf, stop = startBaresipSRTP(t, dir, "tls", speech, fmt.Sprintf("sip:14155550150@%s;transport=tls", tlsAddr))
+	defer stop()
+	c := liveCall(t, d)
+	require.Eventually(t, func() bool { return d.App.Calls().Active() == 0 }, 40*time.Second, 50*time.Millisecond,
+		"baresip did not hang up at the end of its WAV: %s", tail(buf.String(), 3000))
+	time.Sleep(500 * time.Millisecond) // the recording is closed after the BYE
+	sniff.waitQuiet()
+	out := buf.String()
+	leg := c.Leg().(*call.SIPLeg)
+	require.Equal(t, "TLS", strings.ToUpper(leg.SIP().Transport()))
+	sdes := leg.SIP().Media().SRTP
+	require.True(t, sdes.Active(), "the call is on SRTP: %s", tail(out, 3000))
+	snap := c.Snapshot()
+
+	// The echo came back through SRTP.
+	decs, err := filepath.Glob(filepath.Join(rec, "dump-*-dec.wav"))
+	require.NoError(t, err)
+	require.Len(t, decs, 1, "baresip's recording: %s", tail(out, 3000))
+	heard, _, err := readWAV(decs[0])
+	require.NoError(t, err)
+	said, _, err := readWAV(speech)
+	require.NoError(t, err)
+	windows, matched, median := echoWindows(said, heard, 0, 2*8000, 0.7)
+	rev := make([]int16, len(said))
+	for i, v := range said {
+		rev[len(said)-1-i] = v
+	}
+	ctlWindows, ctlMatched, _ := echoWindows(rev, heard, 0, 2*8000, 0.7)
+
+	// The capture: RTP ports are even, RTCP odd.
+	tx, rx := srtpContext(t, sdes.Suite, sdes.Local), srtpContext(t, sdes.Suite, sdes.Remote)
+	var sent, got, sentOK, gotOK, sameAsPlain int
+	for _, dg := range sniff.datagrams() {
+		fromUs := dg.src >= lo && dg.src <= hi
+		port := dg.dst
+		if fromUs {
+			port = dg.src
+		}
+		if port%2 != 0 || len(dg.payload) < 12 || dg.payload[0]>>6 != 2 {
+			continue
+		}
+		ctx := rx
+		if fromUs {
+			sent++
+			ctx = tx
+		} else {
+			got++
+		}
+		var h rtp.Header
+		plain, err := ctx.DecryptRTP(nil, dg.payload, &h)
+		if err != nil {
+			continue
+		}
+		if fromUs {
+			sentOK++
+		} else {
+			gotOK++
+		}
+		var p rtp.Packet
+		require.NoError(t, p.Unmarshal(plain))
+		wire := dg.payload[len(plain)-len(p.Payload) : len(plain)]
+		if string(wire) == string(p.Payload) {
+			sameAsPlain++
+		}
+	}
+	t.Logf("srtp %s over %s: captured %d RTP packets out, %d in; %d and %d authenticated under the call's keys; %d with a payload equal to its plaintext "+
+		"caller heard %.1f s, %d/%d speech windows echoed (median lag %v, reversed control %d/%d); stats %+v",
+		sdes.Suite, leg.SIP().Transport(), sent, got, sentOK, gotOK, sameAsPlain, float64(len(heard))/8000, matched, windows,
+		time.Duration(median)*time.Second/8000, ctlMatched, ctlWindows, snap.Media)
+	requireEcho(t, 12, windows, matched, median, ctlWindows, ctlMatched)
+	require.Greater(t, sent, 200, "RTP out captured")
+	require.Greater(t, got, 200, "RTP in captured")
+	require.Equal(t, sent, sentOK, "what we sent authenticates under our key")
+	require.Equal(t, got, gotOK, "what baresip sent authenticates under its key")
+	require.Zero(t, sameAsPlain, "no payload crosses the wire as plain G.711")
+	// baresip 1.0 sends its first two RTCP packets unprotected (one too
+	// short for SRTCP, one failing its tag): dropped like a stranger's.
+	require.LessOrEqual(t, snap.Media.Strangers, uint64(4))
+}
+
+// startBaresipSRTP starts baresip with the srtp module (mandatory SDES)
+// dialling target over transport; it records what it hears in
+// dir/rec-<transport>. stop ends it (idempotent).
+func startBaresipSRTP(t *testing.T, dir, transport, speech, target string) (*apptest.SyncBuffer, func()) {
+	t.Helper()
+	conf, rec := filepath.Join(dir, "conf-"+transport), filepath.Join(dir, "rec-"+transport)
+	require.NoError(t, os.MkdirAll(conf, 0o700))
+	require.NoError(t, os.MkdirAll(rec, 0o700))
+	config := strings.Join([]string{
+		"module_path /usr/lib/baresip/modules",
+		fmt.Sprintf("sip_listen 127.0.0.1:%d", freeSIPPort(t)),
+		"audio_source aufile," + speech,
+		"audio_player alsa,null",
+		"audio_alert alsa,null",
+		"rtp_ports 32200-32299",
+		"snd_path " + rec,
+		// account.so reads the accounts when it loads: after the codecs
+		// and the media encryption they name.
+		"module menu.so", "module g711.so", "module aufile.so", "module alsa.so", "module sndfile.so", "module srtp.so", "module account.so",
+		"",
+	}, "\n")
+	require.NoError(t, os.WriteFile(filepath.Join(conf, "config"), []byte(config), 0o600))
+	account := fmt.Sprintf("<sip:caller@127.0.0.1;transport=%s>;regint=0;audio_codecs=PCMU;mediaenc=srtp-mand\n", transport)
+	require.NoError(t, os.WriteFile(filepath.Join(conf, "accounts"), []byte(account), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(conf, "contacts"), nil, 0o600))
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	cmd := exec.CommandContext(ctx, "baresip", "-f", conf, "-n", "127.0.0.1", "-t", "45", "-e", "/dial "+target)
+	cmd.Dir = dir
+	var buf apptest.SyncBuffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	require.NoError(t, cmd.Start())
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			_ = cmd.Process.Signal(os.Interrupt)
+			<-waited
+			cancel()
+		})
+	}
+	t.Cleanup(func() {
+		stop()
+		if t.Failed() {
+			t.Logf("baresip (%s): %s", transport, tail(buf.String(), 3000))
+		}
+	})
+	return &buf, stop
+}
+
+// freeSIPPort finds a port free for UDP and TCP, and the one above it
+// (baresip listens on UDP, TCP and TLS from sip_listen).
+func freeSIPPort(t *testing.T) int {
+	t.Helper()
+	for range 50 {
+		port := freeUDPPort(t)
+		ok := true
+		var held []io.Closer
+		for _, p := range []int{port, port + 1} {
+			u, err := net.ListenPacket("udp", fmt.Sprintf("127.0.0.1:%d", p))
+			if err != nil {
+				ok = false
+				break
+			}
+			held = append(held, u)
+			l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
+			if err != nil {
+				ok = false
+				break
+			}
+			held = append(held, l)
+		}
+		for _, c := range held {
+			c.Close()
+		}
+		if ok {
+			return port
+		}
+	}
+	t.Fatal("no free SIP port on loopback")
+	return 0
+}
