@@ -183,7 +183,7 @@ func startBaresipSRTP(t *testing.T, dir, transport, speech, target string) (*app
 	require.NoError(t, os.MkdirAll(rec, 0o700))
 	config := strings.Join([]string{
 		"module_path /usr/lib/baresip/modules",
-		fmt.Sprintf("sip_listen 127.0.0.1:%d", freeSIPPort(t)),
+		fmt.Sprintf("sip_listen 127.0.0.1:%d", freeBaresipPort(t)),
 		"audio_source aufile," + speech,
 		"audio_player alsa,null",
 		"audio_alert alsa,null",
@@ -223,9 +223,9 @@ func startBaresipSRTP(t *testing.T, dir, transport, speech, target string) (*app
 	return &buf, stop
 }
 
-// freeSIPPort finds a port free for UDP and TCP, and the one above it
+// freeBaresipPort finds a port free for UDP and TCP, and the one above it
 // (baresip listens on UDP, TCP and TLS from sip_listen).
-func freeSIPPort(t *testing.T) int {
+func freeBaresipPort(t *testing.T) int {
 	t.Helper()
 	for range 50 {
 		port := freeUDPPort(t)
