@@ -66,6 +66,7 @@ func (b *bridge) renderPrompts(ctx context.Context) {
 	b.wg.Add(1)
 	go func() {
 		defer b.wg.Done()
+		defer contain(b.log, b.phone, "prompts")
 		rctx, cancel := context.WithTimeout(ctx, promptRenderTimeout)
 		defer cancel()
 		for _, p := range ps {

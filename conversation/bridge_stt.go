@@ -172,6 +172,7 @@ func (b *bridge) dispatchSTT(ctx context.Context, now time.Time) {
 		b.wg.Add(1)
 		go func() {
 			defer b.wg.Done()
+			defer contain(b.log, b.phone, "transcription")
 			tctx, cancel := context.WithTimeout(ctx, timeout)
 			text, err := tr.Transcribe(tctx, t.pcm, rate)
 			cancel()

@@ -41,6 +41,7 @@ func (b *bridge) functionCall(ctx context.Context, s realtime.Session, e *realti
 		b.wg.Add(1)
 		go func() {
 			defer b.wg.Done()
+			defer contain(b.log, b.phone, "send_dtmf tool")
 			out := `{"ok":true}`
 			if err := b.phone.SendDTMF(ctx, args.Digits); err != nil {
 				out = errorJSON(err.Error())
@@ -86,6 +87,7 @@ func (b *bridge) runTool(ctx context.Context, t agent.Tool, callID, args string)
 	b.wg.Add(1)
 	go func() {
 		defer b.wg.Done()
+		defer contain(b.log, b.phone, "tool")
 		tctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
 		var out string
@@ -151,6 +153,7 @@ func (b *bridge) startTransfer(ctx context.Context, t *pendingTransfer) {
 	b.wg.Add(1)
 	go func() {
 		defer b.wg.Done()
+		defer contain(b.log, b.phone, "transfer")
 		err := b.phone.Transfer(ctx, t.uri, nil)
 		select {
 		case b.transferErr <- err:

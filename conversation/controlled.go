@@ -188,6 +188,7 @@ func (cc *Controlled) Prepare(ctx context.Context, _ call.Phone) error {
 		cc.wg.Add(1)
 		go func() {
 			defer cc.wg.Done()
+			defer contain(cc.log, cc.phone, "announce")
 			cc.announce(actx)
 		}()
 	}
@@ -240,6 +241,7 @@ func (cc *Controlled) Run(ctx context.Context, phone call.Phone) error {
 	cc.wg.Add(1)
 	go func() {
 		defer cc.wg.Done()
+		defer contain(cc.log, cc.phone, "health")
 		cc.watchHealth(rctx)
 	}()
 	err := cc.b.Run(rctx, phone)

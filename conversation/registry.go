@@ -120,6 +120,7 @@ func (r *Routed) Transfer(target string) <-chan error {
 	r.reg.wg.Add(1)
 	go func() {
 		defer r.reg.wg.Done()
+		defer contain(r.phone.Logger(), r.phone, "transfer")
 		r.transfer(target, accepted)
 	}()
 	return accepted
