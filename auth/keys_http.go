@@ -70,6 +70,7 @@ func (s *KeyService) Routes() []httpx.Route {
 		m(http.MethodGet, "/audit/teams/{teamId}/events", EndpointAudit, s.auditEvents),
 		// Any key with a non-empty ACL may describe itself.
 		{Method: http.MethodGet, Pattern: "/v1/api-key", Access: httpx.APIKey, Handler: s.self},
+		s.keyStateRoute(),
 	}
 }
 
@@ -405,20 +406,17 @@ func (s *KeyService) delete(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// propagation reports, per node, whether the node sees the key as it is
-// stored: keys are read from the store on every request (no cache), so a
-// running node of a fleet sharing the database is true at once, and one
-// that is down or unreachable is false. One node alone reports itself.
+// propagation reports, per node, whether the node authorizes the key as it
+// is stored: a node of a fleet sees a change made on another node within
+// keyCacheTTL; one that is down or does not answer is false.
 func (s *KeyService) propagation(w http.ResponseWriter, r *http.Request) error {
 	k, err := s.ownKey(r)
 	if err != nil {
 		return err
 	}
-	nodes := map[string]bool{s.node: true}
-	if s.fleet != nil {
-		if nodes, err = s.fleet.KeyPropagation(r.Context(), k); err != nil {
-			return err
-		}
+	nodes, err := s.propagationOf(r.Context(), k)
+	if err != nil {
+		return err
 	}
 	httpx.WriteJSON(w, http.StatusOK, map[string]any{"icPropagation": nodes})
 	return nil

@@ -30,22 +30,13 @@ type KeyService struct {
 	grace time.Duration
 	// node is this appliance's address, reported by the propagation check.
 	node string
-	// fleet, when set, reports the propagation of a key across the nodes.
+	// fleet, when set, is asked for the propagation of a key.
 	fleet Fleet
 	// defQPS and defQPM apply to a key that sets no qps (qpm) of its own.
 	defQPS, defQPM int
 	// cache keeps recent key lookups for keyCacheTTL.
 	cache keyCache
 }
-
-// Fleet reports, per node of a fleet, whether the node sees a key as it is
-// stored (cluster.Service).
-type Fleet interface {
-	KeyPropagation(ctx context.Context, k *store.APIKey) (map[string]bool, error)
-}
-
-// WithFleet makes the propagation check ask every node of the fleet.
-func WithFleet(f Fleet) KeyOption { return func(s *KeyService) { s.fleet = f } }
 
 // KeyOption configures a KeyService.
 type KeyOption func(*KeyService)

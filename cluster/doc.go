@@ -12,7 +12,7 @@
 // node. Call control that reaches another node (refer, hangup, dtmf, the
 // controller's WebSocket) is forwarded to the owner with a reverse proxy;
 // the owner checks the API key again, so forwarding grants nothing. Requests
-// between nodes carry an HMAC of the shared cluster secret: the internal
-// routes accept nothing else, and a forwarded request is never forwarded
-// again.
+// between nodes carry an HMAC of the shared cluster secret (Verify): the
+// routes for nodes only (a key's state, served by auth, asked by AskAll)
+// accept nothing else, and a forwarded request is never forwarded again.
 package cluster

@@ -2,9 +2,8 @@ package cluster
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"sync"
@@ -14,78 +13,51 @@ import (
 	"switchboard/store"
 )
 
-// keyStatePath is the internal route where a node tells how it sees a key.
-const keyStatePath = "/cluster/v1/keys/{key_id}"
+// askTimeout bounds one question to another node (AskAll): a node that
+// takes longer counts as not answering.
+const askTimeout = time.Second
 
-// Routes are the routes between nodes (signed with the cluster secret) and
-// GET /v1/cluster/nodes, the fleet as this node sees it (management key).
+// maxAnswer bounds the body of an answer to AskAll.
+const maxAnswer = 1 << 16
+
+// Routes is GET /v1/cluster/nodes, the fleet as this node sees it
+// (management key).
 func (s *Service) Routes() []httpx.Route {
 	return []httpx.Route{
-		{Method: http.MethodGet, Pattern: keyStatePath, Access: httpx.Public, Handler: s.keyState},
 		{Method: http.MethodGet, Pattern: "/v1/cluster/nodes", Access: httpx.Management, Handler: s.listNodes},
 	}
 }
 
-// KeyState is how one node sees an API key.
-type KeyState struct {
-	NodeID     string `json:"node_id"`
-	Found      bool   `json:"found"`
-	Disabled   bool   `json:"disabled"`
-	Hash       string `json:"hash"`
-	ModifyTime int64  `json:"modify_time_us"`
-}
-
-func stateOf(node string, k *store.APIKey) KeyState {
-	if k == nil {
-		return KeyState{NodeID: node}
-	}
-	return KeyState{NodeID: node, Found: true, Disabled: k.Disabled, Hash: k.Hash, ModifyTime: k.ModifyTime.UnixMicro()}
-}
-
-func (s *Service) keyState(w http.ResponseWriter, r *http.Request) error {
-	if _, err := s.Verify(r); err != nil {
-		return httpx.Unauthorized("this route is for the nodes of the fleet: " + err.Error())
-	}
-	k, err := s.opts.Store.Keys().Get(r.Context(), r.PathValue("key_id"))
-	if err != nil && !errors.Is(err, store.ErrNotFound) {
-		return err
-	}
-	httpx.WriteJSON(w, http.StatusOK, stateOf(s.opts.NodeID, k))
-	return nil
-}
-
-// KeyPropagation asks every registered node how it sees key k and reports,
-// per node id, whether that matches k (true for this node). A node that is
-// not running, or does not answer within a second, is false.
-func (s *Service) KeyPropagation(ctx context.Context, k *store.APIKey) (map[string]bool, error) {
+// AskAll sends a signed GET of path to every other registered node that has
+// not stopped, in parallel, and returns the answers by node id: nil for a
+// node that is lost, did not answer within a second, or answered other
+// than 200.
+func (s *Service) AskAll(ctx context.Context, path string) (map[string][]byte, error) {
 	nodes, err := s.Nodes(ctx)
 	if err != nil {
 		return nil, err
 	}
-	want := stateOf("", k)
-	out := make(map[string]bool, len(nodes))
+	out := map[string][]byte{}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	for _, n := range nodes {
-		if n.ID == s.opts.NodeID {
-			out[n.ID] = true
+		if n.ID == s.opts.NodeID || n.State == store.NodeStopped {
 			continue
 		}
-		if n.State == store.NodeStopped {
-			continue
-		}
-		out[n.ID] = false
+		out[n.ID] = nil
 		if !n.Live {
 			continue
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			got, err := s.askKey(ctx, n.Addr, k.ID)
-			ok := err == nil && got.Found == want.Found && got.Disabled == want.Disabled && got.Hash == want.Hash &&
-				got.ModifyTime == want.ModifyTime
+			body, err := s.ask(ctx, n.Addr, path)
+			if err != nil {
+				s.opts.Log.Debug().Err(err).Str("peer_node", n.ID).Str("path", path).Msg("cluster: a node did not answer")
+				return
+			}
 			mu.Lock()
-			out[n.ID] = ok
+			out[n.ID] = body
 			mu.Unlock()
 		}()
 	}
@@ -93,26 +65,27 @@ func (s *Service) KeyPropagation(ctx context.Context, k *store.APIKey) (map[stri
 	return out, nil
 }
 
-func (s *Service) askKey(ctx context.Context, addr, keyID string) (KeyState, error) {
-	ctx, cancel := context.WithTimeout(ctx, time.Second)
+func (s *Service) ask(ctx context.Context, addr, path string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, askTimeout)
 	defer cancel()
-	u := url.URL{Scheme: "http", Host: addr, Path: "/cluster/v1/keys/" + url.PathEscape(keyID)}
+	u, err := url.Parse("http://" + addr + path)
+	if err != nil {
+		return nil, err
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
-		return KeyState{}, err
+		return nil, err
 	}
 	s.sign(req)
 	res, err := s.opts.Client.Do(req)
 	if err != nil {
-		return KeyState{}, err
+		return nil, err
 	}
 	defer res.Body.Close()
 	if res.StatusCode != http.StatusOK {
-		return KeyState{}, fmt.Errorf("node %s answered %s", addr, res.Status)
+		return nil, fmt.Errorf("node %s answered %s", addr, res.Status)
 	}
-	var st KeyState
-	err = json.NewDecoder(http.MaxBytesReader(nil, res.Body, 1<<16)).Decode(&st)
-	return st, err
+	return io.ReadAll(io.LimitReader(res.Body, maxAnswer))
 }
 
 type nodeJSON struct {

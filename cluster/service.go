@@ -18,7 +18,6 @@ import (
 type Store interface {
 	Nodes() store.NodeStore
 	Calls() store.CallStore
-	Keys() store.KeyStore
 }
 
 // LostHandler closes the open call records of a node found lost and says
@@ -31,9 +30,6 @@ const (
 	DefaultNodeTimeout = 5 * time.Second
 	// MinSecretLen is the shortest cluster secret accepted.
 	MinSecretLen = 16
-	// requestTimeout bounds one request to another node that is not a
-	// forwarded call-control request (those follow their client).
-	requestTimeout = 3 * time.Second
 )
 
 // Options configure a Service.

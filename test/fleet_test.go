@@ -98,6 +98,18 @@ func TestFleetBehindKamailio(t *testing.T) {
 	b.json(t, "GET", "/v1/api-key", secret, nil, 200)
 	prop := a.json(t, "GET", "/auth/api-keys/"+keyID+"/propagation", fleetOwner, nil, 200)
 	require.Equal(t, map[string]any{"node-a": true, "node-b": true}, prop["icPropagation"])
+	// Rotated on node b: the new secret works on node a at once, and both
+	// nodes report the rotated key within a second.
+	rotated := b.json(t, "POST", "/auth/api-keys/"+keyID+"/rotate", fleetOwner, map[string]any{}, 200)
+	newSecret := rotated["apiKey"].(string)
+	require.NotEqual(t, secret, newSecret)
+	a.json(t, "GET", "/v1/api-key", newSecret, nil, 200)
+	require.Eventually(t, func() bool {
+		p := b.json(t, "GET", "/auth/api-keys/"+keyID+"/propagation", fleetOwner, nil, 200)["icPropagation"]
+		return fmt.Sprint(p) == "map[node-a:true node-b:true]"
+	}, time.Second, 20*time.Millisecond, "both nodes must report the rotation within a second")
+	secret = newSecret
+	b.json(t, "GET", "/v1/api-key", secret, nil, 200) // node b now holds the key in its cache
 	a.json(t, "DELETE", "/auth/api-keys/"+keyID, fleetOwner, nil, 200)
 	revoked := time.Now()
 	require.Eventually(t, func() bool { st, _ := b.do(t, "GET", "/v1/api-key", secret, nil); return st == 401 },
