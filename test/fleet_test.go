@@ -269,3 +269,21 @@ func TestFleetControllerOnOtherNode(t *testing.T) {
 	require.Equal(t, "node-b", rec["node_id"])
 	require.Equal(t, "ended", rec["state"])
 }
+
+// TestFleetFailover: a node at its max_calls refuses a call with 503 (its
+// OPTIONS still say 200), and Kamailio's failure route gives the call to
+// the next node: every call is answered, none by the full node twice.
+func TestFleetFailover(t *testing.T) {
+	ctx := context.Background()
+	pg := pgtest.New(t)
+	dbURL, err := pg.CreateDatabase(ctx, "fleet")
+	require.NoError(t, err)
+	a := startFleetNode(t, "node-a", dbURL, freeSIPPort(t), "31900-31949", "SWITCHBOARD_MAX_CALLS=1")
+	b := startFleetNode(t, "node-b", dbURL, freeSIPPort(t), "31950-31999")
+	k := startKamailio(t, a.sip, b.sip)
+	waitSipp(t, fleetSipp(t, k.addr, 4, 4000, "4000"), 40*time.Second).requireOK(t)
+	recs := b.calls(t)
+	require.Equal(t, map[string]int{"node-a": 1, "node-b": 3}, byNode(recs, func(r map[string]any) bool { return r["answered_at"] != nil }),
+		"node a takes one call, node b the rest: %v", recs)
+	require.Contains(t, k.out.String(), "trying the next", "Kamailio failed a call over from the full node")
+}
