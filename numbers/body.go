@@ -24,6 +24,7 @@ type createBody struct {
 	Webhook     *webhookBody     `json:"webhook"`
 	DTMFInband  *string          `json:"dtmf_inband"`
 	Recording   *agent.Recording `json:"recording"`
+	SRTP        *string          `json:"srtp"`
 }
 
 // patchBody is the body of PATCH /v2/phone-numbers/{id}: the fields
@@ -38,6 +39,7 @@ type patchBody struct {
 	Webhook     *webhookBody     `json:"webhook"`
 	DTMFInband  *string          `json:"dtmf_inband"`
 	Recording   *agent.Recording `json:"recording"`
+	SRTP        *string          `json:"srtp"`
 }
 
 type sipAuthBody struct {

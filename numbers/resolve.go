@@ -29,6 +29,8 @@ type Resolved struct {
 	DTMFInband string
 	// Recording asks for the number's calls to be recorded.
 	Recording bool
+	// SRTP is the number's SRTP policy ("" follows rtp.srtp).
+	SRTP      string
 	WebhookID string // set when the number routes to a webhook
 	// AllowedPrefixes are the source ranges allowed to send INVITEs;
 	// empty: any source.
@@ -62,7 +64,7 @@ func (s *Service) Resolve(ctx context.Context, e164 string) (*Resolved, error) {
 	if err != nil {
 		return nil, fmt.Errorf("resolve %s: %w", canon, err)
 	}
-	res := &Resolved{NumberID: n.ID, TeamID: n.TeamID, E164: n.PhoneNumber, Name: n.Name, AgentID: n.AgentID, DTMFInband: n.DTMFInband, Recording: n.Recording,
+	res := &Resolved{NumberID: n.ID, TeamID: n.TeamID, E164: n.PhoneNumber, Name: n.Name, AgentID: n.AgentID, DTMFInband: n.DTMFInband, Recording: n.Recording, SRTP: n.SRTP,
 		WebhookID: n.WebhookID, AuthUsername: n.AuthUsername}
 	for _, a := range n.AllowedAddresses {
 		p, ok := parsePrefix(a)

@@ -100,6 +100,7 @@ func TestPatchFields(t *testing.T) {
 		{"half null", path, map[string]any{"sip_auth": map[string]any{"auth_username": "u2", "auth_password": nil}}, "sip_auth.auth_password"},
 		{"bad cidr", path, map[string]any{"sip_auth": map[string]any{"allowed_addresses": []string{"x"}}}, "sip_auth.allowed_addresses[0]"},
 		{"unknown field", path, map[string]any{"inbound_trunk_id": "tr_x"}, "inbound_trunk_id"},
+		{"bad srtp", path, map[string]any{"srtp": "mandatory"}, "srtp"},
 		{"not an object", path, `"x"`, ""},
 		{"empty body", path, ``, ""},
 	}
@@ -150,4 +151,26 @@ func TestPatchFields(t *testing.T) {
 	status, _, _ := e.do("PATCH", path, "team-b", map[string]any{"name": "mine"})
 	require.Equal(t, http.StatusNotFound, status)
 	e.fails("PATCH", "/v2/phone-numbers/pn_nope", map[string]any{"name": "x"}, http.StatusNotFound, "")
+}
+
+// TestSRTPSetting: a number's srtp is stored, shown, resolved for the SIP
+// layer and changed by PATCH; "" follows the appliance's setting.
+func TestSRTPSetting(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, nil)
+	e.fails("POST", "/v2/phone-numbers", map[string]any{"origin": "byo_trunk", "name": "T", "phone_number": "+14155550140", "srtp": "sometimes"},
+		http.StatusBadRequest, "srtp")
+	n := obj(e.ok("POST", "/v2/phone-numbers", map[string]any{"origin": "byo_trunk", "name": "T", "phone_number": "+14155550140", "srtp": "Required"}), "phone_number")
+	require.Equal(t, "required", n["srtp"])
+	res, err := e.svc.Resolve(ctx, "+14155550140")
+	require.NoError(t, err)
+	require.Equal(t, "required", res.SRTP)
+	path := "/v2/phone-numbers/" + n["phone_number_id"].(string)
+	n = obj(e.ok("PATCH", path, map[string]any{"srtp": "off"}), "phone_number")
+	require.Equal(t, "off", n["srtp"])
+	n = obj(e.ok("PATCH", path, map[string]any{"srtp": nil}), "phone_number")
+	require.NotContains(t, n, "srtp", "null: back to the appliance's setting")
+	res, err = e.svc.Resolve(ctx, "+14155550140")
+	require.NoError(t, err)
+	require.Empty(t, res.SRTP)
 }

@@ -175,6 +175,16 @@ func checkInband(v string) (string, error) {
 	return "", httpx.BadRequest("dtmf_inband", "dtmf_inband must be auto, on or off")
 }
 
+// checkSRTP reads srtp: "" (the appliance's rtp.srtp), off, optional or
+// required; case-insensitive.
+func checkSRTP(v string) (string, error) {
+	switch v = strings.ToLower(strings.TrimSpace(v)); v {
+	case "", "off", "optional", "required":
+		return v, nil
+	}
+	return "", httpx.BadRequest("srtp", "srtp must be off, optional or required")
+}
+
 // checkWebhookAddresses refuses a webhook whose URLs name a forbidden
 // address (link-local, cloud metadata) under the service's policy.
 func (s *Service) checkWebhookAddresses(w *store.Webhook) error {

@@ -18,6 +18,8 @@ type Route struct {
 	// AuthUsername is set. The password is plaintext (already decrypted);
 	// this package never logs it.
 	AuthUsername, AuthPassword string
+	// SRTP is the number's SRTP policy; empty follows Options.SRTP.
+	SRTP SRTPPolicy
 	// Data is what the application resolved for the number (where the
 	// call goes), carried with the call so nothing reads the number
 	// again; this package never reads it.

@@ -474,7 +474,7 @@ func (c *InboundCall) onOffer(req *sip.Request, tx sip.ServerTransaction) {
 	c.mu.Lock()
 	prev := c.params.SRTP
 	c.mu.Unlock()
-	if params, err = c.srv.srtpRules(c.dlg.transport).secure(offer, params, prev); err != nil {
+	if params, err = c.srv.srtpRules(c.dlg.transport, c.route).secure(offer, params, prev); err != nil {
 		c.log.Info().Err(err).Msg("re-offer refused, keeping current media")
 		c.srv.respond(req, tx, 488, "Not Acceptable Here", nil, srtpWarning(err))
 		return

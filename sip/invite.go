@@ -127,7 +127,7 @@ func (s *Server) onInvite(req *sip.Request, tx sip.ServerTransaction) {
 			return
 		}
 	}
-	if params, err = s.srtpRules(req.Transport()).secure(offer, params, SDES{}); err != nil {
+	if params, err = s.srtpRules(req.Transport(), route).secure(offer, params, SDES{}); err != nil {
 		refuse(488, "Not Acceptable Here", ResultNoCodec, srtpWarning(err))
 		return
 	}

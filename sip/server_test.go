@@ -53,6 +53,7 @@ const (
 	openNumber   = "+15551230000"
 	authNumber   = "+15551230001"
 	closedNumber = "+15551230002"
+	srtpNumber   = "+15551230003" // SRTP required by the number
 	authUser     = "alice"
 	authPass     = "s3cret-pass"
 )
@@ -62,6 +63,7 @@ func testNumbers() fakeNumbers {
 		openNumber:   {NumberID: "num_open", PhoneNumber: openNumber},
 		authNumber:   {NumberID: "num_auth", PhoneNumber: authNumber, AuthUsername: authUser, AuthPassword: authPass},
 		closedNumber: {NumberID: "num_closed", PhoneNumber: closedNumber, AllowedAddresses: []netip.Prefix{netip.MustParsePrefix("192.0.2.0/24")}},
+		srtpNumber:   {NumberID: "num_srtp", PhoneNumber: srtpNumber, SRTP: SRTPRequired},
 	}
 }
 

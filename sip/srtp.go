@@ -147,10 +147,15 @@ type srtpRules struct {
 	keysOK bool
 }
 
-// rules returns the SRTP rules for a request that came over transport.
-func (s *Server) srtpRules(transport string) srtpRules {
+// srtpRules returns the SRTP rules for a request to route (nil: none)
+// that came over transport: the number's policy, else the server's.
+func (s *Server) srtpRules(transport string, route *Route) srtpRules {
 	secure := strings.EqualFold(transport, "TLS") || strings.EqualFold(transport, "WSS")
-	return srtpRules{policy: s.opts.SRTP, keysOK: secure || s.opts.SRTPOverPlain}
+	policy := s.opts.SRTP
+	if route != nil && route.SRTP != "" {
+		policy = route.SRTP
+	}
+	return srtpRules{policy: policy, keysOK: secure || s.opts.SRTPOverPlain}
 }
 
 // secure settles SRTP for an offer (nil: a delayed offer) already

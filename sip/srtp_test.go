@@ -3,9 +3,11 @@ package sip
 import (
 	"encoding/base64"
 	"fmt"
+	"net"
 	"net/netip"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -172,4 +174,36 @@ func FuzzParseCrypto(f *testing.F) {
 			require.Len(t, c.key, sdesKeyLen[c.suite])
 		}
 	})
+}
+
+// TestSRTPPerNumber: a number that requires SRTP refuses a plain offer
+// over UDP with 488 and says why, while the server's own policy (off here) still
+// admits the same offer to another number.
+func TestSRTPPerNumber(t *testing.T) {
+	h := newAnsweringHandler()
+	srv := startServer(t, Options{SRTP: SRTPOff}, h)
+	conn, err := net.DialUDP("udp", nil, net.UDPAddrFromAddrPort(srv.UDPAddr()))
+	require.NoError(t, err)
+	defer conn.Close()
+	port := conn.LocalAddr().(*net.UDPAddr).Port
+	final := func(number string) string {
+		msg := strings.Replace(invite(port, number, ""), "malformed-@", "srtp-"+number+"@", 1)
+		msg = strings.Replace(msg, "z9hG4bK-malformed-", "z9hG4bK-srtp-"+number[1:], 1)
+		_, err := conn.Write([]byte(msg))
+		require.NoError(t, err)
+		for {
+			require.NoError(t, conn.SetReadDeadline(time.Now().Add(3*time.Second)))
+			buf := make([]byte, 4096)
+			n, err := conn.Read(buf)
+			require.NoError(t, err)
+			if r := string(buf[:n]); !strings.HasPrefix(r, "SIP/2.0 1") {
+				return r
+			}
+		}
+	}
+	r := final(srtpNumber)
+	require.True(t, strings.HasPrefix(r, "SIP/2.0 488"), r)
+	require.Contains(t, r, `Warning: 305 switchboard "srtp keys over unencrypted signalling"`)
+	r = final(openNumber)
+	require.True(t, strings.HasPrefix(r, "SIP/2.0 200"), r)
 }

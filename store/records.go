@@ -57,7 +57,10 @@ type PhoneNumber struct {
 	// setting or the default), "auto", "on" or "off".
 	DTMFInband string
 	// Recording asks for the number's calls to be recorded.
-	Recording  bool
+	Recording bool
+	// SRTP is the number's SRTP policy: "" (the appliance's rtp.srtp),
+	// "off", "optional" or "required".
+	SRTP       string
 	CreateTime time.Time
 	UpdateTime time.Time
 }
