@@ -39,10 +39,20 @@ type Server struct {
 	routes []httpx.Route
 	// limited samples the log lines of refused (429) requests.
 	limited logSampler
+	// fails throttles sources that keep failing authentication.
+	fails authFailures
 }
 
 // Option configures a Server.
 type Option func(*Server)
+
+// WithAuthFailLimit throttles a source address that sends limit requests
+// with a key that does not authenticate within window: its requests are refused
+// 429 until the window ends (defaults DefaultAuthFailLimit,
+// DefaultAuthFailWindow; limit 0 turns it off).
+func WithAuthFailLimit(limit int, window time.Duration) Option {
+	return func(s *Server) { s.fails.limit, s.fails.window = limit, window }
+}
 
 // WithReadyCheck adds a readiness check to GET /readyz.
 func WithReadyCheck(c ReadyCheck) Option { return func(s *Server) { s.ready = append(s.ready, c) } }
@@ -56,7 +66,8 @@ func WithMetrics(g prometheus.Gatherer) Option {
 
 // New builds the server from the modules' routes.
 func New(log zerolog.Logger, authz Authorizer, modules []Module, opts ...Option) *Server {
-	s := &Server{log: log, authz: authz, mux: http.NewServeMux()}
+	s := &Server{log: log, authz: authz, mux: http.NewServeMux(),
+		fails: authFailures{limit: DefaultAuthFailLimit, window: DefaultAuthFailWindow}}
 	for _, o := range opts {
 		o(s)
 	}
@@ -112,8 +123,19 @@ func (s *Server) register() {
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request, rt httpx.Route) {
 	if rt.Access != httpx.Public {
+		src, now := sourceOf(r), time.Now()
+		if left, blocked := s.fails.blocked(src, now); blocked {
+			e := httpx.TooManyRequests(left)
+			e.Message = "too many requests with a missing or unknown API key from this address; retry later"
+			httpx.WriteError(w, e)
+			return
+		}
 		p, err := s.authz.Authorize(r.Context(), bearer(r), rt)
 		if err != nil {
+			var he *httpx.Error
+			if asHTTPError(err, &he) && he.Status == http.StatusUnauthorized && bearer(r) != "" {
+				s.fails.fail(src, now)
+			}
 			httpx.WriteError(w, err)
 			return
 		}

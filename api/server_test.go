@@ -213,3 +213,49 @@ func TestRefusalsAreSampled(t *testing.T) {
 	do(t, s, "GET", "/v1/agents", "flood", "", "")
 	require.Contains(t, logs.String(), `"refused_unlogged":49`)
 }
+
+// TestAuthFailuresThrottleTheSource: a source that keeps sending unknown
+// keys is refused 429 before any lookup, whatever key it sends, until the
+// window ends; other sources are not affected.
+func TestAuthFailuresThrottleTheSource(t *testing.T) {
+	var logs bytes.Buffer
+	var lookups int
+	authz := authzFunc(func(ctx context.Context, token string, rt httpx.Route) (*httpx.Principal, error) {
+		lookups++
+		return keys{}.Authorize(ctx, token, rt)
+	})
+	s := New(zerolog.New(&logs), authz, []Module{module{{Method: http.MethodGet, Pattern: "/v1/agents", Endpoint: "agents",
+		Handler: func(w http.ResponseWriter, r *http.Request) error {
+			httpx.WriteJSON(w, 200, map[string]string{})
+			return nil
+		}}}},
+		WithAuthFailLimit(3, 300*time.Millisecond))
+	from := func(addr, token string) *httptest.ResponseRecorder {
+		r := httptest.NewRequest("GET", "/v1/agents", nil)
+		r.RemoteAddr = addr
+		if token != "" {
+			r.Header.Set("Authorization", "Bearer "+token)
+		}
+		w := httptest.NewRecorder()
+		s.Handler().ServeHTTP(w, r)
+		return w
+	}
+	for _, tok := range []string{"made-up-1", "", "", "made-up-2", "made-up-3"} {
+		require.Equal(t, 401, from("192.0.2.7:4000", tok).Code, "no key costs no lookup and is not counted")
+	}
+	n := lookups
+	w := from("192.0.2.7:4001", "made-up-4")
+	require.Equal(t, 429, w.Code)
+	require.Equal(t, "1", w.Header().Get("Retry-After"))
+	require.Equal(t, 429, from("192.0.2.7:4002", "good").Code, "the whole source waits")
+	require.Equal(t, n, lookups, "no lookup while throttled")
+	require.Equal(t, 200, from("[2001:db8::1]:4000", "good").Code, "other sources go on")
+	time.Sleep(350 * time.Millisecond)
+	require.Equal(t, 200, from("192.0.2.7:4003", "good").Code, "after the window")
+}
+
+type authzFunc func(context.Context, string, httpx.Route) (*httpx.Principal, error)
+
+func (f authzFunc) Authorize(ctx context.Context, token string, rt httpx.Route) (*httpx.Principal, error) {
+	return f(ctx, token, rt)
+}

@@ -141,6 +141,7 @@ func New(ctx context.Context, cfg *config.Config, log zerolog.Logger) (_ *App, e
 		modules = append(modules, a.cluster)
 	}
 	a.api = api.New(log, a.keys, modules,
+		api.WithAuthFailLimit(cfg.Keys.AuthFailLimit, cfg.Keys.AuthFailWindow),
 		api.WithMetrics(a.reg),
 		api.WithReadyCheck(func(ctx context.Context) error { return a.st.Ping(ctx) }),
 		api.WithReadyCheck(func(context.Context) error {

@@ -216,6 +216,11 @@ type Keys struct {
 	// of its own, the owner key included; 0 is unlimited.
 	DefaultQPS int `yaml:"default_qps"`
 	DefaultQPM int `yaml:"default_qpm"`
+	// AuthFailLimit requests with a key that does not authenticate from
+	// one address within AuthFailWindow throttle that address (429) until
+	// the window ends; 0 turns it off.
+	AuthFailLimit  int           `yaml:"auth_fail_limit"`
+	AuthFailWindow time.Duration `yaml:"auth_fail_window"`
 }
 
 // PortRange is an inclusive range of UDP ports, written "20000-20999".
@@ -378,6 +383,9 @@ func (c *Config) Validate() error {
 				errs = append(errs, fmt.Errorf("webhooks.allow_addresses: %q is not an address or a CIDR", a))
 			}
 		}
+	}
+	if c.Keys.AuthFailLimit < 0 || c.Keys.AuthFailWindow <= 0 {
+		errs = append(errs, errors.New("keys.auth_fail_limit must be 0 (off) or more and keys.auth_fail_window positive"))
 	}
 	if c.Keys.DefaultQPS < 0 || c.Keys.DefaultQPM < 0 {
 		errs = append(errs, errors.New("keys.default_qps and keys.default_qpm: must be 0 (unlimited) or more"))

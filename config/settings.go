@@ -182,6 +182,8 @@ func settings(c *Config) []Setting {
 		{"records.alive_interval", "", "SWITCHBOARD_RECORDS_ALIVE_INTERVAL", "10s", "how often the stored records of calls in progress are marked alive; after a crash they are closed at their last mark (ended_by crash)", duration(&c.Records.AliveInterval)},
 		{"keys.default_qps", "", "SWITCHBOARD_KEYS_DEFAULT_QPS", "50", "requests per second allowed to every API key that sets no qps of its own, the owner key included (429 with Retry-After past it); 0: unlimited", integer(&c.Keys.DefaultQPS)},
 		{"keys.default_qpm", "", "SWITCHBOARD_KEYS_DEFAULT_QPM", "1500", "requests per minute allowed to every API key that sets no qpm of its own, the owner key included; 0: unlimited", integer(&c.Keys.DefaultQPM)},
+		{"keys.auth_fail_limit", "", "SWITCHBOARD_KEYS_AUTH_FAIL_LIMIT", "100", "requests with an API key that does not authenticate (unknown, disabled, expired) one address may make within keys.auth_fail_window; past it the address gets 429 until the window ends; 0: off", integer(&c.Keys.AuthFailLimit)},
+		{"keys.auth_fail_window", "", "SWITCHBOARD_KEYS_AUTH_FAIL_WINDOW", "10s", "window over which failed API authentications are counted, and the block time", duration(&c.Keys.AuthFailWindow)},
 		{"keys.rotation_grace", "", "SWITCHBOARD_ROTATION_GRACE", "24h", "default validity of an old secret after rotation (at most 168h)", duration(&c.Keys.RotationGrace)},
 	}
 }
