@@ -63,7 +63,7 @@ func TestRecordingBaresipStereo(t *testing.T) {
 			id = c.ID()
 		}
 		return id != ""
-	}, 10*time.Second, 20*time.Millisecond, "no call: %s", out.String())
+	}, 30*time.Second, 20*time.Millisecond, "no call: %s\n%s", out.String(), tail(d.Logs.String(), 3000))
 	// While the call runs the recording is served as far as it is written.
 	require.Eventually(t, func() bool {
 		status, _, raw := d.Do(t, "GET", "/v1/calls/"+id+"/recording", d.OwnerKey, nil)
