@@ -1,12 +1,15 @@
 package test
 
 import (
+	"bytes"
 	"regexp"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"switchboard/media/wav"
 )
 
 // metricValue reads one sample of the metrics text (0 when absent).
@@ -26,12 +29,21 @@ func metricValue(t *testing.T, text, series string) float64 {
 // one-way: the controller gets switchboard.call.media_health naming the
 // crossed threshold, the webhook gets a signed
 // realtime.call.media_degraded, the one-way gauge and the degraded
-// counter move while the call runs, and the record keeps it.
+// counter move while the call runs, and the record keeps it. The number
+// records: once the call is over, a signed realtime.call.recording_ready
+// names the recording, which holds the sipp caller's speech.
 func TestHealthOneWaySipp(t *testing.T) {
 	const number = "+14155550188"
 	h := newHookReceiver(t, 0)
 	d := controlDaemon(t, map[string]string{"SWITCHBOARD_RING_TIMEOUT": "10s", "SWITCHBOARD_HEALTH_ONE_WAY": "2s",
 		"SWITCHBOARD_HEALTH_NO_AUDIO": "2s", "SWITCHBOARD_HEALTH_EVENT_INTERVAL": "2s"}, h, number)
+	list := d.JSON(t, "GET", "/v2/phone-numbers", d.OwnerKey, nil, 200)
+	for _, n := range list["phone_numbers"].([]any) {
+		if n := n.(map[string]any); n["phone_number"] == number {
+			d.JSON(t, "PATCH", "/v2/phone-numbers/"+n["phone_number_id"].(string), d.OwnerKey,
+				map[string]any{"recording": map[string]any{"enabled": true}}, 200)
+		}
+	}
 	run := startSipp(t, d, number, sippControl{Audio: true, ByeReason: "hung up by the API"}, 1, 1)
 	id := h.next(t, "realtime.call.incoming", 5*time.Second).Data["call_id"].(string)
 	c, status, body := dialController(t, wsURL(d, "?call_id="+id), bearer(d.OwnerKey))
@@ -76,6 +88,19 @@ func TestHealthOneWaySipp(t *testing.T) {
 	require.Eventually(t, func() bool { return d.App.Calls().Active() == 0 }, 5*time.Second, 50*time.Millisecond)
 	metrics = scrapeMetrics(t, d.URL)
 	require.Equal(t, 0.0, metricValue(t, metrics, "switchboard_calls_one_way"), "the ended call leaves the gauge")
+
+	ready := h.next(t, "realtime.call.recording_ready", 10*time.Second)
+	require.Equal(t, id, ready.Data["call_id"])
+	require.Equal(t, "/v1/calls/"+id+"/recording", ready.Data["url"])
+	require.Equal(t, "audio/wav", ready.Data["content_type"])
+	require.Greater(t, ready.Data["duration_ms"], 7000.0)
+	st, hdr, wavRaw := d.Do(t, "GET", ready.Data["url"].(string), d.OwnerKey, nil)
+	require.Equal(t, 200, st)
+	require.Equal(t, "audio/wav", hdr.Get("Content-Type"))
+	a, err := wav.Decode(bytes.NewReader(wavRaw))
+	require.NoError(t, err)
+	require.Greater(t, maxAbs(stereoChannel(a, 0)[:5*8000]), int16(1000), "the caller's pcap is on the left")
+	require.EqualValues(t, len(wavRaw), ready.Data["bytes"])
 
 	rec := d.JSON(t, "GET", "/v1/calls/"+id, d.OwnerKey, nil, 200)
 	m := rec["media"].(map[string]any)
