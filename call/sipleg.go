@@ -62,6 +62,16 @@ type SIPLeg struct {
 	sender      *dtmf.Sender   // nil without telephone-event
 	keys        *dtmf.Sources  // set by Start
 
+	// G.722 (a wideband call): the leg's audio is 16 kHz; the call's own
+	// decoder (media goroutine) and encoder (behind encMu) code it.
+	wide   bool
+	dec    *media.G722Decoder
+	decBuf []int16
+	encMu  sync.Mutex
+	enc    *media.G722Encoder
+	encBuf []byte
+	encOdd []int16 // a sample left over from an odd-length write
+
 	mu       sync.Mutex
 	started  bool
 	answered bool
@@ -94,6 +104,7 @@ func NewSIPLeg(in *sip.InboundCall, opts SIPLegOptions) *SIPLeg {
 	} else {
 		l.codec.Store(&media.PCMU)
 	}
+	l.wide = l.codec.Load().IsG722()
 	return l
 }
 
@@ -109,12 +120,22 @@ func (l *SIPLeg) Info() LegInfo { return l.info }
 // Context ends with the dialog.
 func (l *SIPLeg) Context() context.Context { return l.in.Context() }
 
-// Rate is G.711's 8 kHz.
-func (l *SIPLeg) Rate() int { return media.ClockRate }
+// Rate is the audio rate of the negotiated codec: 8 kHz for G.711,
+// 16 kHz for G.722.
+func (l *SIPLeg) Rate() int {
+	if l.wide {
+		return media.G722Rate
+	}
+	return media.ClockRate
+}
 
-// Codec is the negotiated G.711 codec: EncodingPCMU or EncodingPCMA.
+// Codec is the negotiated G.711 codec, EncodingPCMU or EncodingPCMA, for
+// a passthrough; "" for G.722 (nothing to pass through).
 func (l *SIPLeg) Codec() string {
-	if l.codec.Load().PayloadType == media.PCMA.PayloadType {
+	switch {
+	case l.wide:
+		return ""
+	case l.codec.Load().PayloadType == media.PCMA.PayloadType:
 		return EncodingPCMA
 	}
 	return EncodingPCMU
@@ -132,14 +153,23 @@ func (l *SIPLeg) Start(sink LegSink, opts LegOptions) error {
 	if inband == "" {
 		inband = InbandAuto
 	}
-	l.keys = dtmf.NewSources(inband == InbandOn || (inband != InbandOff && offer.DTMFPayloadType == 0), sink.Key)
+	// In-band detection works on 8 kHz audio: a G.722 caller's keys come
+	// as RFC 4733 events or SIP INFO.
+	l.keys = dtmf.NewSources(!l.wide && (inband == InbandOn || (inband != InbandOff && offer.DTMFPayloadType == 0)), sink.Key)
 	so := media.SessionOptions{
 		Codec: *l.codec.Load(), Ptime: offer.Ptime, JitterDelay: l.opts.JitterDelay, EventPayloadType: offer.DTMFPayloadType,
 		Remote: offer.RemoteAddr, MediaTimeout: l.opts.MediaTimeout, Logger: l.log,
 		RelatchAfter: l.opts.RelatchAfter, Strangers: l.opts.Strangers, SRTP: srtpKeys(offer.SRTP),
 		OnAudio: l.onAudio, OnTimeout: l.onTimeout, OnEvent: l.onEvent, Tap: opts.Tap,
 	}
-	if opts.Passthrough {
+	switch {
+	case l.wide:
+		// The session keeps G.722's bytes (one per RTP tick, like G.711);
+		// the leg decodes them in order, frame by frame, and encodes what
+		// it plays.
+		l.dec, l.enc = media.NewG722Decoder(), media.NewG722Encoder()
+		so.Passthrough, so.OnPayload, so.OnAudio = true, l.onG722, nil
+	case opts.Passthrough:
 		// The caller's bytes go to the conversation untouched; PCM is
 		// decoded only for the in-band detector.
 		so.Passthrough, so.OnPayload = true, l.onPayload
@@ -240,11 +270,25 @@ func (l *SIPLeg) Transfer(ctx context.Context, target string, progress func(stat
 	return l.in.TransferWithProgress(ctx, target, "", progress)
 }
 
-// Play queues 8 kHz PCM.
+// Play queues PCM at the leg's rate (G.722: encoded by the call's
+// encoder as it is queued).
 func (l *SIPLeg) Play(itemID string, pcm []int16) {
-	if s := l.session(); s != nil {
-		s.Playout().Write(itemID, pcm)
+	s := l.session()
+	if s == nil {
+		return
 	}
+	if !l.wide {
+		s.Playout().Write(itemID, pcm)
+		return
+	}
+	l.encMu.Lock()
+	defer l.encMu.Unlock()
+	if len(l.encOdd) > 0 {
+		pcm = append(l.encOdd, pcm...)
+	}
+	l.encBuf = l.enc.Encode(l.encBuf[:0], pcm)
+	l.encOdd = append(l.encOdd[:0], pcm[len(pcm)&^1:]...)
+	s.Playout().WriteCoded(itemID, media.G722, l.encBuf)
 }
 
 // PlayCoded queues G.711 bytes in the leg's codec.
@@ -335,6 +379,19 @@ func (l *SIPLeg) onPayload(payload []byte, _ media.FrameStatus) {
 	l.sink.Coded(payload)
 }
 
+// onG722 runs on the media goroutine for every inbound frame of a G.722
+// call: received frames are decoded in order; a frame the jitter buffer
+// filled (loss) plays as silence and leaves the decoder's state alone.
+func (l *SIPLeg) onG722(payload []byte, st media.FrameStatus) {
+	l.keys.Audio(nil, time.Now()) // closes RFC 4733 events that lost their end
+	if st == media.FramePlayed {
+		l.decBuf = l.dec.Decode(l.decBuf[:0], payload)
+	} else {
+		l.decBuf = append(l.decBuf[:0], make([]int16, 2*len(payload))...)
+	}
+	l.sink.Audio(l.decBuf)
+}
+
 // onEvent takes telephone-event packets (media reader goroutine).
 func (l *SIPLeg) onEvent(h *rtp.Header, payload []byte) {
 	if err := l.keys.RTP(h.Timestamp, payload, time.Now()); err != nil {
@@ -375,7 +432,9 @@ func (l *SIPLeg) applyMedia(p sip.MediaParams) {
 	if err := sess.SetSRTP(srtpKeys(p.SRTP)); err != nil {
 		l.log.Warn().Err(err).Msg("srtp keys not applied")
 	}
-	if codec, ok := media.CodecByPayloadType(p.Codec.PayloadType); ok {
+	// The audio rate is the call's for its whole life: the SIP side
+	// refuses a re-offer between G.722 and G.711.
+	if codec, ok := media.CodecByPayloadType(p.Codec.PayloadType); ok && codec.IsG722() == l.wide {
 		l.codec.Store(&codec)
 		sess.SetCodec(codec)
 	}
@@ -452,11 +511,11 @@ func (l *SIPLeg) SendDTMF(ctx context.Context, digits string) error {
 			return err
 		}
 	} else {
-		pcm, err := dtmf.Tones(digits, media.ClockRate)
+		pcm, err := dtmf.Tones(digits, l.Rate())
 		if err != nil {
 			return err
 		}
-		sess.Playout().Write(dtmfItem, pcm)
+		l.Play(dtmfItem, pcm)
 		done = l.playedOut(ctx, sess)
 	}
 	select {

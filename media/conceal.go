@@ -24,6 +24,18 @@ func concealPCM(out, last []int16, miss []bool, step int) {
 // costs one lookup per sample and never leaves the codec's domain, and it
 // sounds like the PCM buffer's concealment up to G.711 quantisation.
 func (c Codec) concealer() func(out, last []byte, miss []bool, step int) {
+	if c.g722 {
+		// A repeated G.722 code word is not an attenuated repeat of the
+		// sound: a lost one plays silence.
+		silence := c.SilenceByte()
+		return func(out, _ []byte, miss []bool, _ int) {
+			for i, m := range miss {
+				if m {
+					out[i] = silence
+				}
+			}
+		}
+	}
 	t := &concealTables()[0]
 	if !c.ulaw {
 		t = &concealTables()[1]

@@ -1,5 +1,7 @@
 package media
 
+import "sync"
+
 // G.722 (ITU-T G.722, 64 kbit/s mode): 16 kHz audio split by a 24-tap
 // quadrature mirror filter into a low band coded with 6-bit ADPCM and a
 // high band coded with 2-bit ADPCM, one byte per pair of input samples.
@@ -14,6 +16,13 @@ package media
 
 // G722Rate is G.722's audio sampling rate.
 const G722Rate = 16000
+
+// g722Silence is the code a fresh encoder settles on for silence: what
+// fills a G.722 frame with nothing to send.
+var g722Silence = sync.OnceValue(func() byte {
+	code := NewG722Encoder().Encode(nil, make([]int16, 2*G722Rate/10))
+	return code[len(code)-1]
+})
 
 // The constants of ITU-T G.722.
 var (

@@ -25,7 +25,8 @@ type Frame struct {
 	// Samples is the frame's length in samples at 8 kHz.
 	Samples int
 	// PCM holds the samples when the session has them decoded; otherwise
-	// Coded holds Codec's code words.
+	// Coded holds Codec's code words (G.711 only: the frames of a G.722
+	// call carry neither, and read as silence).
 	PCM   []int16
 	Coded []byte
 	Codec Codec
@@ -36,4 +37,13 @@ type Frame struct {
 	Speech bool
 	// Event says a telephone-event packet was sent in this frame's slot.
 	Event bool
+}
+
+// tapCoded is what a Frame carries of c's code words: nothing for G.722,
+// whose bytes a tap cannot read without the call's decoder.
+func tapCoded(c Codec, b []byte) []byte {
+	if c.g722 {
+		return nil
+	}
+	return b
 }

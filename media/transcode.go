@@ -12,7 +12,8 @@ import "github.com/zaf/g711"
 // copied unchanged. dst may be payload[:0] to transcode in place. It does
 // not allocate when dst has capacity.
 //
-// A G.711 passthrough uses it when the call's codec changes mid-call (a
+// G.722 and G.711 do not transcode into each other: the result is c's
+// silence. A G.711 passthrough uses it when the call's codec changes mid-call (a
 // re-INVITE from PCMU to PCMA) while the consumer keeps its own law.
 func (c Codec) Transcode(dst []byte, from Codec, payload []byte) []byte {
 	n := len(dst)
@@ -21,6 +22,9 @@ func (c Codec) Transcode(dst []byte, from Codec, payload []byte) []byte {
 	switch {
 	case c.sameLaw(from):
 		copy(out, payload)
+	case c.g722 || from.g722:
+		// G.722 is never transcoded: the bytes would be noise.
+		fill(out, c.SilenceByte())
 	case c.ulaw:
 		for i, b := range payload {
 			out[i] = g711.Alaw2UlawFrame(b)
@@ -34,4 +38,4 @@ func (c Codec) Transcode(dst []byte, from Codec, payload []byte) []byte {
 }
 
 // sameLaw reports whether c and o code samples the same way.
-func (c Codec) sameLaw(o Codec) bool { return c.ulaw == o.ulaw }
+func (c Codec) sameLaw(o Codec) bool { return c.ulaw == o.ulaw && c.g722 == o.g722 }

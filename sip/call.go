@@ -465,7 +465,11 @@ func (c *InboundCall) onOffer(req *sip.Request, tx sip.ServerTransaction) {
 		c.srv.respond(req, tx, 400, "Bad Request", nil)
 		return
 	}
-	params, err := offer.negotiate()
+	params, err := offer.negotiate(c.route.Codecs)
+	if err == nil && params.Codec.Wideband() != c.Media().Codec.Wideband() {
+		// The leg's audio runs at its codec's rate for the whole call.
+		err = fmt.Errorf("%w: the call stays %s", errNoCommonCodec, c.Media().Codec.Name)
+	}
 	if err != nil {
 		c.log.Info().Err(err).Msg("re-offer refused, keeping current media")
 		c.srv.respond(req, tx, 488, "Not Acceptable Here", nil, sip.NewHeader("Warning", `305 switchboard "Incompatible media format"`))

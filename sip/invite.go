@@ -122,7 +122,7 @@ func (s *Server) onInvite(req *sip.Request, tx sip.ServerTransaction) {
 			refuse(400, "Bad Request", ResultBadRequest)
 			return
 		}
-		if params, err = offer.negotiate(); err != nil {
+		if params, err = offer.negotiate(route.Codecs); err != nil {
 			refuse(488, "Not Acceptable Here", ResultNoCodec, sip.NewHeader("Warning", `305 switchboard "Incompatible media format"`))
 			return
 		}

@@ -22,11 +22,21 @@ type Codec struct {
 	ClockRate uint32
 }
 
-// Well-known G.711 codecs (RFC 3551 static payload types).
+// The codecs the phone leg speaks (RFC 3551 static payload types). G.722
+// carries 16 kHz audio but its RTP clock rate is 8000 (RFC 3551 section
+// 4.5.2), which is what its rtpmap says.
 var (
 	PCMU = Codec{PayloadType: 0, Name: "PCMU", ClockRate: 8000}
 	PCMA = Codec{PayloadType: 8, Name: "PCMA", ClockRate: 8000}
+	G722 = Codec{PayloadType: 9, Name: "G722", ClockRate: 8000}
 )
+
+// Wideband reports whether c carries more than telephone band audio.
+func (c Codec) Wideband() bool { return strings.EqualFold(c.Name, G722.Name) }
+
+// CodecNames are the codec names a preference list (Route.Codecs) may
+// hold.
+var CodecNames = []string{"G722", "PCMU", "PCMA"}
 
 // Direction is an SDP media direction attribute (RFC 3264 section 6.1).
 type Direction string
@@ -229,15 +239,17 @@ func codecsOf(md *sdp.MediaDescription) []Codec {
 	return out
 }
 
-func isG711(c Codec) (Codec, bool) {
+// known returns the canonical form of a codec we speak (PCMU, PCMA or
+// G722 at their 8000 RTP clock rate; a static payload type without rtpmap
+// has rate 0).
+func known(c Codec) (Codec, bool) {
 	if c.ClockRate != 8000 && c.ClockRate != 0 {
 		return c, false
 	}
-	switch strings.ToUpper(c.Name) {
-	case "PCMU":
-		return Codec{PayloadType: c.PayloadType, Name: "PCMU", ClockRate: 8000}, true
-	case "PCMA":
-		return Codec{PayloadType: c.PayloadType, Name: "PCMA", ClockRate: 8000}, true
+	for _, k := range []Codec{PCMU, PCMA, G722} {
+		if strings.EqualFold(c.Name, k.Name) {
+			return Codec{PayloadType: c.PayloadType, Name: k.Name, ClockRate: 8000}, true
+		}
 	}
 	return c, false
 }
@@ -246,23 +258,44 @@ func isTelephoneEvent(c Codec) bool {
 	return strings.EqualFold(c.Name, "telephone-event") && c.ClockRate == 8000
 }
 
-// negotiate picks, in the offerer's order of preference, the first G.711
-// codec at 8 kHz and the offerer's telephone-event/8000 payload type.
-func (p *parsedSDP) negotiate() (MediaParams, error) {
+// negotiate picks the audio codec and the offerer's telephone-event/8000
+// payload type. prefs is the called number's codec preference (names from
+// CodecNames, best first; codecs it leaves out are not used); without one
+// the best codec both sides have wins: G.722 (wideband) when offered, else
+// the offerer's first G.711.
+func (p *parsedSDP) negotiate(prefs []string) (MediaParams, error) {
 	if p.audio < 0 {
 		return MediaParams{}, errNoAudio
 	}
 	params := p.params
-	found := false
-	for _, c := range p.codecs {
-		if g, ok := isG711(c); ok && !found {
-			params.Codec, found = g, true
+	rank := func(c Codec) int {
+		if len(prefs) == 0 {
+			if c.Wideband() {
+				return 0
+			}
+			return 1
 		}
+		for i, n := range prefs {
+			if strings.EqualFold(n, c.Name) {
+				return i
+			}
+		}
+		return -1
+	}
+	best := -1
+	for _, c := range p.codecs {
 		if isTelephoneEvent(c) && params.DTMFPayloadType == 0 {
 			params.DTMFPayloadType = c.PayloadType
 		}
+		k, ok := known(c)
+		if !ok {
+			continue
+		}
+		if r := rank(k); r >= 0 && (best < 0 || r < best) {
+			params.Codec, best = k, r
+		}
 	}
-	if !found {
+	if best < 0 {
 		return MediaParams{}, errNoCommonCodec
 	}
 	return params, nil
@@ -405,7 +438,7 @@ func answerMatch(body []byte, offered []Codec) (MediaParams, error) {
 		if found {
 			continue
 		}
-		g, ok := isG711(c)
+		g, ok := known(c)
 		if !ok {
 			continue
 		}

@@ -2,6 +2,7 @@ package sip
 
 import (
 	"flag"
+	"fmt"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -28,7 +29,7 @@ func TestSDPAnswerGolden(t *testing.T) {
 			var got string
 			p, err := parseSDP(offer)
 			require.NoError(t, err)
-			params, err := p.negotiate()
+			params, err := p.negotiate(nil)
 			if err != nil {
 				got = "error: " + err.Error() + "\n"
 			} else {
@@ -56,7 +57,7 @@ func TestNegotiate(t *testing.T) {
 	}{{"20", 20 * time.Millisecond}, {"10", 10 * time.Millisecond}, {"5", 10 * time.Millisecond}, {"60", 60 * time.Millisecond}, {"120", 60 * time.Millisecond}, {"30", 30 * time.Millisecond}, {"x", 20 * time.Millisecond}} {
 		p, err := parseSDP([]byte(strings.Replace(offer, "%s", tc.ptime, 1)))
 		require.NoError(t, err)
-		m, err := p.negotiate()
+		m, err := p.negotiate(nil)
 		require.NoError(t, err)
 		require.Equal(t, tc.want, m.Ptime, tc.ptime)
 		require.Equal(t, PCMA, m.Codec) // static 8 without rtpmap, caller's first
@@ -68,7 +69,7 @@ func TestNegotiate(t *testing.T) {
 func TestLocalSDPVersion(t *testing.T) {
 	p, err := parseSDP([]byte("v=0\r\no=- 1 1 IN IP4 192.0.2.10\r\ns=-\r\nc=IN IP4 192.0.2.10\r\nt=0 0\r\nm=audio 4000 RTP/AVP 0\r\n"))
 	require.NoError(t, err)
-	params, err := p.negotiate()
+	params, err := p.negotiate(nil)
 	require.NoError(t, err)
 	l := newLocalSDP(42)
 	local := netip.MustParseAddrPort("198.51.100.5:20000")
@@ -95,7 +96,7 @@ func FuzzSDPNegotiate(f *testing.F) {
 		if err != nil {
 			return
 		}
-		params, err := p.negotiate()
+		params, err := p.negotiate(nil)
 		if err != nil {
 			return
 		}
@@ -125,7 +126,36 @@ func BenchmarkNegotiateAndAnswer(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		p, _ := parseSDP(offer)
-		params, _ := p.negotiate()
+		params, _ := p.negotiate(nil)
 		_, _ = newLocalSDP(1).answer(p, params, local, netip.Addr{}, SendRecv)
+	}
+}
+
+// TestNegotiateCodecPreference: without a preference the best codec both
+// sides have wins (G.722, else the offerer's first G.711); a number's
+// preference orders and restricts the choice.
+func TestNegotiateCodecPreference(t *testing.T) {
+	offer := "v=0\r\no=- 1 1 IN IP4 192.0.2.10\r\ns=-\r\nc=IN IP4 192.0.2.10\r\nt=0 0\r\nm=audio 4000 RTP/AVP %s\r\n" +
+		"a=rtpmap:0 PCMU/8000\r\na=rtpmap:8 PCMA/8000\r\na=rtpmap:9 G722/8000\r\n"
+	for _, tc := range []struct {
+		formats string
+		prefs   []string
+		want    string
+	}{
+		{"0 8 9", nil, "G722"},
+		{"8 0", nil, "PCMA"},
+		{"0 8 9", []string{"PCMU", "G722"}, "PCMU"},
+		{"9 8", []string{"pcmu", "g722"}, "G722"},
+		{"9", []string{"PCMU", "PCMA"}, ""},
+	} {
+		p, err := parseSDP([]byte(fmt.Sprintf(offer, tc.formats)))
+		require.NoError(t, err)
+		params, err := p.negotiate(tc.prefs)
+		if tc.want == "" {
+			require.ErrorIs(t, err, errNoCommonCodec)
+			continue
+		}
+		require.NoError(t, err)
+		require.Equal(t, tc.want, params.Codec.Name, "%s %v", tc.formats, tc.prefs)
 	}
 }
