@@ -83,7 +83,7 @@ func TestSRTPRules(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			p, err := parseSDP([]byte(tc.offer))
 			require.NoError(t, err)
-			params, err := p.negotiate()
+			params, err := p.negotiate(nil)
 			require.NoError(t, err)
 			params, err = srtpRules{policy: tc.policy, keysOK: tc.tls}.secure(p, params, SDES{})
 			if tc.want != "" && !strings.HasPrefix(tc.want, "AE") {
@@ -117,7 +117,7 @@ func TestSRTPReoffer(t *testing.T) {
 	r := srtpRules{policy: SRTPOptional, keysOK: true}
 	p, err := parseSDP([]byte(srtpOffer("RTP/SAVP", "1 AES_CM_128_HMAC_SHA1_80 inline:"+key30)))
 	require.NoError(t, err)
-	params, err := p.negotiate()
+	params, err := p.negotiate(nil)
 	require.NoError(t, err)
 	first, err := r.secure(p, params, SDES{})
 	require.NoError(t, err)
