@@ -50,7 +50,22 @@ type callRecord struct {
 		Late       uint64  `json:"late"`
 		Concealed  uint64  `json:"concealed"`
 		RTTMS      float64 `json:"rtt_ms"`
+		// The call's health.
+		LossRatio    float64 `json:"loss_ratio"`
+		FirstAudioMS int64   `json:"first_audio_ms"`
+		TurnLatency  struct {
+			Count int   `json:"count"`
+			P50MS int64 `json:"p50_ms"`
+			P95MS int64 `json:"p95_ms"`
+			MaxMS int64 `json:"max_ms"`
+		} `json:"turn_latency"`
+		BargeIns     uint64   `json:"barge_ins"`
+		OneWaySeen   bool     `json:"one_way_seen"`
+		DegradedSeen []string `json:"degraded_seen"`
 	} `json:"media"`
+	Recording *struct {
+		URL string `json:"url"`
+	} `json:"recording"`
 	Transcript []callEntry `json:"transcript"`
 	ToolCalls  []callEntry `json:"tool_calls"`
 	Events     []callEntry `json:"events"`
@@ -233,6 +248,7 @@ func (e *cliEnv) showCall(c *callRecord) {
 		{"Answered", localTime(c.AnsweredAt)}, {"Ended", ended}, {"Duration", c.duration()},
 		{"Media", fmt.Sprintf("%d packets in, %d out, %d lost, jitter %.1f ms, %d late, %d concealed",
 			c.Media.PacketsIn, c.Media.PacketsOut, c.Media.Lost, c.Media.JitterMS, c.Media.Late, c.Media.Concealed)},
+		{"Health", c.health()}, {"Recording", c.recording()},
 	} {
 		fmt.Fprintf(w, "%-12s %s\n", l[0], l[1])
 	}
@@ -271,4 +287,32 @@ func (e *cliEnv) showCall(c *callRecord) {
 			fmt.Fprintln(w, line)
 		}
 	}
+}
+
+// health summarises the record's media health for a person.
+func (c *callRecord) health() string {
+	m := c.Media
+	s := fmt.Sprintf("loss %.1f%%", 100*m.LossRatio)
+	if m.FirstAudioMS >= 0 {
+		s += fmt.Sprintf(", first audio %d ms after answer", m.FirstAudioMS)
+	}
+	if tl := m.TurnLatency; tl.Count > 0 {
+		s += fmt.Sprintf(", turn latency p50 %d ms p95 %d ms max %d ms (%d turns)", tl.P50MS, tl.P95MS, tl.MaxMS, tl.Count)
+	}
+	s += fmt.Sprintf(", %d barge-ins", m.BargeIns)
+	if m.OneWaySeen {
+		s += ", one-way audio"
+	}
+	if len(m.DegradedSeen) > 0 {
+		s += ", degraded: " + strings.Join(m.DegradedSeen, " ")
+	}
+	return s
+}
+
+// recording is where the call's recording is, or "-".
+func (c *callRecord) recording() string {
+	if c.Recording == nil {
+		return "-"
+	}
+	return c.Recording.URL
 }

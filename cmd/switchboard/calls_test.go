@@ -55,6 +55,8 @@ func TestCLICallsListAndShow(t *testing.T) {
 		SIPCallID: "sip-1", State: call.StateEnded, Started: inv, Answered: ans, Ended: ans.Add(65 * time.Second),
 		EndedBy: call.EndedByAppliance, EndReason: "conversation ended", Route: "agent:ag_1",
 		Media: media.StatsSnapshot{PacketsIn: 3250, PacketsOut: 3240, Lost: 4, Jitter: 2 * time.Millisecond, Late: 1, Concealed: 2},
+		Health: call.MediaHealth{LossRatio: 0.0012, FirstAudioMS: 40, TurnLatency: call.Latency{Count: 3, P50MS: 800, P95MS: 950, MaxMS: 950},
+			BargeIns: 1, OneWaySeen: true, DegradedSeen: []string{call.DegradedOneWay}},
 		Notes: []call.Note{
 			{At: ans.Add(time.Second), Kind: call.NoteTranscript, Role: "assistant", Text: "Hello there."},
 			{At: ans.Add(3500 * time.Millisecond), Kind: call.NoteTranscript, Role: "user", Text: "Book a table."},
@@ -93,6 +95,8 @@ func TestCLICallsListAndShow(t *testing.T) {
 	for _, s := range []string{
 		"Call         c-full", "Number       +18005550100 (pn_1)", "by appliance: conversation ended", "Duration     1m05s",
 		"3250 packets in, 3240 out, 4 lost, jitter 2.0 ms, 1 late, 2 concealed",
+		"Health       loss 0.1%, first audio 40 ms after answer, turn latency p50 800 ms p95 950 ms max 950 ms (3 turns), 1 barge-ins, one-way audio, degraded: one_way_audio",
+		"Recording    -",
 		"Transcript\n  [00:03.0] assistant: Hello there.\n  [00:05.5] user: Book a table.\n",
 		"Tool calls\n  [00:06.0] tool_call book {\"people\":2}\n", "Events\n  [00:07.0] dtmf 1\n",
 	} {
