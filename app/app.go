@@ -94,6 +94,11 @@ func New(ctx context.Context, cfg *config.Config, log zerolog.Logger) (_ *App, e
 	if a.st, err = store.Open(ctx, cfg.DatabaseURL, cfg.DataDir); err != nil {
 		return nil, err
 	}
+	if cfg.Fleet() {
+		if err := cluster.CheckIDFree(ctx, a.st.Nodes(), a.nodeID, cfg.Cluster.NodeTimeout, time.Now()); err != nil {
+			return nil, err
+		}
+	}
 	// Calls a crash of this node cut are stored open: close them before
 	// taking calls.
 	n, err := records.CloseCrashed(ctx, a.st.Calls(), a.nodeID)

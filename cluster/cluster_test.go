@@ -111,3 +111,17 @@ func noLost(context.Context, string) (int, error) { return 0, nil }
 
 // nil2 is a Store that is never called (signature tests).
 func nil2() Store { return (*store.DB)(nil) }
+
+func TestCheckIDFree(t *testing.T) {
+	ctx := context.Background()
+	st, err := store.OpenSQLite(ctx, t.TempDir())
+	require.NoError(t, err)
+	t.Cleanup(func() { st.Close() })
+	now := time.Unix(1_700_000_000, 0)
+	require.NoError(t, CheckIDFree(ctx, st.Nodes(), "a", 5*time.Second, now), "a new id is free")
+	require.NoError(t, st.Nodes().Put(ctx, &store.Node{ID: "a", ClusterAddr: "x:1", State: store.NodeActive, StartTime: now, Heartbeat: now}))
+	require.ErrorIs(t, CheckIDFree(ctx, st.Nodes(), "a", 5*time.Second, now.Add(time.Second)), ErrNodeIDInUse)
+	require.NoError(t, CheckIDFree(ctx, st.Nodes(), "a", 5*time.Second, now.Add(6*time.Second)), "a crashed node may come back")
+	require.NoError(t, st.Nodes().Beat(ctx, "a", store.NodeStopped, now))
+	require.NoError(t, CheckIDFree(ctx, st.Nodes(), "a", 5*time.Second, now), "a stopped node may start again")
+}

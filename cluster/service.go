@@ -205,3 +205,26 @@ func (s *Service) Nodes(ctx context.Context) ([]Peer, error) {
 	}
 	return out, nil
 }
+
+// ErrNodeIDInUse means a running node already has the id this node was
+// given.
+var ErrNodeIDInUse = errors.New("cluster: node id in use")
+
+// CheckIDFree refuses a node id that a running node of the fleet holds:
+// registered active or draining, with a beat younger than timeout. Two
+// processes sharing an id would close each other's call records. After a
+// crash, the same node may start again once its last beat is timeout old.
+func CheckIDFree(ctx context.Context, nodes store.NodeStore, id string, timeout time.Duration, now time.Time) error {
+	n, err := nodes.Get(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("cluster: check node id: %w", err)
+	}
+	if (n.State == store.NodeActive || n.State == store.NodeDraining) && now.Sub(n.Heartbeat) < timeout {
+		return fmt.Errorf("%w: node %q (at %s) beat %v ago; give every node its own node id, or wait %v after a crash",
+			ErrNodeIDInUse, id, n.ClusterAddr, now.Sub(n.Heartbeat).Round(time.Millisecond), timeout)
+	}
+	return nil
+}

@@ -205,6 +205,16 @@ func TestFleetKilledNode(t *testing.T) {
 	b := launchFleetNode(t, "node-b", dbURL, freeSIPPort(t), "31700-31799")
 	a.waitServing(t)
 	b.waitServing(t)
+	// A second process with a running node's id refuses to start: it would
+	// close that node's call records as its own.
+	dup := launchFleetNode(t, "node-b", dbURL, freeSIPPort(t), "31560-31599")
+	select {
+	case <-dup.exited:
+	case <-time.After(20 * time.Second):
+		t.Fatal("a node with a duplicate id started")
+	}
+	require.Contains(t, dup.log(), "node id in use")
+
 	call := fleetSipp(t, b.sip, 1, 60000, "3000")
 	var recs []map[string]any
 	require.Eventually(t, func() bool {
