@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"sync"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
 	"switchboard/agent"
@@ -127,12 +128,13 @@ func (a *App) buildCalls(cfg *config.Config, log zerolog.Logger) error {
 		ChallengeStatus: cfg.SIP.ChallengeStatus, DigestAlgorithms: cfg.SIP.DigestAlgorithms, NonceTTL: cfg.SIP.NonceTTL,
 		AuthFailLimit: cfg.SIP.AuthFailLimit, AuthFailWindow: cfg.SIP.AuthFailWindow, MaxCalls: cfg.SIP.MaxCalls,
 		SourceFailLimit: cfg.SIP.SourceFailLimit, SourceFailWindow: cfg.SIP.SourceFailWindow, SourceBlockTime: cfg.SIP.SourceBlockTime,
-		MinSE: cfg.SIP.MinSE, SessionExpires: cfg.SIP.SessionExpires,
+		SourceMaxConnections: cfg.SIP.SourceMaxConnections, MinSE: cfg.SIP.MinSE, SessionExpires: cfg.SIP.SessionExpires,
 		DrainTimeout: cfg.SIP.DrainTimeout, TrunkPrefix: cfg.SIP.TrunkPrefix, DefaultCountry: cfg.SIP.DefaultCountry,
 	}, sipNumbers{a.numbers}, a.calls, log, sip.WithMetrics(metrics))
 	if err != nil {
 		return fmt.Errorf("sip: %w", err)
 	}
+	a.registerFloodMetrics()
 	demo, err := a.seedDemo(context.Background(), cfg.DemoNumber, sipHost)
 	if err != nil {
 		return fmt.Errorf("seed demo number: %w", err)
@@ -232,3 +234,21 @@ func (a *App) Calls() *call.Manager { return a.calls }
 
 // Routes lists every HTTP route the appliance serves (tests, docs).
 func (a *App) Routes() []httpx.Route { return a.api.Routes() }
+
+// registerFloodMetrics exposes the SIP gate's counters (sip.FloodStats).
+func (a *App) registerFloodMetrics() {
+	stat := func(f func(sip.FloodStats) float64) func() float64 {
+		return func() float64 { return f(a.sip.FloodStats()) }
+	}
+	a.metrics.MustRegister(
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "switchboard_sip_dropped_total",
+			Help: "SIP datagrams and connections dropped unanswered: from blocked sources, or over a source's connection cap."},
+			stat(func(s sip.FloodStats) float64 { return float64(s.Dropped) })),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "switchboard_sip_malformed_total",
+			Help: "SIP messages the parser refused."},
+			stat(func(s sip.FloodStats) float64 { return float64(s.Malformed) })),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "switchboard_sip_sources_blocked_total",
+			Help: "Times a source address was blocked after too many failing requests."},
+			stat(func(s sip.FloodStats) float64 { return float64(s.Blocks) })),
+	)
+}

@@ -117,6 +117,8 @@ type SIP struct {
 	SourceFailLimit  int           `yaml:"source_fail_limit"`
 	SourceFailWindow time.Duration `yaml:"source_fail_window"`
 	SourceBlockTime  time.Duration `yaml:"source_block_time"`
+	// SourceMaxConnections caps the TCP/TLS connections of one source.
+	SourceMaxConnections int `yaml:"source_max_connections"`
 	// MinSE and SessionExpires are the session timer bounds (RFC 4028).
 	MinSE          time.Duration `yaml:"min_se"`
 	SessionExpires time.Duration `yaml:"session_expires"`

@@ -131,6 +131,7 @@ func settings(c *Config) []Setting {
 		{"sip.source_fail_limit", "", "SWITCHBOARD_SIP_SOURCE_FAIL_LIMIT", "100", "failing requests (malformed, unknown number, refused INVITE, no such dialog) from one source address before it is blocked: it then gets no answer at all", integer(&c.SIP.SourceFailLimit)},
 		{"sip.source_fail_window", "", "SWITCHBOARD_SIP_SOURCE_FAIL_WINDOW", "10s", "window over which a source's failing requests are counted", duration(&c.SIP.SourceFailWindow)},
 		{"sip.source_block_time", "", "SWITCHBOARD_SIP_SOURCE_BLOCK_TIME", "1m", "how long a blocked source stays blocked (its calls in progress go on)", duration(&c.SIP.SourceBlockTime)},
+		{"sip.source_max_connections", "", "SWITCHBOARD_SIP_SOURCE_MAX_CONNECTIONS", "32", "TCP/TLS connections one source address may hold open; more are closed as they are accepted", integer(&c.SIP.SourceMaxConnections)},
 		{"sip.min_se", "", "SWITCHBOARD_SIP_MIN_SE", "90s", "smallest session timer interval accepted (RFC 4028 Min-SE); an INVITE asking for less gets 422", duration(&c.SIP.MinSE)},
 		{"sip.session_expires", "", "SWITCHBOARD_SIP_SESSION_EXPIRES", "30m", "session timer interval for callers that support timers without asking for one; a call whose peer stops refreshing is hung up", duration(&c.SIP.SessionExpires)},
 		{"sip.trunk_prefix", "", "SWITCHBOARD_SIP_TRUNK_PREFIX", "", "digits a trunk puts before national numbers (e.g. 0 or 1) to strip before matching", str(&c.SIP.TrunkPrefix)},

@@ -65,7 +65,7 @@ const (
 	ResultForbidden   = "forbidden"    // 403 source address not allowed
 	ResultChallenged  = "challenged"   // 401/407 sent
 	ResultAuthFailed  = "auth_failed"  // wrong credentials (then challenged again)
-	ResultRateLimited = "rate_limited" // 403 source blocked after failures
+	ResultRateLimited = "rate_limited" // 403 after digest failures, or unanswered: source blocked
 	ResultNoCodec     = "no_codec"     // 488
 	ResultOverloaded  = "overloaded"   // 503 max_calls
 	ResultDraining    = "draining"     // 503 shutting down

@@ -153,16 +153,17 @@ func (s *Server) blockOnFailure(src netip.Addr) verdict {
 // counted against the source.
 //
 // A request that passed the gate before its source was blocked (it was in
-// flight) is not answered either.
-func (s *Server) refuse(req *sip.Request, tx sip.ServerTransaction, status int, reason string, headers ...sip.Header) {
+// flight) is not answered either; refuse reports whether it answered.
+func (s *Server) refuse(req *sip.Request, tx sip.ServerTransaction, status int, reason string, headers ...sip.Header) bool {
 	src := sourceAddr(req)
 	if s.sourceFailed(src, string(req.Method), status, reason) == alreadyBlocked {
 		s.dropped.Add(1)
 		tx.Terminate()
-		return
+		return false
 	}
 	s.respond(req, tx, status, reason, nil, headers...)
 	tx.Terminate()
+	return true
 }
 
 // sourceAddr is the address a request came from (the zero Addr when the
@@ -216,26 +217,6 @@ func (s *Server) streamDialer(laddr net.Addr) net.Dialer {
 			}
 			return nil
 		},
-	}
-}
-
-// guardedListener closes at once the connections of blocked sources.
-type guardedListener struct {
-	net.Listener
-	s *Server
-}
-
-func (l guardedListener) Accept() (net.Conn, error) {
-	for {
-		c, err := l.Listener.Accept()
-		if err != nil {
-			return nil, err
-		}
-		if l.s.shut(netAddrPort(c.RemoteAddr()).Addr()) {
-			_ = c.Close()
-			continue
-		}
-		return c, nil
 	}
 }
 

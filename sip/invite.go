@@ -31,7 +31,9 @@ func (s *Server) onInvite(req *sip.Request, tx sip.ServerTransaction) {
 	// source; answer turns it away without blaming the source (we are
 	// full or stopping).
 	refuse := func(status int, reason, result string, headers ...sip.Header) {
-		s.refuse(req, tx, status, reason, headers...)
+		if !s.refuse(req, tx, status, reason, headers...) {
+			result = ResultRateLimited // in flight when its source was blocked
+		}
 		s.metrics.InviteResult(result)
 	}
 	answer := func(status int, reason, result string, headers ...sip.Header) {

@@ -62,6 +62,10 @@ type Options struct {
 	// SourceBlockTime is how long a blocked source stays blocked.
 	// Default 1m.
 	SourceBlockTime time.Duration
+	// SourceMaxConnections is how many TCP/TLS connections one source
+	// address may hold open; more are closed as they are accepted.
+	// Default 32.
+	SourceMaxConnections int
 	// MinSE is the smallest session timer interval accepted (RFC 4028
 	// Min-SE); an INVITE asking for less gets 422. Default 90s, the
 	// RFC's floor (tests go below it).
@@ -101,26 +105,27 @@ type Options struct {
 
 // Defaults.
 const (
-	DefaultAddr             = "127.0.0.1:5060"
-	DefaultTLSAddr          = "127.0.0.1:5061"
-	DefaultChallengeStatus  = 401
-	DefaultRealm            = "switchboard"
-	DefaultNonceTTL         = 30 * time.Second
-	DefaultAuthFailLimit    = 10
-	DefaultAuthFailWindow   = 5 * time.Minute
-	DefaultSourceFailLimit  = 100
-	DefaultSourceFailWindow = 10 * time.Second
-	DefaultSourceBlockTime  = time.Minute
-	DefaultMinSE            = 90 * time.Second
-	DefaultSessionExpires   = 30 * time.Minute
-	DefaultMaxCalls         = 500
-	DefaultRetryAfter       = 30 * time.Second
-	DefaultDrainTimeout     = 30 * time.Second
-	DefaultCountry          = "US"
-	DefaultUserAgent        = "switchboard"
-	DefaultAckTimeout       = 32 * time.Second
-	DefaultRequestTimeout   = 10 * time.Second
-	DefaultReferTimeout     = 60 * time.Second
+	DefaultAddr                 = "127.0.0.1:5060"
+	DefaultTLSAddr              = "127.0.0.1:5061"
+	DefaultChallengeStatus      = 401
+	DefaultRealm                = "switchboard"
+	DefaultNonceTTL             = 30 * time.Second
+	DefaultAuthFailLimit        = 10
+	DefaultAuthFailWindow       = 5 * time.Minute
+	DefaultSourceFailLimit      = 100
+	DefaultSourceFailWindow     = 10 * time.Second
+	DefaultSourceBlockTime      = time.Minute
+	DefaultSourceMaxConnections = 32
+	DefaultMinSE                = 90 * time.Second
+	DefaultSessionExpires       = 30 * time.Minute
+	DefaultMaxCalls             = 500
+	DefaultRetryAfter           = 30 * time.Second
+	DefaultDrainTimeout         = 30 * time.Second
+	DefaultCountry              = "US"
+	DefaultUserAgent            = "switchboard"
+	DefaultAckTimeout           = 32 * time.Second
+	DefaultRequestTimeout       = 10 * time.Second
+	DefaultReferTimeout         = 60 * time.Second
 )
 
 // WithDefaults returns a copy of o with every zero field set to its
@@ -154,6 +159,7 @@ func (o Options) WithDefaults() Options {
 	setInt(&o.SourceFailLimit, DefaultSourceFailLimit)
 	setDur(&o.SourceFailWindow, DefaultSourceFailWindow)
 	setDur(&o.SourceBlockTime, DefaultSourceBlockTime)
+	setInt(&o.SourceMaxConnections, DefaultSourceMaxConnections)
 	setDur(&o.MinSE, DefaultMinSE)
 	setDur(&o.SessionExpires, DefaultSessionExpires)
 	setInt(&o.MaxCalls, DefaultMaxCalls)

@@ -57,8 +57,10 @@ type Server struct {
 
 	mu    sync.Mutex
 	calls map[string]*InboundCall
-	// callSources counts the calls in progress per source address.
+	// callSources counts the calls in progress per source address, conns
+	// the open stream connections.
 	callSources map[netip.Addr]int
+	conns       map[netip.Addr]int
 	active      int
 	idle        chan struct{} // closed and replaced when active drops to 0
 
@@ -86,7 +88,7 @@ func NewServer(opts Options, numbers Numbers, handler Handler, log zerolog.Logge
 	if err := opts.validate(); err != nil {
 		return nil, err
 	}
-	s := &Server{opts: opts, numbers: numbers, handler: handler, log: log, metrics: noMetrics{}, now: time.Now, calls: map[string]*InboundCall{}, callSources: map[netip.Addr]int{}, idle: make(chan struct{})}
+	s := &Server{opts: opts, numbers: numbers, handler: handler, log: log, metrics: noMetrics{}, now: time.Now, calls: map[string]*InboundCall{}, callSources: map[netip.Addr]int{}, conns: map[netip.Addr]int{}, idle: make(chan struct{})}
 	for _, o := range options {
 		o(s)
 	}

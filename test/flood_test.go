@@ -5,7 +5,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,9 +24,10 @@ import (
 // floodDaemon is the built binary serving with extra environment, its
 // SIP UDP address and its log.
 type floodDaemon struct {
-	cmd *exec.Cmd
-	sip *net.UDPAddr
-	log *countingBuffer
+	cmd  *exec.Cmd
+	sip  *net.UDPAddr
+	http string
+	log  *countingBuffer
 }
 
 // countingBuffer keeps the daemon's log (it is read once the flood is
@@ -57,6 +60,7 @@ func startFloodDaemon(t *testing.T, env ...string) *floodDaemon {
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	d := &floodDaemon{cmd: cmd, log: &countingBuffer{}}
 	found := make(chan string, 1)
+	httpAddr := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(stderr)
 		sc.Buffer(make([]byte, 1<<20), 1<<20)
@@ -64,6 +68,14 @@ func startFloodDaemon(t *testing.T, env ...string) *floodDaemon {
 			line := sc.Bytes()
 			_, _ = d.log.Write(append(append([]byte(nil), line...), '\n'))
 			var m map[string]any
+			if json.Unmarshal(line, &m) == nil && m["message"] == "switchboard is serving" {
+				if a, ok := m["http_addr"].(string); ok {
+					select {
+					case httpAddr <- a:
+					default:
+					}
+				}
+			}
 			if json.Unmarshal(line, &m) == nil && m["message"] == "sip server listening" {
 				if a, ok := m["udp"].(string); ok {
 					select {
@@ -81,7 +93,24 @@ func startFloodDaemon(t *testing.T, env ...string) *floodDaemon {
 	case <-time.After(20 * time.Second):
 		t.Fatal("daemon did not start")
 	}
+	select {
+	case d.http = <-httpAddr:
+	case <-time.After(20 * time.Second):
+		t.Fatal("daemon did not serve HTTP")
+	}
 	return d
+}
+
+// metrics scrapes the daemon's /metrics.
+func (d *floodDaemon) metrics(t *testing.T) map[string]float64 {
+	t.Helper()
+	res, err := http.Get("http://" + d.http + "/metrics")
+	require.NoError(t, err)
+	defer res.Body.Close()
+	require.Equal(t, 200, res.StatusCode)
+	b, err := io.ReadAll(res.Body)
+	require.NoError(t, err)
+	return parseMetrics(string(b))
 }
 
 // rssKB is the daemon's resident set size.
@@ -232,6 +261,10 @@ func TestFloodUnknownNumbers(t *testing.T) {
 		require.False(t, optionsAnswered(t, d, "127.0.0.1", 500*time.Millisecond), "OPTIONS from a blocked source gets nothing")
 		require.True(t, optionsAnswered(t, d, "127.0.0.2", 2*time.Second), "another source is still answered")
 		require.Less(t, len(d.log.snapshot()), 64<<10, "log lines are sampled")
+		m := d.metrics(t)
+		require.Equal(t, 1.0, m["switchboard_sip_sources_blocked_total"])
+		require.Greater(t, m["switchboard_sip_dropped_total"], 1000.0)
+		require.Equal(t, 100.0, m[`switchboard_sip_invites_total{result="not_found"}`])
 	})
 	t.Run("unlimited", func(t *testing.T) {
 		d := startFloodDaemon(t, "SWITCHBOARD_SIP_SOURCE_FAIL_LIMIT=100000000")
