@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	stdlog "log"
 	"net"
 	"net/http"
 	"os"
@@ -67,6 +68,7 @@ type App struct {
 	sip        *sip.Server
 	httpLn     net.Listener
 	httpSrv    *http.Server
+	certs      *api.CertReloader
 	draining   atomic.Bool
 	// OwnerKeyFile is where a generated owner key was written on this start
 	// (empty when none was generated).
@@ -116,6 +118,11 @@ func New(ctx context.Context, cfg *config.Config, log zerolog.Logger) (_ *App, e
 	if created {
 		log.Info().Str("path", cfg.DataDir+"/"+auth.MasterKeyFile).Msg("created the master key for secrets at rest")
 	}
+	if cfg.HTTP.TLSCert != "" {
+		if a.certs, err = api.NewCertReloader(cfg.HTTP.TLSCert, cfg.HTTP.TLSKey, log); err != nil {
+			return nil, err
+		}
+	}
 	a.httpLn, err = net.Listen("tcp", cfg.HTTPAddr)
 	if err != nil {
 		return nil, fmt.Errorf("http listen: %w", err)
@@ -159,14 +166,34 @@ func New(ctx context.Context, cfg *config.Config, log zerolog.Logger) (_ *App, e
 	a.httpSrv = &http.Server{
 		Handler:           a.api.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          nil,
+		ErrorLog:          stdlog.New(serverLog{log}, "", 0),
 		BaseContext:       func(net.Listener) context.Context { return log.WithContext(context.Background()) },
+	}
+	if a.certs != nil {
+		a.httpSrv.TLSConfig = a.certs.TLSConfig()
 	}
 	return a, nil
 }
 
 // HTTPAddr is the address the HTTP API listens on.
 func (a *App) HTTPAddr() string { return a.httpLn.Addr().String() }
+
+// URL is the base URL of the HTTP API: https:// when a certificate is set.
+func (a *App) URL() string {
+	if a.certs != nil {
+		return "https://" + a.HTTPAddr()
+	}
+	return "http://" + a.HTTPAddr()
+}
+
+// ReloadTLS reads the HTTP API's certificate and key files again (SIGHUP);
+// on failure the certificate in service stays. Without TLS it does nothing.
+func (a *App) ReloadTLS() error {
+	if a.certs == nil {
+		return nil
+	}
+	return a.certs.Reload()
+}
 
 // Store is the appliance's store (tests).
 func (a *App) Store() store.Store { return a.st }
@@ -178,7 +205,13 @@ func (a *App) Run(ctx context.Context) error {
 		return errors.Join(err, a.Close())
 	}
 	errc := make(chan error, 2)
-	go func() { errc <- a.httpSrv.Serve(a.httpLn) }()
+	go func() {
+		if a.certs != nil {
+			errc <- a.httpSrv.ServeTLS(a.httpLn, "", "")
+			return
+		}
+		errc <- a.httpSrv.Serve(a.httpLn)
+	}()
 	sipCtx, stopSIP := context.WithCancel(context.Background())
 	defer stopSIP()
 	sipDone := make(chan error, 1)
@@ -187,7 +220,7 @@ func (a *App) Run(ctx context.Context) error {
 	recDone := make(chan struct{})
 	go func() { defer close(recDone); a.recorder.Run(recCtx) }()
 	go a.recordings.Run(sipCtx)
-	a.log.Info().Str("http_addr", a.HTTPAddr()).Str("sip_addr", a.SIPAddr().String()).Str("data_dir", a.cfg.DataDir).
+	a.log.Info().Str("http_addr", a.HTTPAddr()).Str("http_url", a.URL()).Str("sip_addr", a.SIPAddr().String()).Str("data_dir", a.cfg.DataDir).
 		Str("node_id", a.nodeID).Str("store", a.st.Dialect()).Msg("switchboard is serving")
 	select {
 	case <-ctx.Done():

@@ -3,6 +3,7 @@ package app
 import (
 	"io"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -33,4 +34,13 @@ func NewLogger(w io.Writer, level, format string) zerolog.Logger {
 		out = zerolog.ConsoleWriter{Out: w, TimeFormat: "15:04:05.000"}
 	}
 	return zerolog.New(out).Level(lvl).With().Timestamp().Logger()
+}
+
+// serverLog carries net/http's own messages (TLS handshake failures from
+// scanners and plain-HTTP clients, mostly) into the logger at debug level.
+type serverLog struct{ l zerolog.Logger }
+
+func (w serverLog) Write(p []byte) (int, error) {
+	w.l.Debug().Str("component", "http_server").Msg(strings.TrimSpace(string(p)))
+	return len(p), nil
 }

@@ -35,6 +35,8 @@ type Config struct {
 	// ShutdownTimeout bounds the HTTP server's graceful stop.
 	ShutdownTimeout time.Duration `yaml:"shutdown_timeout"`
 
+	// HTTP holds the HTTP API's TLS settings (the address is HTTPAddr).
+	HTTP     HTTP     `yaml:"http"`
 	SIP      SIP      `yaml:"sip"`
 	Upstream Upstream `yaml:"upstream"`
 	Echo     Echo     `yaml:"echo"`
@@ -92,6 +94,13 @@ type Records struct {
 	// AliveInterval is how often the records of calls in progress are
 	// marked alive; after a crash they are closed at their last mark.
 	AliveInterval time.Duration `yaml:"alive_interval"`
+}
+
+// HTTP holds the TLS settings of the HTTP API: with both files set the API
+// (and its WebSockets) is served over HTTPS/WSS only.
+type HTTP struct {
+	TLSCert string `yaml:"tls_cert"`
+	TLSKey  string `yaml:"tls_key"`
 }
 
 // SIP holds the settings of the SIP endpoint.
@@ -372,6 +381,9 @@ func (c *Config) Validate() error {
 	}
 	if len(c.SIP.DigestAlgorithms) == 0 {
 		errs = append(errs, errors.New("sip.digest_algorithms: name at least one of MD5, SHA-256"))
+	}
+	if (c.HTTP.TLSCert == "") != (c.HTTP.TLSKey == "") {
+		errs = append(errs, errors.New("http.tls_cert and http.tls_key: set both or neither"))
 	}
 	if (c.SIP.TLSCert == "") != (c.SIP.TLSKey == "") {
 		errs = append(errs, errors.New("sip.tls_cert and sip.tls_key: set both or neither"))

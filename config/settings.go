@@ -109,6 +109,8 @@ func settings(c *Config) []Setting {
 		{"cluster.heartbeat", "", "SWITCHBOARD_CLUSTER_HEARTBEAT", "1s", "how often a node of a fleet beats in the database", duration(&c.Cluster.Heartbeat)},
 		{"cluster.node_timeout", "", "SWITCHBOARD_CLUSTER_NODE_TIMEOUT", "5s", "a node silent this long is lost: another node marks its calls ended", duration(&c.Cluster.NodeTimeout)},
 		{"http_addr", "http-addr", "SWITCHBOARD_HTTP_ADDR", "127.0.0.1:8080", "listen address of the HTTP API", str(&c.HTTPAddr)},
+		{"http.tls_cert", "http-tls-cert", "SWITCHBOARD_HTTP_TLS_CERT", "", "PEM certificate (chain) file: the HTTP API and its WebSockets are served over HTTPS/WSS; reloaded on SIGHUP or when the file changes", str(&c.HTTP.TLSCert)},
+		{"http.tls_key", "http-tls-key", "SWITCHBOARD_HTTP_TLS_KEY", "", "PEM private key file of http.tls_cert", str(&c.HTTP.TLSKey)},
 		{"log_level", "log-level", "SWITCHBOARD_LOG_LEVEL", "info", "debug, info, warn or error", str(&c.LogLevel)},
 		{"log_format", "log-format", "SWITCHBOARD_LOG_FORMAT", "auto", "json, console, or auto (console on a terminal, JSON otherwise)", str(&c.LogFormat)},
 		{"team_id", "", "SWITCHBOARD_TEAM_ID", "default", "the team that owns everything created without an explicit team", str(&c.TeamID)},

@@ -29,8 +29,11 @@ type Daemon struct {
 	DataDir  string
 	App      *app.App
 	Logs     *SyncBuffer
-	cancel   context.CancelFunc
-	done     chan error
+	// Client sends Do's requests: one that trusts the daemon's certificate
+	// when it serves HTTPS, else http.DefaultClient.
+	Client *http.Client
+	cancel context.CancelFunc
+	done   chan error
 }
 
 // SyncBuffer is a bytes.Buffer safe for concurrent writes and reads.
@@ -70,11 +73,15 @@ func Start(t testing.TB, cfg *config.Config) *Daemon {
 	a, err := app.New(context.Background(), cfg, log)
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
-	d := &Daemon{URL: "http://" + a.HTTPAddr(), DataDir: cfg.DataDir, App: a, Logs: logs, cancel: cancel, done: make(chan error, 1)}
+	d := &Daemon{URL: a.URL(), DataDir: cfg.DataDir, App: a, Logs: logs, cancel: cancel, done: make(chan error, 1)}
 	if cfg.Keys.AdminKey != "" {
 		d.OwnerKey = cfg.Keys.AdminKey
 	} else if b, err := os.ReadFile(filepath.Join(cfg.DataDir, "owner.key")); err == nil {
 		d.OwnerKey = strings.TrimSpace(string(b))
+	}
+	d.Client = http.DefaultClient
+	if cfg.HTTP.TLSCert != "" {
+		d.Client = TrustingClient(t, cfg.HTTP.TLSCert)
 	}
 	go func() { d.done <- a.Run(ctx) }()
 	t.Cleanup(func() { d.Stop(t) })
@@ -121,7 +128,7 @@ func (d *Daemon) Do(t testing.TB, method, path, key string, body any) (int, http
 	if rd != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := d.Client.Do(req)
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(resp.Body)

@@ -26,5 +26,23 @@ func serve(env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
+	// SIGHUP reloads the HTTP API's TLS certificate (after a renewal).
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-hup:
+				if err := a.ReloadTLS(); err != nil {
+					log.Error().Err(err).Msg("SIGHUP: tls certificate not reloaded; still serving the previous one")
+				} else {
+					log.Info().Msg("SIGHUP: tls certificate reloaded")
+				}
+			}
+		}
+	}()
 	return a.Run(ctx)
 }
