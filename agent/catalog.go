@@ -3,6 +3,7 @@ package agent
 import (
 	"strings"
 
+	"switchboard/realtime"
 	"switchboard/speech"
 )
 
@@ -10,7 +11,7 @@ import (
 const DefaultVoice = "eve"
 
 // DefaultModel is the realtime model of an agent that names none.
-const DefaultModel = "svc-voice-latest"
+const DefaultModel = realtime.DefaultModel
 
 // Voices lists the voice ids an agent may use, lower-case: the speech
 // package's voices (speech.Voices is the one list).
@@ -22,8 +23,14 @@ var Voices = func() []string {
 	return ids
 }()
 
-// Models lists the realtime models an agent may use.
-var Models = []string{"svc-voice-latest", "svc-voice-think-fast-1.0", "svc-voice-fast-1.0"}
+// Models lists the realtime models an agent may use (realtime.Models).
+var Models = func() []string {
+	var names []string
+	for _, m := range realtime.Models() {
+		names = append(names, m.Name)
+	}
+	return names
+}()
 
 // KnownVoice reports whether id (case-insensitive) is a voice of Voices.
 func KnownVoice(id string) bool {

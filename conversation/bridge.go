@@ -153,7 +153,9 @@ func (b *bridge) Prepare(ctx context.Context, p call.Phone) error {
 	return nil
 }
 
-// open opens a session and waits for session.updated.
+// open opens a session and waits for its session.created, which reports
+// the configuration in force (an engine applies it before; a
+// session.updated is taken the same way).
 func (b *bridge) open(ctx context.Context) (realtime.Session, error) {
 	eng, ok := b.rt.opts.Engines[b.cfg.Settings.Engine]
 	if !ok || eng == nil {
@@ -174,6 +176,9 @@ func (b *bridge) open(ctx context.Context) (realtime.Session, error) {
 				return nil, fmt.Errorf("session ended before it was configured: %w", err)
 			}
 			switch e := ev.(type) {
+			case *realtime.SessionCreated:
+				b.transcribes = hasTranscription(e.Session)
+				return s, nil
 			case *realtime.SessionUpdated:
 				b.transcribes = hasTranscription(e.Session)
 				return s, nil

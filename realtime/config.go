@@ -52,6 +52,8 @@ type SessionConfig struct {
 	Temperature *float64 `json:"temperature,omitempty"`
 	// MaxOutputTokens is an integer or "inf"; kept raw.
 	MaxOutputTokens json.RawMessage `json:"max_output_tokens,omitempty"`
+	// Reasoning is the reasoning effort, for the models that reason.
+	Reasoning *Reasoning `json:"reasoning,omitempty"`
 	// Extra holds members not modelled above.
 	Extra Extra `json:"-"`
 }
@@ -397,6 +399,10 @@ func (s *SessionConfig) Merge(u SessionConfig) {
 	}
 	if u.MaxOutputTokens != nil {
 		s.MaxOutputTokens = u.MaxOutputTokens
+	}
+	if u.Reasoning != nil {
+		r := *u.Reasoning
+		s.Reasoning = &r
 	}
 	for k, v := range u.Extra {
 		if s.Extra == nil {

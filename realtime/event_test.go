@@ -282,3 +282,28 @@ func TestFastPathHonoursDuplicateType(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "x.y", e.EventType(), "the last type member wins, as in encoding/json")
 }
+
+// TestContentPartsCarryTheReferenceMembers: the official clients' schemas
+// require these members even when empty: an input_audio part's
+// transcript (null until transcribed), an audio part's transcript, a text
+// part's text.
+func TestContentPartsCarryTheReferenceMembers(t *testing.T) {
+	for _, tc := range []struct {
+		part ContentPart
+		want string
+	}{
+		{ContentPart{Type: ContentInputAudio}, `{"type":"input_audio","transcript":null}`},
+		{ContentPart{Type: ContentInputAudio, Transcript: "hi"}, `{"type":"input_audio","transcript":"hi"}`},
+		{ContentPart{Type: ContentOutputAudio}, `{"type":"output_audio","transcript":""}`},
+		{ContentPart{Type: ContentAudio}, `{"type":"audio","transcript":""}`},
+		{ContentPart{Type: ContentInputText}, `{"type":"input_text","text":""}`},
+		{ContentPart{Type: ContentOutputText, Text: "x"}, `{"type":"output_text","text":"x"}`},
+	} {
+		b, err := json.Marshal(tc.part)
+		require.NoError(t, err)
+		require.JSONEq(t, tc.want, string(b))
+		var back ContentPart
+		require.NoError(t, json.Unmarshal(b, &back))
+		require.Equal(t, tc.part, back)
+	}
+}

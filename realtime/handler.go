@@ -19,6 +19,11 @@ type HandlerOptions struct {
 	// an error to refuse it with 400. Default: the model= query parameter
 	// as Model.
 	Config func(r *http.Request) (SessionConfig, error)
+	// Guard returns, for a request, a check of each client event before it
+	// reaches the session: a non-nil *ErrorDetail refuses the event, which
+	// is answered with an error event (the session stays open). Default:
+	// none.
+	Guard func(r *http.Request) func(Event) *ErrorDetail
 	// PingInterval is how often the server pings (default 20s).
 	PingInterval time.Duration
 	// PongTimeout is how long after a ping the handler waits for traffic
@@ -82,16 +87,28 @@ func NewHandler(engine Engine, opts HandlerOptions) *Handler {
 	return h
 }
 
-// subprotocol picks the first offered subprotocol that is not a client
-// secret (svc-client-secret.…), so browsers that offer one get an answer.
+// subprotocol chooses the subprotocol the upgrade answers with, as RFC
+// 6455 requires when the client offered any (browsers and the ws library
+// fail the handshake otherwise): the first offered one that does not carry
+// a client secret (such as "realtime"), else the client secret protocol
+// itself, so a client that authenticates by subprotocol alone gets its
+// own offer back on the connection it sent it over.
 func subprotocol(r *http.Request) http.Header {
-	for _, p := range websocket.Subprotocols(r) {
-		if !strings.HasPrefix(p, "svc-client-secret.") {
+	offered := websocket.Subprotocols(r)
+	for _, p := range offered {
+		if !strings.HasPrefix(p, SecretProtocolPrefix) {
 			return http.Header{"Sec-Websocket-Protocol": {p}}
 		}
 	}
+	if len(offered) > 0 {
+		return http.Header{"Sec-Websocket-Protocol": {offered[0]}}
+	}
 	return nil
 }
+
+// SecretProtocolPrefix starts the subprotocol that carries a client
+// secret: svc-client-secret.<secret>.
+const SecretProtocolPrefix = "svc-client-secret."
 
 // ServeHTTP upgrades the request and runs one session until either side
 // ends it.
@@ -132,12 +149,16 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			websocket.FormatCloseMessage(websocket.CloseInternalServerErr, "session unavailable"), time.Now().Add(time.Second))
 		return
 	}
-	h.serve(conn, sess, log)
+	var guard func(Event) *ErrorDetail
+	if h.opts.Guard != nil {
+		guard = h.opts.Guard(r)
+	}
+	h.serve(conn, sess, guard, log)
 }
 
 // serve pumps one connection: a reader goroutine feeds the session, this
 // goroutine writes the session's events and pings.
-func (h *Handler) serve(conn *websocket.Conn, sess Session, log zerolog.Logger) {
+func (h *Handler) serve(conn *websocket.Conn, sess Session, guard func(Event) *ErrorDetail, log zerolog.Logger) {
 	o := h.opts
 	conn.SetReadLimit(o.MaxMessageBytes)
 	deadline := func() time.Time { return time.Now().Add(o.PingInterval + o.PongTimeout) }
@@ -166,6 +187,12 @@ func (h *Handler) serve(conn *websocket.Conn, sess Session, log zerolog.Logger) 
 			}
 			if a, ok := e.(*InputAudioBufferAppend); ok {
 				err = sess.AppendAudio(a.Audio)
+			} else if ed := guardOf(guard, e); ed != nil {
+				select {
+				case errs <- &ErrorEvent{Error: *ed}:
+				default:
+				}
+				continue
 			} else {
 				err = sess.Send(ctx, e)
 			}
@@ -208,6 +235,18 @@ func (h *Handler) serve(conn *websocket.Conn, sess Session, log zerolog.Logger) 
 	_ = conn.Close()
 	_ = sess.Close()
 	<-readDone
+}
+
+// guardOf runs guard on e and fills the refusal's event id.
+func guardOf(guard func(Event) *ErrorDetail, e Event) *ErrorDetail {
+	if guard == nil {
+		return nil
+	}
+	ed := guard(e)
+	if ed != nil && ed.EventID == "" {
+		ed.EventID = EventID(e)
+	}
+	return ed
 }
 
 // CloseReasoner is a Session that says why it ended; the Handler sends the

@@ -33,7 +33,7 @@ func serveEcho(t *testing.T) (*realtime.Handler, string) {
 		require.NoError(t, h.Close())
 		srv.Close()
 	})
-	return h, "ws" + strings.TrimPrefix(srv.URL, "http") + "/v1/realtime?model=echo"
+	return h, "ws" + strings.TrimPrefix(srv.URL, "http") + "/v1/realtime?model=echo-test"
 }
 
 func readEvent(t *testing.T, c *websocket.Conn) realtime.Event {
@@ -59,13 +59,12 @@ func TestHandlerServesEchoToGorillaClient(t *testing.T) {
 	c, resp, err := websocket.DefaultDialer.Dial(url, hdr)
 	require.NoError(t, err)
 	defer c.Close()
-	require.Equal(t, "realtime", resp.Header.Get("Sec-Websocket-Protocol"), "the secret is never echoed as the subprotocol")
+	require.Equal(t, "realtime", resp.Header.Get("Sec-Websocket-Protocol"), "another offered subprotocol is chosen before the secret")
 
+	// The model= query parameter is in force from session.created on.
 	created := readEvent(t, c).(*realtime.SessionCreated)
-	require.Equal(t, "echo", created.Session.Model)
+	require.Equal(t, "echo-test", created.Session.Model)
 	require.Equal(t, realtime.TypeConversationCreated, readEvent(t, c).EventType())
-	// The model= query parameter becomes a session.update at open.
-	require.Equal(t, realtime.TypeSessionUpdated, readEvent(t, c).EventType())
 
 	require.NoError(t, c.WriteMessage(websocket.TextMessage, []byte("not json")))
 	e := readEvent(t, c).(*realtime.ErrorEvent)
@@ -104,8 +103,8 @@ func TestUpstreamClientAgainstEchoOverSocket(t *testing.T) {
 		Output: &realtime.AudioOutput{Format: &realtime.AudioFormat{Type: realtime.FormatPCMU}}}})
 	require.NoError(t, err)
 	defer s.Close()
-	nextOf(t, s, realtime.TypeSessionUpdated)
-	nextOf(t, s, realtime.TypeSessionUpdated)
+	created := nextOf(t, s, realtime.TypeSessionCreated).(*realtime.SessionCreated)
+	require.Equal(t, realtime.FormatPCMU, created.Session.InputFormat().Type, "the configuration is in force from session.created")
 
 	// µ-law: 0xFF is silence, 0x00 is very loud; G.711 passes untouched.
 	in := append(append(bytesOf(0xFF, 8*300), bytesOf(0x00, 8*600)...), bytesOf(0xFF, 8*700)...)
@@ -146,4 +145,21 @@ func TestHandlerCloseDropsClientsAndRefusesNewOnes(t *testing.T) {
 	_, resp, err := websocket.DefaultDialer.Dial(url, nil)
 	require.Error(t, err)
 	require.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
+}
+
+// TestHandlerEchoesTheOnlyOfferedSubprotocol: a client that offers only
+// the client secret protocol (a browser authenticating by subprotocol)
+// gets it back, as RFC 6455 requires; without an offer there is none.
+func TestHandlerEchoesTheOnlyOfferedSubprotocol(t *testing.T) {
+	_, url := serveEcho(t)
+	d := websocket.Dialer{Subprotocols: []string{"svc-client-secret.abc"}}
+	c, resp, err := d.Dial(url, nil)
+	require.NoError(t, err)
+	require.Equal(t, "svc-client-secret.abc", resp.Header.Get("Sec-Websocket-Protocol"))
+	require.Equal(t, "svc-client-secret.abc", c.Subprotocol())
+	c.Close()
+	c, resp, err = websocket.DefaultDialer.Dial(url, nil)
+	require.NoError(t, err)
+	require.Empty(t, resp.Header.Get("Sec-Websocket-Protocol"))
+	c.Close()
 }

@@ -122,19 +122,40 @@ type ContentPart struct {
 	Detail string `json:"detail,omitempty"`
 }
 
-// MarshalJSON writes the part; response parts of type audio always carry a
-// transcript member, as providers send them.
+// MarshalJSON writes the part with the members the reference sends even
+// when they are empty, since the official clients' schemas require them:
+// an input_audio part carries "transcript": null until it is transcribed,
+// an audio or output_audio part a transcript string, a text part its text.
 func (p ContentPart) MarshalJSON() ([]byte, error) {
 	type plain ContentPart
 	b, err := json.Marshal(plain(p))
-	if err != nil || p.Type != ContentAudio || p.Transcript != "" {
-		return b, err
+	if err != nil {
+		return nil, err
+	}
+	var req string
+	switch p.Type {
+	case ContentInputAudio:
+		if p.Transcript == "" {
+			req = `"transcript":null`
+		}
+	case ContentAudio, ContentOutputAudio:
+		if p.Transcript == "" {
+			req = `"transcript":""`
+		}
+	case ContentInputText, ContentOutputText, ContentText:
+		if p.Text == "" {
+			req = `"text":""`
+		}
+	}
+	if req == "" {
+		return b, nil
 	}
 	out := append([]byte(nil), b[:len(b)-1]...)
 	if len(b) > 2 {
 		out = append(out, ',')
 	}
-	return append(out, `"transcript":""}`...), nil
+	out = append(out, req...)
+	return append(out, '}'), nil
 }
 
 // Conversation is the conversation object of conversation.created.

@@ -144,8 +144,33 @@ func NewUpstream(opts Options) (*Upstream, error) {
 // URL returns the URL Open dials, model query included.
 func (u *Upstream) URL() string { return u.url }
 
+// sessionURL is the URL of one session: the session's model as model=
+// when the configuration names none (upstream.model), and its reasoning
+// effort as reasoning.effort=, the spec's query parameters.
+func (u *Upstream) sessionURL(cfg SessionConfig) string {
+	if cfg.Model == "" && cfg.Reasoning == nil {
+		return u.url
+	}
+	pu, err := url.Parse(u.url)
+	if err != nil {
+		return u.url
+	}
+	q := pu.Query()
+	if cfg.Model != "" && q.Get("model") == "" {
+		q.Set("model", cfg.Model)
+	}
+	if cfg.Reasoning != nil && cfg.Reasoning.Effort != "" {
+		q.Set("reasoning.effort", cfg.Reasoning.Effort)
+	}
+	pu.RawQuery = q.Encode()
+	return pu.String()
+}
+
 // Open dials the provider, starts the session's reader and writer, and queues
-// a session.update with cfg when cfg is not zero.
+// a session.update with cfg when cfg is not zero. The session's first event
+// is then the provider's session.created carrying the session in force
+// once cfg applied (the provider's session.updated that answers it is
+// folded into it), as the echo engine does.
 func (u *Upstream) Open(ctx context.Context, cfg SessionConfig) (Session, error) {
 	h := http.Header{}
 	for k, v := range u.opts.Header {
@@ -164,7 +189,7 @@ func (u *Upstream) Open(ctx context.Context, cfg SessionConfig) (Session, error)
 		Proxy:            http.ProxyFromEnvironment,
 		HandshakeTimeout: u.opts.ConnectTimeout,
 	}
-	conn, resp, err := d.DialContext(dialCtx, u.url, h)
+	conn, resp, err := d.DialContext(dialCtx, u.sessionURL(cfg), h)
 	if err != nil {
 		if resp != nil {
 			body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
@@ -173,7 +198,7 @@ func (u *Upstream) Open(ctx context.Context, cfg SessionConfig) (Session, error)
 		}
 		return nil, fmt.Errorf("open realtime session: %w", err)
 	}
-	s := newWSSession(conn, u.opts)
+	s := newWSSession(conn, u.opts, !cfg.IsZero())
 	if !cfg.IsZero() {
 		if cfg.Type == "" {
 			cfg.Type = "realtime"

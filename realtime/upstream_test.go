@@ -72,11 +72,13 @@ func TestUpstreamHandshakeAuthAndSessionUpdate(t *testing.T) {
 
 	require.Equal(t, "Bearer sk-test", c.Header.Get("Authorization"))
 	require.Equal(t, "svc-voice-latest", c.Query.Get("model"))
-	var order []string
-	for range 3 {
-		order = append(order, next(t, s).EventType())
-	}
-	require.Equal(t, []string{realtime.TypeSessionCreated, realtime.TypeConversationCreated, realtime.TypeSessionUpdated}, order)
+	// The provider's session.updated is folded into its session.created,
+	// which then reports the session in force.
+	created, ok := next(t, s).(*realtime.SessionCreated)
+	require.True(t, ok)
+	require.Equal(t, "Be brief.", *created.Session.Instructions)
+	require.Equal(t, realtime.FormatPCMU, created.Session.InputFormat().Type)
+	require.Equal(t, realtime.TypeConversationCreated, next(t, s).EventType())
 	sess := c.Session()
 	require.Equal(t, "Be brief.", *sess.Instructions)
 	require.Equal(t, realtime.FormatPCMU, sess.InputFormat().Type)
@@ -265,3 +267,22 @@ func TestUpstreamLongResponseCancelAndFunctionCall(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestUpstreamForwardsModelAndReasoning: the session's model (when
+// upstream.model names none) and its reasoning effort reach the provider
+// as the spec's query parameters and inside the session.update.
+func TestUpstreamForwardsModelAndReasoning(t *testing.T) {
+	t.Setenv(keyEnv, "sk-test")
+	srv := realtimetest.NewServer(t, realtimetest.Options{APIKey: "sk-test"})
+	cfg := realtime.SessionConfig{Model: "svc-voice-think-fast-1.0", Reasoning: &realtime.Reasoning{Effort: realtime.EffortNone}}
+	s, c := openUpstream(t, srv, realtime.Options{}, cfg)
+	require.Equal(t, "svc-voice-think-fast-1.0", c.Query.Get("model"))
+	require.Equal(t, "none", c.Query.Get("reasoning.effort"))
+	created := nextOf(t, s, realtime.TypeSessionCreated).(*realtime.SessionCreated)
+	require.Equal(t, "none", created.Session.Reasoning.Effort)
+	require.Equal(t, "none", c.Session().Reasoning.Effort)
+
+	// upstream.model wins over the session's model.
+	_, c = openUpstream(t, srv, realtime.Options{Model: "provider-model"}, cfg)
+	require.Equal(t, "provider-model", c.Query.Get("model"))
+}

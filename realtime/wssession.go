@@ -35,11 +35,19 @@ type wsSession struct {
 	once   sync.Once
 
 	audioSent, eventsSent, eventsRecv atomic.Uint64
+
+	// configuring is true from Open's session.update until its answer:
+	// the provider's session.created (its defaults) is held meanwhile and
+	// delivered with the session in force, so that session.created always
+	// reports the effective session. Owned by readLoop.
+	configuring bool
+	created     *SessionCreated
+	held        []Event
 }
 
 var _ Session = (*wsSession)(nil)
 
-func newWSSession(conn *websocket.Conn, opts Options) *wsSession {
+func newWSSession(conn *websocket.Conn, opts Options, configuring bool) *wsSession {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	s := &wsSession{
 		conn:   conn,
@@ -49,6 +57,8 @@ func newWSSession(conn *websocket.Conn, opts Options) *wsSession {
 		events: make(chan Event, opts.EventBuffer),
 		ctx:    ctx,
 		cancel: cancel,
+
+		configuring: configuring,
 	}
 	deadline := func() time.Time { return time.Now().Add(opts.PingInterval + opts.PongTimeout) }
 	_ = conn.SetReadDeadline(deadline())
@@ -82,13 +92,62 @@ func (s *wsSession) readLoop(deadline func() time.Time) {
 			s.log.Warn().Err(err).Int("bytes", len(msg)).Msg("realtime: undecodable server message dropped")
 			continue
 		}
-		select {
-		case s.events <- e:
-			s.eventsRecv.Add(1)
-		case <-s.ctx.Done():
-			return
+		for _, e := range s.settle(e) {
+			select {
+			case s.events <- e:
+				s.eventsRecv.Add(1)
+			case <-s.ctx.Done():
+				return
+			}
 		}
 	}
+}
+
+// settle returns the events to deliver for e: while the session is being
+// configured, the provider's session.created and what follows it are held
+// until the session.updated that answers the configuration, which is
+// delivered as the session.created (its session, the created event's id).
+// An error first means the configuration was refused: the held events go
+// out as they came, then the error.
+func (s *wsSession) settle(e Event) []Event {
+	if !s.configuring {
+		return []Event{e}
+	}
+	switch v := e.(type) {
+	case *SessionCreated:
+		if s.created == nil {
+			s.created = v
+			return nil
+		}
+	case *SessionUpdated:
+		if s.created != nil {
+			s.configuring = false
+			c := &SessionCreated{Header: s.created.Header, Session: v.Session}
+			out := append([]Event{c}, s.held...)
+			s.created, s.held = nil, nil
+			return out
+		}
+	case *ErrorEvent:
+		s.configuring = false
+		var out []Event
+		if s.created != nil {
+			out = append(out, s.created)
+		}
+		out = append(append(out, s.held...), e)
+		s.created, s.held = nil, nil
+		return out
+	}
+	if s.created == nil {
+		return []Event{e}
+	}
+	if len(s.held) >= s.opts.EventBuffer { // a provider that never answers the update
+		s.configuring = false
+		out := append([]Event{s.created}, s.held...)
+		s.created, s.held = nil, nil
+		return append(out, e)
+	}
+	s.held = append(s.held, e)
+	return nil
 }
 
 func classifyReadError(err error) error {

@@ -43,11 +43,16 @@ func open(t *testing.T, opts Options, cfg realtime.SessionConfig) realtime.Sessi
 	s, err := New(opts).Open(context.Background(), cfg)
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, s.Close()) })
-	require.Equal(t, realtime.TypeSessionCreated, next(t, s).EventType())
+	// The configuration is in force from session.created on: no
+	// session.updated follows unprompted.
+	created := next(t, s).(*realtime.SessionCreated)
+	want := New(opts).defaultConfig(created.Session.ID)
+	want.Merge(cfg)
+	require.Equal(t, want.Model, created.Session.Model)
+	require.Equal(t, want.InputFormat(), created.Session.InputFormat())
+	require.Equal(t, want.OutputFormat(), created.Session.OutputFormat())
+	require.Equal(t, want.TurnDetection().Type, created.Session.TurnDetection().Type)
 	require.Equal(t, realtime.TypeConversationCreated, next(t, s).EventType())
-	if !cfg.IsZero() {
-		require.Equal(t, realtime.TypeSessionUpdated, next(t, s).EventType())
-	}
 	return s
 }
 

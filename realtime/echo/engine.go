@@ -105,20 +105,16 @@ var _ realtime.Engine = (*Engine)(nil)
 // New returns an echo engine.
 func New(opts Options) *Engine { return &Engine{opts: opts.withDefaults()} }
 
-// Open starts an in-process session. Its events begin with session.created
-// and conversation.created; a non-zero cfg is then applied as a
-// session.update (answered by session.updated). ctx only bounds Open.
+// Open starts an in-process session with cfg applied to the engine's
+// defaults: its events begin with session.created, which reports the
+// session in force (cfg's model, voice, formats, turn detection), and
+// conversation.created. A cfg that Validate refuses is an error
+// (*realtime.ConfigError). ctx only bounds Open.
 func (e *Engine) Open(ctx context.Context, cfg realtime.SessionConfig) (realtime.Session, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	s := newSession(e, e.sessions.Add(1))
-	if !cfg.IsZero() {
-		if err := s.Send(ctx, &realtime.SessionUpdate{Session: cfg}); err != nil {
-			return nil, err
-		}
-	}
-	return s, nil
+	return newSession(e, e.sessions.Add(1), cfg)
 }
 
 func (e *Engine) defaultConfig(id string) realtime.SessionConfig {

@@ -17,6 +17,10 @@ func (s *session) responseCreate(v *realtime.ResponseCreate) {
 	var src *item
 	for i := len(s.items) - 1; i >= 0; i-- {
 		it := s.items[i]
+		if it.it.Type == realtime.ItemFunctionCallOutput {
+			src = it // a tool's result: say it
+			break
+		}
 		if it.it.Type != realtime.ItemMessage || it.it.Role == realtime.RoleAssistant {
 			break
 		}
@@ -62,6 +66,8 @@ func (s *session) startResponse(p *realtime.ResponseParams, src *item) {
 		if !r.text {
 			r.audio = convert(src.audio, src.audioFm, s.out)
 		}
+	case src != nil && src.it.Type == realtime.ItemFunctionCallOutput:
+		text = src.it.Output
 	case src != nil:
 		for _, c := range src.it.Content {
 			if c.Text != "" {
@@ -72,6 +78,10 @@ func (s *session) startResponse(p *realtime.ResponseParams, src *item) {
 		}
 	case p != nil && p.Instructions != "":
 		text = p.Instructions
+	}
+	if name, args, ok := s.toolCall(text); ok && src != nil && src.it.Type == realtime.ItemMessage {
+		s.functionCall(name, args)
+		return
 	}
 	if r.transcript == "" {
 		if text == "" {

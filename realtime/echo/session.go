@@ -76,7 +76,13 @@ type session struct {
 	timer     *time.Timer
 }
 
-func newSession(e *Engine, n uint64) *session {
+// newSession starts a session whose configuration is the engine's
+// defaults with cfg applied, so its session.created reports the session in
+// force (the requested or stored model, voice, formats, turn detection).
+func newSession(e *Engine, n uint64, cfg realtime.SessionConfig) (*session, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("echo: %w", err)
+	}
 	ctx, cancel := context.WithCancelCause(context.Background())
 	s := &session{
 		e:      e,
@@ -91,9 +97,12 @@ func newSession(e *Engine, n uint64) *session {
 	s.timer.Stop()
 	s.cfg = e.defaultConfig(s.id("sess"))
 	s.applyFormats()
+	if !cfg.IsZero() {
+		s.apply(cfg)
+	}
 	s.wg.Add(1)
 	go s.run()
-	return s
+	return s, nil
 }
 
 func (s *session) id(prefix string) string {
@@ -267,41 +276,26 @@ func (s *session) applyFormats() {
 }
 
 func (s *session) sessionUpdate(v *realtime.SessionUpdate) {
-	u := v.Session
-	if u.Type != "" && u.Type != "realtime" {
-		s.fail(v, "invalid_value", "session.type", "session type %q is not supported (only realtime)", u.Type)
+	if err := v.Session.Validate(); err != nil {
+		var ce *realtime.ConfigError
+		if errors.As(err, &ce) {
+			s.fail(v, "invalid_value", ce.Param, "%s", ce.Message)
+		} else {
+			s.fail(v, "invalid_value", "session", "%v", err)
+		}
 		return
 	}
-	if a := u.Audio; a != nil {
-		if a.Input != nil {
-			if err := a.Input.Format.Validate(); err != nil {
-				s.fail(v, "invalid_value", "session.audio.input.format", "%v", err)
-				return
-			}
-			if td := a.Input.TurnDetection; td.Value != nil {
-				if td.Value.Type != realtime.TurnServerVAD && td.Value.Type != realtime.TurnSemanticVAD {
-					s.fail(v, "invalid_value", "session.audio.input.turn_detection.type", "turn detection %q is not supported", td.Value.Type)
-					return
-				}
-				if t := td.Value.Threshold; t != nil && (*t < 0 || *t > 1) {
-					s.fail(v, "invalid_value", "session.audio.input.turn_detection.threshold", "threshold must be between 0 and 1")
-					return
-				}
-			}
-		}
-		if a.Output != nil {
-			if err := a.Output.Format.Validate(); err != nil {
-				s.fail(v, "invalid_value", "session.audio.output.format", "%v", err)
-				return
-			}
-		}
-	}
+	s.apply(v.Session)
+	s.emit(&realtime.SessionUpdated{Session: s.cfg.Clone()})
+}
+
+// apply merges a validated update into the session's configuration.
+func (s *session) apply(u realtime.SessionConfig) {
 	s.cfg.Merge(u)
 	if td := s.cfg.Audio.Input.TurnDetection; td.Value != nil {
 		s.cfg.Audio.Input.TurnDetection = realtime.Some(s.e.fillVAD(*td.Value))
 	}
 	s.applyFormats()
-	s.emit(&realtime.SessionUpdated{Session: s.cfg.Clone()})
 }
 
 // --- input audio and VAD ---
