@@ -185,6 +185,9 @@ func (s ACLSet) AllowsModel(name string) bool {
 	return ok
 }
 
+// AnyModel reports whether the set grants at least one model.
+func (s ACLSet) AnyModel() bool { return s.allModels || len(s.models) > 0 }
+
 // Allows reports whether a request to endpoint, naming model (empty when the
 // request names none), is permitted: the endpoint must be granted and, when a
 // model is named, the model too. An empty set allows nothing.

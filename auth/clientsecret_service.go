@@ -34,6 +34,9 @@ type ClientSecret struct {
 	// Session is the stored session configuration (JSON); nil: none.
 	Session   json.RawMessage
 	ExpiresAt time.Time
+	// AllowsModel reports whether the creating key's ACL grants a model
+	// now: a secret never reaches further than its creator.
+	AllowsModel func(model string) bool
 }
 
 // ClientSecrets issues and checks ephemeral realtime client secrets. Only
@@ -105,5 +108,14 @@ func (s *ClientSecrets) Check(ctx context.Context, value string) (*ClientSecret,
 	if k.Disabled || (!k.ExpireTime.IsZero() && !now.Before(k.ExpireTime)) {
 		return nil, httpx.Unauthorized("the API key that created this client secret is disabled or expired")
 	}
-	return &ClientSecret{ID: cs.ID, TeamID: cs.TeamID, KeyID: cs.KeyID, Session: cs.Session, ExpiresAt: cs.ExpireTime}, nil
+	// The secret acts for its creator, with the creator's permissions as
+	// they are now (a narrowed key narrows its secrets at once).
+	acls, err := NewACLSet(k.ACLs)
+	if err != nil {
+		return nil, httpx.Forbidden("the API key that created this client secret has an invalid ACL")
+	}
+	if !acls.AllowsEndpoint(EndpointRealtime) || !acls.AnyModel() {
+		return nil, httpx.Forbidden("the API key that created this client secret has no permission for endpoint realtime and a model (needs api-key:endpoint:realtime and api-key:model:<name>)")
+	}
+	return &ClientSecret{ID: cs.ID, TeamID: cs.TeamID, KeyID: cs.KeyID, Session: cs.Session, ExpiresAt: cs.ExpireTime, AllowsModel: acls.AllowsModel}, nil
 }

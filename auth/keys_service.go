@@ -181,6 +181,10 @@ func (s *KeyService) Authorize(ctx context.Context, token string, rt httpx.Route
 		if rt.Endpoint != "" && !acls.AllowsEndpoint(rt.Endpoint) {
 			return nil, httpx.Forbidden(fmt.Sprintf("this API key has no permission for endpoint %s (needs api-key:endpoint:%s or api-key:endpoint:*)", rt.Endpoint, rt.Endpoint))
 		}
+		// The spec: a key needs both an endpoint and a model permission.
+		if rt.Endpoint != "" && !acls.AnyModel() {
+			return nil, httpx.Forbidden("this API key has no model permission (a key needs api-key:model:<name> or api-key:model:* beside its endpoints)")
+		}
 	}
 	qps, qpm := k.QPS, k.QPM
 	if qps == 0 {

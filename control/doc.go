@@ -16,6 +16,15 @@
 // call_id: an API key (bearer; the model= parameter is checked against the
 // key's model ACL) or a client secret, as a bearer token or as the
 // subprotocol svc-client-secret.<secret> (the upgrade answers with another
-// offered subprotocol, such as "realtime", never the secret). The
-// session stored with the secret is applied when the session opens.
+// offered subprotocol, such as "realtime", or with the secret's own
+// protocol when it was the only offer). The session stored with the secret
+// is applied when the session opens, so session.created reports it.
+//
+// # Models
+//
+// A policy (policy.go) holds what a session may use: the models its key
+// grants (for a client secret, its creator's key as it is now) and the
+// model a secret's stored session names. ?model=, reasoning.effort and
+// every session.update are checked against it before they reach the
+// engine: unknown models are 400 model_not_found, models not granted 403.
 package control

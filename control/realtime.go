@@ -17,7 +17,7 @@ import (
 
 // secretProtocol prefixes a client secret offered as a WebSocket
 // subprotocol.
-const secretProtocol = "svc-client-secret."
+const secretProtocol = realtime.SecretProtocolPrefix
 
 // credential returns the token of a /v1/realtime request: the bearer
 // token, else a client secret offered as a subprotocol.
@@ -47,7 +47,10 @@ func (s *Service) serveRealtime(w http.ResponseWriter, r *http.Request) error {
 	if id := q.Get("call_id"); id != "" {
 		return s.serveControl(w, r, id, token, viaProtocol)
 	}
-	var cfg realtime.SessionConfig
+	var (
+		cfg realtime.SessionConfig
+		pol policy
+	)
 	if auth.KindOf(token) == auth.TokenClientSecret {
 		cs, err := s.opts.Secrets.Check(r.Context(), token)
 		if err != nil {
@@ -58,8 +61,13 @@ func (s *Service) serveRealtime(w http.ResponseWriter, r *http.Request) error {
 				return err
 			}
 		}
-		if cfg.Model == "" {
-			cfg.Model = q.Get("model")
+		pol = policy{allows: cs.AllowsModel, bound: cfg.Model}
+		if m := q.Get("model"); m != "" {
+			if cfg.Model != "" && m != cfg.Model {
+				return &httpx.Error{Status: http.StatusForbidden, Code: "permission_denied", Param: "model",
+					Message: "this client secret is bound to model " + cfg.Model + " (the model of its stored session)"}
+			}
+			cfg.Model = m
 		}
 	} else {
 		if viaProtocol {
@@ -69,14 +77,31 @@ func (s *Service) serveRealtime(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		if m := q.Get("model"); m != "" {
-			if p.AllowsModel == nil || !p.AllowsModel(m) {
-				return httpx.Forbidden("this API key has no permission for model " + m + " (needs api-key:model:" + m + " or api-key:model:*)")
-			}
-			cfg.Model = m
-		}
+		pol = policy{allows: p.AllowsModel}
+		cfg.Model = q.Get("model")
 	}
-	s.direct.ServeHTTP(w, r.WithContext(withConfig(r.Context(), cfg)))
+	if e := q.Get("reasoning.effort"); e != "" {
+		if e != realtime.EffortHigh && e != realtime.EffortNone {
+			return httpx.BadRequest("reasoning.effort", "reasoning.effort must be high or none")
+		}
+		if cfg.Reasoning != nil && cfg.Reasoning.Effort != e {
+			return &httpx.Error{Status: http.StatusForbidden, Code: "permission_denied", Param: "reasoning.effort",
+				Message: "this client secret is bound to reasoning.effort " + cfg.Reasoning.Effort}
+		}
+		cfg.Reasoning = &realtime.Reasoning{Effort: e}
+	}
+	if cfg.Model == "" {
+		cfg.Model = realtime.DefaultModel
+	}
+	if err := cfg.Validate(); err != nil {
+		return configErr(err)
+	}
+	if he := pol.check("model", cfg.Model, cfg.Reasoning); he != nil {
+		return he
+	}
+	effective(&cfg)
+	ctx := withGuard(withConfig(r.Context(), cfg), pol.guard(cfg.Model))
+	s.direct.ServeHTTP(w, r.WithContext(ctx))
 	return nil
 }
 
@@ -108,7 +133,8 @@ func (s *Service) serveControl(w http.ResponseWriter, r *http.Request, id, token
 		return err
 	}
 	defer sess.Close() // when the upgrade failed, Open never ran
-	s.callWS.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), attachKey{}, sess)))
+	ctx := withGuard(context.WithValue(r.Context(), attachKey{}, sess), policy{allows: p.AllowsModel}.guard(""))
+	s.callWS.ServeHTTP(w, r.WithContext(ctx))
 	return nil
 }
 

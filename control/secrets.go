@@ -62,9 +62,26 @@ func (s *Service) createSecret(w http.ResponseWriter, r *http.Request) error {
 		if err := json.Unmarshal(raw, &cfg); err != nil {
 			return httpx.BadRequest("session", "session is not a realtime session configuration: %v", err)
 		}
-		if cfg.Model != "" {
-			if err := httpx.RequireModel(r.Context(), cfg.Model); err != nil {
-				return err
+		if err := cfg.Validate(); err != nil {
+			return configErr(err)
+		}
+		// The model the secret will open (stored, or the default) must
+		// be known and granted to the calling key; so must a reasoning
+		// effort be possible with it.
+		model := cfg.Model
+		if model == "" {
+			model = realtime.DefaultModel
+		}
+		var allows func(string) bool
+		if p := httpx.PrincipalFrom(r.Context()); p != nil {
+			allows = p.AllowsModel
+		}
+		if cfg.Model != "" || cfg.Reasoning != nil {
+			if he := (policy{allows: allows}).check("session.model", model, cfg.Reasoning); he != nil {
+				if he.Param == "reasoning.effort" {
+					he.Param = "session.reasoning.effort"
+				}
+				return he
 			}
 		}
 		session = append(json.RawMessage(nil), raw...)

@@ -142,10 +142,12 @@ func NewService(opts Options) (*Service, error) {
 	wlog := opts.Log.With().Str("component", "realtime_ws").Logger()
 	s.callWS = realtime.NewHandler(attachEngine{}, realtime.HandlerOptions{
 		Config:       func(*http.Request) (realtime.SessionConfig, error) { return realtime.SessionConfig{}, nil },
+		Guard:        guardFrom,
 		PingInterval: opts.PingInterval, Logger: &wlog,
 	})
 	s.direct = realtime.NewHandler(eng, realtime.HandlerOptions{
 		Config:       func(r *http.Request) (realtime.SessionConfig, error) { return configFrom(r.Context()), nil },
+		Guard:        guardFrom,
 		PingInterval: opts.PingInterval, Logger: &wlog,
 	})
 	return s, nil

@@ -44,6 +44,7 @@ func TestACLOnEveryRoute(t *testing.T) {
 		allBut[ep] = mk("all-but-"+ep, acls)
 	}
 	wildcard := mk("wildcard", []string{"api-key:endpoint:*", "api-key:model:*"})
+	noModel := mk("endpoints only", []string{"api-key:endpoint:*"})
 
 	param := regexp.MustCompile(`\{[^}]+\}`)
 	checked := 0
@@ -85,6 +86,8 @@ func TestACLOnEveryRoute(t *testing.T) {
 			}
 			status, _, raw = d.Do(t, rt.Method, path, allBut[rt.Endpoint], nil)
 			require.Equal(t, http.StatusForbidden, status, "%s without api-key:endpoint:%s: %s", name, rt.Endpoint, raw)
+			status, _, raw = d.Do(t, rt.Method, path, noModel, nil)
+			require.Equal(t, http.StatusForbidden, status, "%s without any model permission: %s", name, raw)
 			status, _, _ = d.Do(t, rt.Method, path, wildcard, nil)
 			require.NotEqual(t, http.StatusForbidden, status, "%s with a wildcard key", name)
 			require.NotEqual(t, http.StatusUnauthorized, status, "%s with a wildcard key", name)

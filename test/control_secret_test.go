@@ -26,20 +26,26 @@ func TestClientSecretSession(t *testing.T) {
 	dialer := websocket.Dialer{Subprotocols: []string{"realtime", "svc-client-secret." + value}}
 	conn, resp, err := dialer.Dial(wsURL(d, ""), nil)
 	require.NoError(t, err)
-	require.Equal(t, "realtime", resp.Header.Get("Sec-Websocket-Protocol"), "the secret is never echoed")
+	require.Equal(t, "realtime", resp.Header.Get("Sec-Websocket-Protocol"), "another offered protocol is chosen before the secret")
 	conn.Close()
 
 	c, status, body := dialController(t, wsURL(d, ""), bearer(value))
 	require.Equal(t, 101, status, "%s", body)
-	c.next(t, "session.created", 2*time.Second)
+	// The stored session is in force from session.created on, with the
+	// default model; no unprompted session.updated follows.
+	created := c.next(t, "session.created", 2*time.Second)["session"].(map[string]any)
+	require.Equal(t, "stored with the secret", created["instructions"])
+	require.Equal(t, "svc-voice-latest", created["model"])
+	require.Equal(t, map[string]any{"effort": "high"}, created["reasoning"])
 	c.next(t, "conversation.created", time.Second)
-	upd := c.next(t, "session.updated", 2*time.Second)
-	require.Equal(t, "stored with the secret", upd["session"].(map[string]any)["instructions"])
 	c.send(t, map[string]any{"type": "conversation.item.create", "item": map[string]any{"type": "message", "role": "user",
 		"content": []any{map[string]any{"type": "input_text", "text": "hello there"}}}})
 	c.send(t, map[string]any{"type": "response.create"})
 	c.next(t, "response.created", 5*time.Second)
 	c.next(t, "response.done", 10*time.Second)
+	for _, typ := range c.seen() {
+		require.NotEqual(t, "session.updated", typ)
+	}
 
 	// Refusals, all before the upgrade.
 	for name, tc := range map[string]struct {

@@ -182,11 +182,11 @@ func TestCallRecordsOfRealCalls(t *testing.T) {
 	require.Equal(t, "state", param)
 
 	// ACL: the calls endpoint needs api-key:endpoint:calls.
-	mk := func(acl string) string {
-		k := d.JSON(t, "POST", "/auth/teams/default/api-keys", owner, map[string]any{"name": acl, "acls": []string{acl}}, 200)
+	mk := func(acls ...string) string {
+		k := d.JSON(t, "POST", "/auth/teams/default/api-keys", owner, map[string]any{"name": acls[0], "acls": acls}, 200)
 		return k["apiKey"].(string)
 	}
-	numbersOnly, callsOnly := mk("api-key:endpoint:phone-numbers"), mk("api-key:endpoint:calls")
+	numbersOnly, callsOnly := mk("api-key:endpoint:phone-numbers", "api-key:model:*"), mk("api-key:endpoint:calls", "api-key:model:*")
 	for _, path := range []string{"/v1/calls", "/v1/calls/" + rec.CallID} {
 		st, _, raw = d.Do(t, "GET", path, numbersOnly, nil)
 		require.Equal(t, 403, st, "%s", raw)
