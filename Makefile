@@ -7,7 +7,7 @@ APT_PKGS := sip-tester baresip espeak-ng sox lame postgresql kamailio libopus-de
 TOOLS    := sipp baresip espeak-ng sox lame pg_ctlcluster kamailio pkg-config gcc pocketsphinx_continuous
 DATA     := /usr/share/pocketsphinx/model/en-us/en-us
 
-.PHONY: all build run test deps deps-go deps-browser bench bench-calls vet fmt clean fuzz
+.PHONY: all build run test deps deps-go deps-browser deps-sdk bench bench-calls vet fmt clean fuzz
 
 # FUZZ lists the fuzz targets as package:Target; FUZZTIME is how long
 # `make fuzz` runs each (make test runs each for FUZZTIME_SHORT).
@@ -17,8 +17,9 @@ FUZZTIME_SHORT ?= 10s
 
 all: build
 
-# deps installs the system packages the tests use as real peers and fetches Go modules.
-deps: deps-go deps-browser
+# deps installs the system packages the tests use as real peers, fetches Go
+# modules and the pinned npm packages (test/browser, test/sdk).
+deps: deps-go deps-browser deps-sdk
 	@missing=""; for t in $(TOOLS); do command -v $$t >/dev/null 2>&1 || missing="$$missing $$t"; done; \
 	pkg-config --exists opus 2>/dev/null || missing="$$missing libopus-dev"; \
 	for f in $(DATA); do [ -e $$f ] || missing="$$missing $$f"; done; \
@@ -46,6 +47,13 @@ deps-browser:
 	fi
 	@[ test/browser/node_modules/.package-lock.json -nt test/browser/package-lock.json ] || \
 		(cd test/browser && npm ci --ignore-scripts --no-audit --no-fund --silent)
+
+# deps-sdk installs the pinned official npm clients (openai,
+# @openai/agents-realtime) that test/sdk_test.go drives; node and npm come
+# with deps-browser.
+deps-sdk: deps-browser
+	@[ test/sdk/node_modules/.package-lock.json -nt test/sdk/package-lock.json ] || \
+		(cd test/sdk && npm ci --no-audit --no-fund --silent)
 
 deps-go:
 	@command -v $(GO) >/dev/null || { echo "Go is required (https://go.dev/doc/install)" >&2; exit 1; }
