@@ -140,3 +140,40 @@ func TestPrincipal(t *testing.T) {
 	require.True(t, strings.HasPrefix(NewID("ag"), "ag_"))
 	require.NotEqual(t, NewID("ag"), NewID("ag"))
 }
+
+// TestDecodeContentTypes: a JSON body is read when it says JSON, says
+// nothing, or says curl's -d default (form); what is then not JSON is a
+// 400 in the JSON error shape, and another declared type is 415.
+func TestDecodeContentTypes(t *testing.T) {
+	for _, tc := range []struct {
+		ct, body string
+		status   int
+	}{
+		{"application/json", `{"name":"a"}`, 0},
+		{"application/json; charset=utf-8", `{"name":"a"}`, 0},
+		{"", `{"name":"a"}`, 0},
+		{"application/x-www-form-urlencoded", `{"name":"a"}`, 0},
+		{"application/merge-patch+json", `{"name":"a"}`, 0},
+		{"application/x-www-form-urlencoded", `name=a`, http.StatusBadRequest},
+		{"", `name=a`, http.StatusBadRequest},
+		{"text/plain", `{"name":"a"}`, http.StatusUnsupportedMediaType},
+		{"multipart/form-data; boundary=x", `{"name":"a"}`, http.StatusUnsupportedMediaType},
+	} {
+		var v struct {
+			Name string `json:"name"`
+		}
+		r := httptest.NewRequest("POST", "/", strings.NewReader(tc.body))
+		if tc.ct != "" {
+			r.Header.Set("Content-Type", tc.ct)
+		}
+		err := Decode(r, 0, &v)
+		if tc.status == 0 {
+			require.NoError(t, err, tc.ct)
+			require.Equal(t, "a", v.Name)
+			continue
+		}
+		var he *Error
+		require.ErrorAs(t, err, &he, tc.ct)
+		require.Equal(t, tc.status, he.Status, tc.ct)
+	}
+}

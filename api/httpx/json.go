@@ -30,12 +30,14 @@ func WriteJSON(w http.ResponseWriter, status int, v any) {
 // (415), bytes that are not UTF-8, a key given twice in one object (which
 // of the two would count is a guess that attackers exploit when two
 // parsers disagree), unknown fields, trailing data (400) and bodies past
-// limit (413).
+// limit (413). The body is read as JSON when its content type is JSON,
+// absent, or curl's default for -d (application/x-www-form-urlencoded),
+// as hosted APIs do; a body that is then not JSON is a 400.
 func Decode(r *http.Request, limit int64, v any) error {
 	if ct := r.Header.Get("Content-Type"); ct != "" {
 		mt, params, err := mime.ParseMediaType(ct)
-		if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
-			return &Error{Status: http.StatusUnsupportedMediaType, Code: "unsupported_media_type", Message: "the body must be application/json", Param: "Content-Type"}
+		if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json") && mt != "application/x-www-form-urlencoded") {
+			return &Error{Status: http.StatusUnsupportedMediaType, Code: "unsupported_media_type", Message: "the body must be JSON (Content-Type: application/json)", Param: "Content-Type"}
 		}
 		if cs, ok := params["charset"]; ok && !strings.EqualFold(cs, "utf-8") && !strings.EqualFold(cs, "utf8") {
 			return &Error{Status: http.StatusUnsupportedMediaType, Code: "unsupported_media_type", Param: "Content-Type",
