@@ -43,8 +43,16 @@ type ClientSecret struct {
 // the hash of a secret is stored, with its team, the key that made it,
 // its expiry and its session configuration.
 type ClientSecrets struct {
-	st  store.Store
-	now func() time.Time
+	st     store.Store
+	now    func() time.Time
+	tokens *TokenMeter
+}
+
+// WithTokenMeter makes Check refuse (429) a secret whose creating key is
+// over its tpm limit on m; it returns s.
+func (s *ClientSecrets) WithTokenMeter(m *TokenMeter) *ClientSecrets {
+	s.tokens = m
+	return s
 }
 
 // NewClientSecrets returns the client secret service over st; now is the
@@ -107,6 +115,9 @@ func (s *ClientSecrets) Check(ctx context.Context, value string) (*ClientSecret,
 	}
 	if k.Disabled || (!k.ExpireTime.IsZero() && !now.Before(k.ExpireTime)) {
 		return nil, httpx.Unauthorized("the API key that created this client secret is disabled or expired")
+	}
+	if over, retry := s.tokens.Exceeded(k.ID, k.TPM, now); over {
+		return nil, httpx.TooManyRequests(retry)
 	}
 	// The secret acts for its creator, with the creator's permissions as
 	// they are now (a narrowed key narrows its secrets at once).

@@ -24,6 +24,7 @@ const OwnerKeyFile = "owner.key"
 type KeyService struct {
 	st      store.Store
 	limiter *Limiter
+	tokens  *TokenMeter
 	now     func() time.Time
 	// DefaultGrace is the old secret's validity after a rotation that does
 	// not say oldSecretExpireTime.
@@ -59,12 +60,17 @@ func WithDefaultLimits(qps, qpm int) KeyOption {
 
 // NewKeyService returns a key service over st.
 func NewKeyService(st store.Store, opts ...KeyOption) *KeyService {
-	s := &KeyService{st: st, limiter: NewLimiter(), now: time.Now, grace: DefaultRotationGrace, node: "127.0.0.1:8080"}
+	s := &KeyService{st: st, limiter: NewLimiter(), tokens: NewTokenMeter(), now: time.Now, grace: DefaultRotationGrace, node: "127.0.0.1:8080"}
 	for _, o := range opts {
 		o(s)
 	}
 	return s
 }
+
+// Tokens is the meter of the keys' model tokens (their tpm limits): the
+// realtime sessions add what responses report, Authorize refuses a key
+// over its limit.
+func (s *KeyService) Tokens() *TokenMeter { return s.tokens }
 
 // Bootstrap makes sure an owner key exists: a management key with wildcard
 // ACLs. With adminKey set, that value is the owner key (re-keyed on every
@@ -194,6 +200,9 @@ func (s *KeyService) Authorize(ctx context.Context, token string, rt httpx.Route
 		qpm = s.defQPM
 	}
 	if ok, retry := s.limiter.Allow(k.ID, qps, qpm, now); !ok {
+		return nil, httpx.TooManyRequests(retry)
+	}
+	if over, retry := s.tokens.Exceeded(k.ID, k.TPM, now); over {
 		return nil, httpx.TooManyRequests(retry)
 	}
 	return &httpx.Principal{KeyID: k.ID, TeamID: k.TeamID, UserID: k.UserID, Management: k.Management, AllowsModel: acls.AllowsModel}, nil

@@ -21,12 +21,21 @@ func (s *Service) forwarded(w http.ResponseWriter, r *http.Request, id string) b
 }
 
 // liveCall finds the call of a call-control request: 404 when unknown or
-// of another team, 409 when not answered yet or already over.
+// of another team, 409 when not answered yet or already over (also once
+// it left the live registry: its record says it ended).
 func (s *Service) liveCall(r *http.Request) (Call, error) {
 	id := r.PathValue("call_id")
 	rc, ok := s.opts.Calls.Get(id)
 	p := httpx.PrincipalFrom(r.Context())
-	if !ok || p == nil || rc.TeamID() != p.TeamID {
+	if p == nil {
+		return nil, httpx.NotFound("no call %s", id)
+	}
+	if !ok && s.opts.Records != nil {
+		if c, err := s.opts.Records.Get(r.Context(), id); err == nil && c.TeamID == p.TeamID && !c.EndTime.IsZero() {
+			return nil, httpx.Conflict("call_id", "call %s has ended", id)
+		}
+	}
+	if !ok || rc.TeamID() != p.TeamID {
 		return nil, httpx.NotFound("no call %s", id)
 	}
 	switch st := rc.Phone().Snapshot().State; st {

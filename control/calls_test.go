@@ -19,6 +19,7 @@ import (
 	"switchboard/conversation"
 	"switchboard/realtime"
 	"switchboard/realtime/echo"
+	"switchboard/store"
 )
 
 // fakePhone is a call as the control endpoints see it.
@@ -110,9 +111,23 @@ func (noKeys) Authorize(context.Context, string, httpx.Route) (*httpx.Principal,
 	return nil, httpx.Unauthorized("no key")
 }
 
+// fakeRecords holds stored calls: "over" ended, "open" still open, both
+// of team-a.
+type fakeRecords struct{}
+
+func (fakeRecords) Get(_ context.Context, id string) (*store.Call, error) {
+	switch id {
+	case "over":
+		return &store.Call{ID: id, TeamID: "team-a", EndTime: time.Now()}, nil
+	case "open":
+		return &store.Call{ID: id, TeamID: "team-a"}, nil
+	}
+	return nil, store.ErrNotFound
+}
+
 func newService(t *testing.T, calls fakeCalls) *Service {
 	t.Helper()
-	s, err := NewService(Options{Calls: calls, Keys: noKeys{}, Secrets: &auth.ClientSecrets{},
+	s, err := NewService(Options{Calls: calls, Records: fakeRecords{}, Keys: noKeys{}, Secrets: &auth.ClientSecrets{},
 		Engines: map[string]realtime.Engine{"echo": echo.New(echo.Options{})}, TransferAcceptTimeout: 100 * time.Millisecond,
 		HangupWait: 50 * time.Millisecond, Log: zerolog.Nop()})
 	require.NoError(t, err)
@@ -159,6 +174,9 @@ func TestCallControlRefusals(t *testing.T) {
 		{"other team", "team-b", "live", 404},
 		{"ringing", "team-a", "ringing", 409},
 		{"ended", "team-a", "ended", 409},
+		{"gone, record ended", "team-a", "over", 409},
+		{"gone, record of another team", "team-b", "over", 404},
+		{"gone, record open", "team-a", "open", 404},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for name, h := range map[string]func(http.ResponseWriter, *http.Request) error{"refer": s.refer, "hangup": s.hangup, "dtmf": s.dtmf} {

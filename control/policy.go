@@ -2,9 +2,11 @@ package control
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"strings"
+	"time"
 
 	"switchboard/api/httpx"
 	"switchboard/realtime"
@@ -132,4 +134,52 @@ func withGuard(ctx context.Context, g func(realtime.Event) *realtime.ErrorDetail
 func guardFrom(r *http.Request) func(realtime.Event) *realtime.ErrorDetail {
 	g, _ := r.Context().Value(guardKey{}).(func(realtime.Event) *realtime.ErrorDetail)
 	return g
+}
+
+// usageOf returns the tokens a response.done reports (total_tokens, or
+// input plus output), 0 for any other event.
+func usageOf(e realtime.Event) int64 {
+	d, ok := e.(*realtime.ResponseDone)
+	if !ok || len(d.Response.Usage) == 0 {
+		return 0
+	}
+	var u struct {
+		Total  int64 `json:"total_tokens"`
+		Input  int64 `json:"input_tokens"`
+		Output int64 `json:"output_tokens"`
+	}
+	if json.Unmarshal(d.Response.Usage, &u) != nil {
+		return 0
+	}
+	if u.Total > 0 {
+		return u.Total
+	}
+	return u.Input + u.Output
+}
+
+// counter returns the observer that adds a session's tokens to keyID.
+func (s *Service) counter(keyID string) func(realtime.Event) {
+	if s.opts.Tokens == nil {
+		return nil
+	}
+	return func(e realtime.Event) {
+		if n := usageOf(e); n > 0 {
+			s.opts.Tokens.Add(keyID, n, time.Now())
+		}
+	}
+}
+
+type observerKey struct{}
+
+func withObserver(ctx context.Context, o func(realtime.Event)) context.Context {
+	if o == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, observerKey{}, o)
+}
+
+// observerFrom is the HandlerOptions.Observe of the realtime handlers.
+func observerFrom(r *http.Request) func(realtime.Event) {
+	o, _ := r.Context().Value(observerKey{}).(func(realtime.Event))
+	return o
 }

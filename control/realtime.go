@@ -48,8 +48,9 @@ func (s *Service) serveRealtime(w http.ResponseWriter, r *http.Request) error {
 		return s.serveControl(w, r, id, token, viaProtocol)
 	}
 	var (
-		cfg realtime.SessionConfig
-		pol policy
+		cfg   realtime.SessionConfig
+		pol   policy
+		keyID string
 	)
 	if auth.KindOf(token) == auth.TokenClientSecret {
 		cs, err := s.opts.Secrets.Check(r.Context(), token)
@@ -61,7 +62,7 @@ func (s *Service) serveRealtime(w http.ResponseWriter, r *http.Request) error {
 				return err
 			}
 		}
-		pol = policy{allows: cs.AllowsModel, bound: cfg.Model}
+		pol, keyID = policy{allows: cs.AllowsModel, bound: cfg.Model}, cs.KeyID
 		if m := q.Get("model"); m != "" {
 			if cfg.Model != "" && m != cfg.Model {
 				return &httpx.Error{Status: http.StatusForbidden, Code: "permission_denied", Param: "model",
@@ -77,7 +78,7 @@ func (s *Service) serveRealtime(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		pol = policy{allows: p.AllowsModel}
+		pol, keyID = policy{allows: p.AllowsModel}, p.KeyID
 		cfg.Model = q.Get("model")
 	}
 	if e := q.Get("reasoning.effort"); e != "" {
@@ -100,7 +101,7 @@ func (s *Service) serveRealtime(w http.ResponseWriter, r *http.Request) error {
 		return he
 	}
 	effective(&cfg)
-	ctx := withGuard(withConfig(r.Context(), cfg), pol.guard(cfg.Model))
+	ctx := withObserver(withGuard(withConfig(r.Context(), cfg), pol.guard(cfg.Model)), s.counter(keyID))
 	s.direct.ServeHTTP(w, r.WithContext(ctx))
 	return nil
 }
@@ -134,6 +135,7 @@ func (s *Service) serveControl(w http.ResponseWriter, r *http.Request, id, token
 	}
 	defer sess.Close() // when the upgrade failed, Open never ran
 	ctx := withGuard(context.WithValue(r.Context(), attachKey{}, sess), policy{allows: p.AllowsModel}.guard(""))
+	ctx = withObserver(ctx, s.counter(p.KeyID))
 	s.callWS.ServeHTTP(w, r.WithContext(ctx))
 	return nil
 }

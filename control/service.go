@@ -15,11 +15,24 @@ import (
 	"switchboard/call"
 	"switchboard/conversation"
 	"switchboard/realtime"
+	"switchboard/store"
 )
 
 // Authorizer checks an API key for a route (auth.KeyService).
 type Authorizer interface {
 	Authorize(ctx context.Context, token string, route httpx.Route) (*httpx.Principal, error)
+}
+
+// Records reads stored call records (store.CallStore), so that a request
+// about a call that has ended is told so (409) rather than 404.
+type Records interface {
+	Get(ctx context.Context, id string) (*store.Call, error)
+}
+
+// TokenCounter adds the model tokens a key's session used
+// (auth.TokenMeter), for the key's tpm limit.
+type TokenCounter interface {
+	Add(keyID string, n int64, now time.Time)
 }
 
 // Calls finds live calls by id (FromRegistry).
@@ -79,8 +92,12 @@ const (
 // required.
 type Options struct {
 	Calls   Calls
+	// Records, when set, tells an ended call (409) from an unknown one.
+	Records Records
 	Keys    Authorizer
 	Secrets *auth.ClientSecrets
+	// Tokens, when set, is told the tokens each response reports.
+	Tokens TokenCounter
 	// Engines by name; Engine picks the one direct sessions (API key or
 	// client secret, no call_id) use (default: "upstream" when present,
 	// else "echo").
@@ -143,11 +160,13 @@ func NewService(opts Options) (*Service, error) {
 	s.callWS = realtime.NewHandler(attachEngine{}, realtime.HandlerOptions{
 		Config:       func(*http.Request) (realtime.SessionConfig, error) { return realtime.SessionConfig{}, nil },
 		Guard:        guardFrom,
+		Observe:      observerFrom,
 		PingInterval: opts.PingInterval, Logger: &wlog,
 	})
 	s.direct = realtime.NewHandler(eng, realtime.HandlerOptions{
 		Config:       func(r *http.Request) (realtime.SessionConfig, error) { return configFrom(r.Context()), nil },
 		Guard:        guardFrom,
+		Observe:      observerFrom,
 		PingInterval: opts.PingInterval, Logger: &wlog,
 	})
 	return s, nil

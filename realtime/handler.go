@@ -24,6 +24,9 @@ type HandlerOptions struct {
 	// is answered with an error event (the session stays open). Default:
 	// none.
 	Guard func(r *http.Request) func(Event) *ErrorDetail
+	// Observe returns, for a request, a function that sees each server
+	// event before it is written (usage accounting). Default: none.
+	Observe func(r *http.Request) func(Event)
 	// PingInterval is how often the server pings (default 20s).
 	PingInterval time.Duration
 	// PongTimeout is how long after a ping the handler waits for traffic
@@ -153,12 +156,16 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if h.opts.Guard != nil {
 		guard = h.opts.Guard(r)
 	}
-	h.serve(conn, sess, guard, log)
+	var observe func(Event)
+	if h.opts.Observe != nil {
+		observe = h.opts.Observe(r)
+	}
+	h.serve(conn, sess, guard, observe, log)
 }
 
 // serve pumps one connection: a reader goroutine feeds the session, this
 // goroutine writes the session's events and pings.
-func (h *Handler) serve(conn *websocket.Conn, sess Session, guard func(Event) *ErrorDetail, log zerolog.Logger) {
+func (h *Handler) serve(conn *websocket.Conn, sess Session, guard func(Event) *ErrorDetail, observe func(Event), log zerolog.Logger) {
 	o := h.opts
 	conn.SetReadLimit(o.MaxMessageBytes)
 	deadline := func() time.Time { return time.Now().Add(o.PingInterval + o.PongTimeout) }
@@ -221,6 +228,9 @@ func (h *Handler) serve(conn *websocket.Conn, sess Session, guard func(Event) *E
 			if !ok {
 				alive = false
 				break
+			}
+			if observe != nil {
+				observe(e)
 			}
 			alive = write(e)
 		case e := <-errs:
