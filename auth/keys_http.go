@@ -67,6 +67,8 @@ func (s *KeyService) Routes() []httpx.Route {
 		m(http.MethodDelete, "/auth/api-keys/{apiKeyId}", EndpointAPIKeys, s.delete),
 		m(http.MethodPost, "/auth/api-keys/{apiKeyId}/rotate", EndpointAPIKeys, s.rotate),
 		m(http.MethodGet, "/auth/api-keys/{apiKeyId}/propagation", EndpointAPIKeys, s.propagation),
+		m(http.MethodGet, "/auth/teams/{teamId}/models", EndpointAPIKeys, s.models),
+		m(http.MethodGet, "/auth/teams/{teamId}/endpoints", EndpointAPIKeys, s.endpoints),
 		m(http.MethodGet, "/audit/teams/{teamId}/events", EndpointAudit, s.auditEvents),
 		// Any key with a non-empty ACL may describe itself.
 		{Method: http.MethodGet, Pattern: "/v1/api-key", Access: httpx.APIKey, Handler: s.self},

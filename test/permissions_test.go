@@ -176,3 +176,28 @@ func decodeJSON(t *testing.T, raw []byte) map[string]any {
 	require.NoError(t, json.Unmarshal(raw, &m), "body: %s", raw)
 	return m
 }
+
+// TestTeamModelsAndEndpoints: the two listings an ACL is written from.
+func TestTeamModelsAndEndpoints(t *testing.T) {
+	d := startDaemon(t, nil)
+	m := d.JSON(t, "GET", "/auth/teams/default/models", d.OwnerKey, nil, 200)
+	clusters := m["clusterConfigs"].([]any)
+	require.Len(t, clusters, 1)
+	reasons := map[string]bool{}
+	for _, x := range clusters[0].(map[string]any)["languageModels"].([]any) {
+		lm := x.(map[string]any)
+		reasons[lm["name"].(string)] = lm["features"].(map[string]any)["reasoning"].(bool)
+		require.Equal(t, "0", lm["tpm"])
+		require.Contains(t, lm["outputModalities"], "AUDIO")
+	}
+	require.Equal(t, map[string]bool{"svc-voice-latest": true, "svc-voice-think-fast-1.0": true, "svc-voice-fast-1.0": false}, reasons)
+	e := d.JSON(t, "GET", "/auth/teams/default/endpoints", d.OwnerKey, nil, 200)
+	var names []string
+	for _, x := range e["endpoints"].([]any) {
+		names = append(names, x.(map[string]any)["name"].(string))
+	}
+	require.Contains(t, names, "realtime")
+	require.Contains(t, names, "client-secrets")
+	d.JSON(t, "GET", "/auth/teams/other/models", d.OwnerKey, nil, 404)
+	d.JSON(t, "GET", "/auth/teams/other/endpoints", d.OwnerKey, nil, 404)
+}
