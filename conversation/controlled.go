@@ -347,6 +347,11 @@ func (cc *Controlled) ServerEvent(ev realtime.Event) {
 	if _, ok := ev.(*realtime.ResponseOutputAudioDelta); ok {
 		return
 	}
+	// The appliance's own events (a DTMF key, an idle check-in) carry an
+	// event_id like the model's, which clients' schemas require.
+	if realtime.EventID(ev) == "" {
+		realtime.SetEventID(ev, cc.eventID())
+	}
 	cc.notify(ev)
 }
 
