@@ -31,9 +31,23 @@ func Languages() []string {
 }
 
 // lookupLanguage returns the canonical entry for code, case-insensitively.
+// A BCP-47 tag that is not in the list as such (en-US, fr-CA, zh-Hans-CN,
+// en_GB) is read by its primary language subtag: the first entry of that
+// language (en-US speaks en, pt speaks pt-BR).
 func lookupLanguage(code string) (language, bool) {
+	code = strings.ReplaceAll(strings.TrimSpace(code), "_", "-")
 	for _, l := range languages {
 		if strings.EqualFold(l.code, code) {
+			return l, true
+		}
+	}
+	primary, _, _ := strings.Cut(code, "-")
+	if len(primary) < 2 || len(primary) > 3 {
+		return language{}, false
+	}
+	for _, l := range languages {
+		p, _, _ := strings.Cut(l.code, "-")
+		if l.code != "auto" && strings.EqualFold(p, primary) {
 			return l, true
 		}
 	}

@@ -264,3 +264,23 @@ func TestTTSMissingLameIs503(t *testing.T) {
 	require.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
 	require.Contains(t, apiError(t, resp).Message, "lame")
 }
+
+// TestLanguageTagsBCP47: a BCP-47 tag not in the list as such is read by
+// its primary subtag; a tag of no listed language is still unknown.
+func TestLanguageTagsBCP47(t *testing.T) {
+	for tag, want := range map[string]string{"en-US": "en", "EN_gb": "en", "fr-CA": "fr", "zh-Hans-CN": "zh", "pt": "pt-BR",
+		"pt-pt": "pt-PT", "es": "es-MX", "ar-EG": "ar-EG", "AUTO": "auto"} {
+		l, ok := lookupLanguage(tag)
+		require.True(t, ok, tag)
+		require.Equal(t, want, l.code, tag)
+	}
+	for _, tag := range []string{"", "klingon", "x", "tlh-US", "au-to"} {
+		_, ok := lookupLanguage(tag)
+		require.False(t, ok, tag)
+	}
+	srv, _ := newTestServer(t, Options{})
+	resp := postJSON(t, srv.URL+"/v1/tts", `{"text":"hi","language":"en-US","output_format":{"codec":"pcm","sample_rate":8000}}`)
+	require.Equal(t, http.StatusOK, resp.StatusCode, string(readAll(t, resp)))
+	c := dialWS(t, wsURL(srv.URL, "/v1/tts?language=en-US&sample_rate=8000"))
+	c.Close()
+}

@@ -51,9 +51,12 @@ func (s *Service) parseTTSStream(r *http.Request) (*ttsStreamParams, error) {
 		return nil, err
 	}
 	req.Voice = voice
+	if q.Get("language") == "" {
+		return nil, httpx.BadRequest("language", "language is required: a BCP-47 code or auto (one of %v, case-insensitive)", Languages())
+	}
 	lang, ok := lookupLanguage(q.Get("language"))
 	if !ok {
-		return nil, httpx.BadRequest("language", "language is required (one of %v, case-insensitive)", Languages())
+		return nil, httpx.BadRequest("language", "unknown language %q (a BCP-47 code of one of %v, case-insensitive)", q.Get("language"), Languages())
 	}
 	req.Language = lang.code
 	f := Format{Codec: CodecPCM, SampleRate: DefaultFormat.SampleRate, BitRate: DefaultFormat.BitRate}
