@@ -91,7 +91,7 @@ const (
 // Options configure a Service. Calls, Keys, Secrets and Engines are
 // required.
 type Options struct {
-	Calls   Calls
+	Calls Calls
 	// Records, when set, tells an ended call (409) from an unknown one.
 	Records Records
 	Keys    Authorizer

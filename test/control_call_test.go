@@ -138,7 +138,14 @@ func TestControlHangupAndGrace(t *testing.T) {
 		run.wait(t, 10*time.Second)
 		end := h.next(t, "realtime.call.ended", 5*time.Second)
 		require.Equal(t, "controller", end.Data["ended_by"])
-		d.JSON(t, "POST", "/v1/realtime/calls/"+id+"/hangup", d.OwnerKey, nil, 404)
+		// A second hangup: the call is over (409, as for a call that is
+		// ending), not unknown.
+		require.Eventually(t, func() bool {
+			st, _, _ := d.Do(t, "POST", "/v1/realtime/calls/"+id+"/hangup", d.OwnerKey, nil)
+			return st == 409
+		}, 5*time.Second, 50*time.Millisecond)
+		d.JSON(t, "POST", "/v1/realtime/calls/"+id+"/dtmf", d.OwnerKey, map[string]any{"digits": "1"}, 409)
+		d.JSON(t, "POST", "/v1/realtime/calls/unknown-call/hangup", d.OwnerKey, nil, 404)
 	})
 
 	t.Run("failed transfer", func(t *testing.T) {

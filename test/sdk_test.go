@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -37,6 +38,17 @@ func requireSDKs(t *testing.T) {
 		require.NoError(t, err, "%s must be installed (Debian packages nodejs and npm; make deps installs them)", tool)
 	}
 	sdkOnce.Do(func() {
+		// Another go test process may be installing too: one at a time.
+		lf, err := os.OpenFile(filepath.Join(sdkDir, ".npm-ci.lock"), os.O_CREATE|os.O_RDWR, 0o600)
+		if err != nil {
+			sdkErr = err
+			return
+		}
+		defer lf.Close()
+		if err := syscall.Flock(int(lf.Fd()), syscall.LOCK_EX); err != nil {
+			sdkErr = err
+			return
+		}
 		lock, err := os.Stat(filepath.Join(sdkDir, "package-lock.json"))
 		if err != nil {
 			sdkErr = err
