@@ -107,7 +107,7 @@ func TestWebRTCAgentEcho(t *testing.T) {
 // the audio comes back from the echo engine.
 func TestWebRTCDirectSession(t *testing.T) {
 	d := webrtcDaemon(t)
-	cs := d.JSON(t, "POST", "/v1/realtime/client_secrets", d.OwnerKey, map[string]any{"session": map[string]any{"type": "realtime", "model": "svc-realtime"}}, 200)
+	cs := d.JSON(t, "POST", "/v1/realtime/client_secrets", d.OwnerKey, map[string]any{"session": map[string]any{"type": "realtime", "model": "svc-voice-latest"}}, 200)
 	secret := cs["value"].(string)
 	p := newBrowserPeer(t, true)
 	status, h, body := p.call(d, "", secret)
