@@ -77,6 +77,14 @@ func (s *Service) ownCall(r *http.Request, id string) error {
 	return nil
 }
 
+// forwarded sends a recording request for a call in progress on another
+// node of a fleet to that node, whose disk holds the recording being
+// written. A finished call's recording is served by any node that shares
+// recording.dir with the one that took the call.
+func (s *Service) forwarded(w http.ResponseWriter, r *http.Request, id string) bool {
+	return s.opts.Remote != nil && s.opts.Remote.Forward(w, r, id)
+}
+
 // getRecording answers GET /v1/calls/{call_id}/recording: the stereo WAV
 // (caller left, agent right), with Range requests; a recording in
 // progress is served as far as it is written.
@@ -84,6 +92,9 @@ func (s *Service) getRecording(w http.ResponseWriter, r *http.Request) error {
 	id := r.PathValue("call_id")
 	if err := s.ownCall(r, id); err != nil {
 		return err
+	}
+	if s.forwarded(w, r, id) {
+		return nil
 	}
 	f, mod, err := s.opts.Recordings.OpenFile(id)
 	if errors.Is(err, ErrNoRecording) {
@@ -106,6 +117,9 @@ func (s *Service) deleteRecording(w http.ResponseWriter, r *http.Request) error 
 	id := r.PathValue("call_id")
 	if err := s.ownCall(r, id); err != nil {
 		return err
+	}
+	if s.forwarded(w, r, id) {
+		return nil
 	}
 	err := s.opts.Recordings.Remove(id)
 	switch {
