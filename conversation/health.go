@@ -22,6 +22,11 @@ const EventCallMediaHealth = "switchboard.call.media_health"
 // health.
 const DefaultHealthInterval = 5 * time.Second
 
+// degradedRepeat is the least time between two media_degraded webhooks
+// of one reason on one call: a condition that flaps around its threshold
+// is announced again at most this often.
+const degradedRepeat = time.Minute
+
 // healthPoll is how often the watcher looks for crossed thresholds (the
 // call's own monitor computes them every second).
 const healthPoll = time.Second
@@ -33,6 +38,7 @@ func (cc *Controlled) watchHealth(ctx context.Context) {
 	t := time.NewTicker(healthPoll)
 	defer t.Stop()
 	var prev []string
+	sent := map[string]time.Time{}
 	next := time.Now().Add(cc.opts.HealthInterval)
 	for {
 		select {
@@ -48,6 +54,10 @@ func (cc *Controlled) watchHealth(ctx context.Context) {
 			}
 			prev = mh.Degraded
 			for _, r := range crossed {
+				if last, ok := sent[r]; ok && now.Sub(last) < degradedRepeat {
+					continue
+				}
+				sent[r] = now
 				cc.lifecycle(webhook.NewEvent(webhook.TypeCallMediaDegraded, now, webhook.CallMediaDegraded{
 					CallID: cc.phone.ID(), PhoneNumberID: cc.phone.Route().NumberID, Reason: r, Health: mh}))
 			}
