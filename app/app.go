@@ -21,6 +21,7 @@ import (
 	"switchboard/call"
 	"switchboard/cluster"
 	"switchboard/config"
+	"switchboard/console"
 	"switchboard/control"
 	"switchboard/conversation"
 	"switchboard/media"
@@ -148,7 +149,7 @@ func New(ctx context.Context, cfg *config.Config, log zerolog.Logger) (_ *App, e
 		return nil, err
 	}
 	a.usage = usage.NewService(a.st.Usage(), usage.Options{})
-	modules := []api.Module{a.keys, a.numbers, a.agents, a.speech, a.callLog, a.control, a.usage}
+	modules := []api.Module{a.keys, a.numbers, a.agents, a.speech, a.callLog, a.control, a.usage, console.New()}
 	if a.cluster != nil {
 		modules = append(modules, a.cluster)
 	}
@@ -172,6 +173,9 @@ func New(ctx context.Context, cfg *config.Config, log zerolog.Logger) (_ *App, e
 	if a.certs != nil {
 		a.httpSrv.TLSConfig = a.certs.TLSConfig()
 	}
+	// Streams (the live calls) end when the server stops, rather than
+	// hold its graceful shutdown for its whole timeout.
+	a.httpSrv.RegisterOnShutdown(func() { _ = a.callLog.Close() })
 	return a, nil
 }
 

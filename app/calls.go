@@ -115,7 +115,7 @@ func (a *App) buildCalls(cfg *config.Config, log zerolog.Logger) error {
 		remoteCalls = a.cluster
 	}
 	a.callLog = records.NewService(a.st, a.recorder, records.Options{DefaultTeam: cfg.TeamID, NodeID: a.nodeID,
-		Recordings: recordingFiles{a.recordings}, Remote: remoteCalls})
+		Recordings: recordingFiles{a.recordings}, Remote: remoteCalls, InProgress: a.calls})
 	var publicIP netip.Addr
 	if cfg.RTP.PublicIP != "" {
 		publicIP = netip.MustParseAddr(cfg.RTP.PublicIP)

@@ -25,6 +25,8 @@ type Options struct {
 	// Recordings, when set, serve GET and DELETE
 	// /v1/calls/{call_id}/recording.
 	Recordings Recordings
+	// InProgress, when set, serves the live stream GET /v1/calls/live.
+	InProgress InProgress
 }
 
 // Forwarder sends a request about a call held by another node to that
@@ -38,6 +40,7 @@ type Service struct {
 	st   store.Store
 	live LiveCalls
 	opts Options
+	stopper
 }
 
 // NewService returns the calls module over the stored records in st and
@@ -49,13 +52,14 @@ func NewService(st store.Store, live LiveCalls, opts Options) *Service {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Service{st: st, live: live, opts: opts}
+	return &Service{st: st, live: live, opts: opts, stopper: stopper{stop: make(chan struct{})}}
 }
 
 // Routes are the /v1/calls routes.
 func (s *Service) Routes() []httpx.Route {
 	return []httpx.Route{
 		{Method: http.MethodGet, Pattern: "/v1/calls", Endpoint: Endpoint, Access: httpx.APIKey, Handler: s.list},
+		{Method: http.MethodGet, Pattern: "/v1/calls/live", Endpoint: Endpoint, Access: httpx.APIKey, Handler: s.stream},
 		{Method: http.MethodGet, Pattern: "/v1/calls/{call_id}", Endpoint: Endpoint, Access: httpx.APIKey, Handler: s.get},
 		{Method: http.MethodGet, Pattern: "/v1/calls/{call_id}/recording", Endpoint: Endpoint, Access: httpx.APIKey, Handler: s.recordingRoute(s.getRecording)},
 		{Method: http.MethodDelete, Pattern: "/v1/calls/{call_id}/recording", Endpoint: Endpoint, Access: httpx.APIKey, Handler: s.recordingRoute(s.deleteRecording)},

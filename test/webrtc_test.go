@@ -1,6 +1,8 @@
 package test
 
 import (
+	"bufio"
+	"encoding/json"
 	"io"
 	"net/http"
 	"regexp"
@@ -17,8 +19,8 @@ import (
 // of their own.
 func webrtcDaemon(t *testing.T) *apptest.Daemon {
 	t.Helper()
-	return apptest.Start(t, apptest.Config(t, t.TempDir(), map[string]string{"SWITCHBOARD_RTP_PORTS": "31100-31119",
-		"SWITCHBOARD_WEBRTC_PORTS": "31200-31299"}))
+	return apptest.Start(t, apptest.Config(t, t.TempDir(), withDrain(map[string]string{"SWITCHBOARD_RTP_PORTS": "31100-31119",
+		"SWITCHBOARD_WEBRTC_PORTS": "31200-31299"})))
 }
 
 var callLocation = regexp.MustCompile(`^/v1/realtime/calls/[0-9a-f-]{36}$`)
@@ -200,4 +202,57 @@ func doRaw(t *testing.T, req *http.Request) (int, http.Header, []byte) {
 	var b strings.Builder
 	_, _ = io.Copy(&b, resp.Body)
 	return resp.StatusCode, resp.Header, []byte(b.String())
+}
+
+// TestLiveCallsStream: GET /v1/calls/live pushes the team's calls in
+// progress as Server-Sent Events, a new event when something changes; it
+// needs the calls endpoint.
+func TestLiveCallsStream(t *testing.T) {
+	d := webrtcDaemon(t)
+	status, _, _ := d.Do(t, "GET", "/v1/calls/live", "", nil)
+	require.Equal(t, http.StatusUnauthorized, status)
+	req, err := http.NewRequest("GET", d.URL+"/v1/calls/live", nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+d.OwnerKey)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, 200, resp.StatusCode)
+	require.Equal(t, "text/event-stream", resp.Header.Get("Content-Type"))
+	events := make(chan string, 16)
+	go func() {
+		defer close(events)
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			if l, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+				events <- l
+			}
+		}
+	}()
+	next := func() map[string]any {
+		select {
+		case l := <-events:
+			var m map[string]any
+			require.NoError(t, json.Unmarshal([]byte(l), &m))
+			return m
+		case <-time.After(5 * time.Second):
+			t.Fatal("no event")
+			return nil
+		}
+	}
+	require.Empty(t, next()["calls"], "nothing in progress")
+	p := newBrowserPeer(t, true)
+	st, _, body := p.call(d, "?agent_id="+demoAgentID(t, d), d.OwnerKey)
+	require.Equal(t, http.StatusCreated, st, body)
+	for {
+		calls := next()["calls"].([]any)
+		if len(calls) == 1 && calls[0].(map[string]any)["state"] == "active" {
+			require.Equal(t, "webrtc", calls[0].(map[string]any)["channel"])
+			break
+		}
+	}
+	require.NoError(t, p.pc.Close())
+	for len(next()["calls"].([]any)) != 0 {
+	}
 }

@@ -103,6 +103,106 @@ async function browserCall(job) {
   return { status: resp.status, location, events, samples, rate: ctx.sampleRate, codec, packetsReceived, packetsSent, rtt, state };
 }
 
-async function consoleTour() {
-  throw new Error('the console tour is not written yet');
+// consoleTour walks the web console as a person would, keeping a
+// screenshot of each page in job.shots, and reports what it saw.
+async function consoleTour(page, job) {
+  const seen = { shots: [], urls: [] };
+  page.on('framenavigated', (f) => { if (f === page.mainFrame()) seen.urls.push(f.url()); });
+  await page.setViewport({ width: 1280, height: 900 });
+  const shot = async (name) => {
+    const file = path.join(job.shots, `${name}.png`);
+    await page.screenshot({ path: file, fullPage: true });
+    seen.shots.push(file);
+  };
+  const go = async (hash, selector) => {
+    await page.evaluate((h) => { location.hash = h; }, hash);
+    await page.waitForSelector(selector, { timeout: 15000 });
+  };
+  const text = (sel) => page.$eval(sel, (el) => el.textContent);
+  const signIn = async (key) => {
+    await page.waitForSelector('#signin-key', { visible: true });
+    await page.type('#signin-key', key);
+    await page.click('#signin-form button[type=submit]');
+    await page.waitForSelector('#nav:not([hidden])', { timeout: 10000 });
+  };
+
+  await page.goto(`${job.url}/console`);
+  await shot('01-signin');
+  await signIn(job.key);
+  seen.keyInStorage = await page.evaluate(() => Object.keys(sessionStorage).length + Object.keys(localStorage).length);
+  seen.who = await text('#who-name');
+
+  await go('#/numbers', '#numbers-table');
+  seen.numbers = await text('#numbers-table');
+  // Add a number routed to the demo agent, then give the demo number
+  // digest credentials.
+  await page.type('#number-create input[name=name]', 'Console line');
+  await page.type('#number-create input[name=phone_number]', job.newNumber);
+  await page.click('#number-create button[type=submit]');
+  await page.waitForFunction((n) => document.querySelector('#numbers-table')?.textContent.includes(n), { timeout: 10000 }, job.newNumber);
+  await page.evaluate(() => [...document.querySelectorAll('#numbers-table tr[data-number]')]
+    .find((r) => r.dataset.number === '+18005550100').querySelector('button').click());
+  await page.waitForSelector('#number-edit');
+  await page.type('#number-edit input[name=auth_username]', 'pbx');
+  await page.type('#number-edit input[name=auth_password]', 'console-secret-1');
+  await page.click('#number-edit button[type=submit]');
+  await page.waitForFunction(() => document.querySelector('#numbers-table')?.textContent.includes('digest user pbx'), { timeout: 10000 });
+  seen.numbersAfter = await text('#numbers-table');
+  await shot('02-numbers');
+
+  await go('#/agents', '#agent-form');
+  await page.type('#agent-form input[name=name]', job.agentName);
+  await page.type('#agent-form textarea[name=instructions]', 'You help the console test.');
+  await page.type('#agent-form input[name=greeting]', 'Hello from the console.');
+  await page.click('#agent-form button[type=submit]');
+  await page.waitForFunction((n) => document.querySelector('#agents-table')?.textContent.includes(n), { timeout: 10000 }, job.agentName);
+  seen.agents = await text('#agents-table');
+  await shot('03-agents');
+
+  // Talk to the demo agent: a browser call from the console.
+  await page.evaluate(() => {
+    const row = [...document.querySelectorAll('#agents-table tr')].find((r) => r.textContent.includes('Demo agent'));
+    row.querySelector('button.talk').click();
+  });
+  await page.waitForFunction(() => /connected/.test(document.querySelector('#talk-status')?.textContent || ''), { timeout: 20000 });
+  await page.waitForFunction(() => document.querySelectorAll('#talk-transcript p.assistant').length >= 1, { timeout: 20000 });
+  seen.talk = await text('#talk-transcript');
+  await shot('04-talk');
+
+  await go('#/live', '#live-list');
+  await page.waitForFunction((n) => document.querySelectorAll('#live-list .live-call').length >= n, { timeout: 15000 }, job.liveCalls);
+  await page.waitForFunction(() => [...document.querySelectorAll('#live-list .transcript p.assistant')].length >= 1, { timeout: 15000 });
+  seen.live = await text('#live-list');
+  seen.liveStatus = await text('#live-status');
+  await shot('05-live');
+  await page.evaluate(() => hangUpTalk());
+
+  await go('#/calls', '#calls-table');
+  await page.waitForFunction(() => document.querySelector('#calls-table')?.textContent.includes('webrtc'), { timeout: 10000 });
+  seen.calls = await text('#calls-table');
+  await shot('06-calls');
+  await page.evaluate(() => [...document.querySelectorAll('#calls-table tr[data-call]')].find((r) => r.textContent.includes('webrtc')).click());
+  await page.waitForFunction(() => document.querySelector('#page h2')?.textContent.startsWith('Call '), { timeout: 10000 });
+  seen.call = await text('#page');
+  await shot('07-call');
+
+  await go('#/keys', '#keys-table');
+  seen.keys = await text('#keys-table');
+  await shot('08-keys');
+  await go('#/audit', '#audit-table');
+  seen.audit = await text('#audit-table');
+  await shot('09-audit');
+
+  // A key that may only read calls sees only that.
+  await page.click('#signout');
+  await signIn(job.limitedKey);
+  seen.limitedNav = await page.$$eval('#nav a', (as) => as.filter((a) => getComputedStyle(a).display !== 'none').map((a) => a.dataset.page));
+  await page.evaluate(() => { location.hash = '#/numbers'; });
+  await page.waitForFunction(() => document.querySelector('#page .error'), { timeout: 10000 });
+  seen.limitedNumbers = await text('#page');
+  await page.evaluate(() => { location.hash = '#/keys'; });
+  await page.waitForFunction(() => /management key/.test(document.querySelector('#page')?.textContent || ''), { timeout: 10000 });
+  seen.limitedKeys = await text('#page');
+  await shot('10-limited-key');
+  return seen;
 }
