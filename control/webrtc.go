@@ -2,6 +2,7 @@ package control
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,12 +16,13 @@ import (
 	"switchboard/api/httpx"
 	"switchboard/auth"
 	"switchboard/call"
+	"switchboard/realtime"
 	"switchboard/rtc"
 )
 
 // Browsers places browser calls (rtc.Server).
 type Browsers interface {
-	Call(ctx context.Context, offer string, route call.Route, info call.LegInfo, log zerolog.Logger) (rtc.Answer, error)
+	Call(ctx context.Context, offer string, route call.Route, info call.LegInfo, opts rtc.CallOptions, log zerolog.Logger) (rtc.Answer, error)
 }
 
 // Agents loads agent records, to check an agent_id belongs to the
@@ -53,27 +55,32 @@ func (s *Service) createCall(w http.ResponseWriter, r *http.Request) error {
 	}
 	route := call.Route{}
 	info := call.LegInfo{Received: time.Now(), To: "session"}
-	var session []byte
+	var (
+		cfg   realtime.SessionConfig
+		pol   policy
+		keyID string
+	)
 	if auth.KindOf(token) == auth.TokenClientSecret {
 		cs, err := s.opts.Secrets.Check(r.Context(), token)
 		if err != nil {
 			return err
 		}
-		route.TeamID, info.From = cs.TeamID, "client_secret:"+cs.ID
-		session = cs.Session
-		if model != "" && len(session) > 0 {
-			return httpx.BadRequest("model", "the client secret carries its session: send no model")
+		if len(cs.Session) > 0 {
+			if err := json.Unmarshal(cs.Session, &cfg); err != nil {
+				return fmt.Errorf("client secret session: %w", err)
+			}
 		}
+		route.TeamID, info.From = cs.TeamID, "client_secret:"+cs.ID
+		pol, keyID = policy{allows: cs.AllowsModel, bound: cfg.Model}, cs.KeyID
 	} else {
 		p, err := s.opts.Keys.Authorize(r.Context(), token, realtimeRoute)
 		if err != nil {
 			return err
 		}
-		if model != "" && (p.AllowsModel == nil || !p.AllowsModel(model)) {
-			return httpx.Forbidden("this API key has no permission for model " + model + " (needs api-key:model:" + model + " or api-key:model:*)")
-		}
 		route.TeamID, info.From = p.TeamID, "api_key:"+p.KeyID
+		pol, keyID = policy{allows: p.AllowsModel}, p.KeyID
 	}
+	opts := rtc.CallOptions{Observe: s.counter(keyID)}
 	if agentID != "" {
 		a, err := s.opts.Agents.Load(r.Context(), agentID)
 		if errors.Is(err, agent.ErrUnknownAgent) || (err == nil && a.TeamID != route.TeamID) {
@@ -83,14 +90,34 @@ func (s *Service) createCall(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 		route.AgentID, info.To = a.ID, "agent:"+a.ID
+		// The agent's model is the call's own; a model the page names in a
+		// session.update must pass the credential's policy.
+		opts.Guard = pol.guard("")
 	} else {
-		if len(session) == 0 {
-			session = []byte("{}")
-			if model != "" {
-				session = fmt.Appendf(nil, `{"model":%q}`, model)
+		// A direct session: the same rules as GET /v1/realtime.
+		if model != "" {
+			if cfg.Model != "" && model != cfg.Model {
+				return &httpx.Error{Status: http.StatusForbidden, Code: "permission_denied", Param: "model",
+					Message: "this client secret is bound to model " + cfg.Model + " (the model of its stored session)"}
 			}
+			cfg.Model = model
+		}
+		if cfg.Model == "" {
+			cfg.Model = realtime.DefaultModel
+		}
+		if err := cfg.Validate(); err != nil {
+			return configErr(err)
+		}
+		if he := pol.check("model", cfg.Model, cfg.Reasoning); he != nil {
+			return he
+		}
+		effective(&cfg)
+		session, err := json.Marshal(&cfg)
+		if err != nil {
+			return fmt.Errorf("session: %w", err)
 		}
 		route.Session = session
+		opts.Guard = pol.guard(cfg.Model)
 	}
 	ct, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || ct != "application/sdp" {
@@ -111,7 +138,7 @@ func (s *Service) createCall(w http.ResponseWriter, r *http.Request) error {
 		info.Headers = append(info.Headers, call.Header{Name: "Origin", Value: o})
 	}
 	info.RemoteID = r.RemoteAddr
-	ans, err := s.opts.Browsers.Call(r.Context(), string(body), route, info, s.log)
+	ans, err := s.opts.Browsers.Call(r.Context(), string(body), route, info, opts, s.log)
 	if err != nil {
 		return browserError(err)
 	}

@@ -82,6 +82,12 @@ func (l *Leg) readEvents(inbox <-chan []byte) {
 			l.reply(&realtime.ErrorEvent{Error: realtime.ErrorDetail{Type: realtime.ErrorInvalidRequest, Code: "invalid_event", Message: err.Error()}})
 			continue
 		}
+		if g := l.callOpts.Guard; g != nil {
+			if d := g(ev); d != nil {
+				l.reply(&realtime.ErrorEvent{Error: *d})
+				continue
+			}
+		}
 		if a, ok := ev.(*realtime.InputAudioBufferAppend); ok {
 			err = events.AppendAudio(a.Audio)
 		} else {
@@ -113,6 +119,9 @@ func (l *Leg) pumpEvents(events realtime.Session) {
 		case ev, ok := <-ch:
 			if !ok {
 				return
+			}
+			if o := l.callOpts.Observe; o != nil {
+				o(ev)
 			}
 			if _, audio := ev.(*realtime.ResponseOutputAudioDelta); audio {
 				continue // the audio goes over the media track

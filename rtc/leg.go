@@ -27,12 +27,13 @@ import (
 // events on the "oai-events" data channel. It cannot send DTMF or
 // transfer (call.ErrNotSupported).
 type Leg struct {
-	srv   *Server
-	id    string
-	info  call.LegInfo
-	log   zerolog.Logger
-	codec codec
-	rate  int
+	srv      *Server
+	id       string
+	info     call.LegInfo
+	log      zerolog.Logger
+	codec    codec
+	rate     int
+	callOpts CallOptions
 
 	ctx    context.Context
 	cancel context.CancelCauseFunc
@@ -100,9 +101,9 @@ const measureEvery = 50
 // (packet loss concealment); a longer gap is silence.
 const maxConcealed = 5
 
-func newLeg(s *Server, c codec, offer string, info call.LegInfo, log zerolog.Logger) (*Leg, error) {
+func newLeg(s *Server, c codec, offer string, info call.LegInfo, opts CallOptions, log zerolog.Logger) (*Leg, error) {
 	id := uuid.NewString()
-	l := &Leg{srv: s, id: id, info: info, codec: c, rate: sbmedia.ClockRate, result: make(chan result, 1),
+	l := &Leg{srv: s, id: id, info: info, codec: c, callOpts: opts, rate: sbmedia.ClockRate, result: make(chan result, 1),
 		connected: make(chan struct{}), dcOpen: make(chan struct{})}
 	l.log = log.With().Str("call_id", id).Str("channel", "webrtc").Logger()
 	l.ctx, l.cancel = context.WithCancelCause(context.Background())

@@ -127,6 +127,16 @@ func NewServer(opts Options, runner Runner, channels Channels, log zerolog.Logge
 	return &Server{opts: opts, settings: se, runner: runner, channels: channels, log: log, legs: map[string]*Leg{}}, nil
 }
 
+// CallOptions shape one browser call's event channel.
+type CallOptions struct {
+	// Guard checks each client event from the browser before the session
+	// sees it; an event it refuses is answered with its error event and
+	// dropped (the credential's model policy on session.update).
+	Guard func(realtime.Event) *realtime.ErrorDetail
+	// Observe sees each server event of the session (token metering).
+	Observe func(realtime.Event)
+}
+
 // Answer is an answered browser call.
 type Answer struct {
 	// CallID is the call's id (the Location of the answer).
@@ -139,7 +149,7 @@ type Answer struct {
 // runner under route, and returns the SDP answer once the call's
 // conversation is ready. A refusal is a *call.RejectError (SIP status);
 // an unusable offer wraps ErrBadOffer.
-func (s *Server) Call(ctx context.Context, offer string, route call.Route, info call.LegInfo, log zerolog.Logger) (Answer, error) {
+func (s *Server) Call(ctx context.Context, offer string, route call.Route, info call.LegInfo, opts CallOptions, log zerolog.Logger) (Answer, error) {
 	codec, err := chooseCodec(offer)
 	if err != nil {
 		return Answer{}, err
@@ -154,7 +164,7 @@ func (s *Server) Call(ctx context.Context, offer string, route call.Route, info 
 	if info.Received.IsZero() {
 		info.Received = time.Now()
 	}
-	l, err := newLeg(s, codec, offer, info, log)
+	l, err := newLeg(s, codec, offer, info, opts, log)
 	if err != nil {
 		return Answer{}, err
 	}

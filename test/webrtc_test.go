@@ -127,6 +127,10 @@ func TestWebRTCDirectSession(t *testing.T) {
 	require.Greater(t, envCorr, 0.8)
 	p.send(map[string]any{"type": "no.such.event"})
 	p.nextEvent("error", 3*time.Second)
+	// The secret is bound to its session's model: the page cannot switch.
+	p.send(map[string]any{"type": "session.update", "session": map[string]any{"type": "realtime", "model": "svc-voice-fast-1.0"}})
+	e := p.nextEvent("error", 3*time.Second)
+	require.Equal(t, "permission_denied", e["error"].(map[string]any)["code"])
 }
 
 // TestWebRTCRefusals: every bad request gets a JSON error and no call.
@@ -155,6 +159,7 @@ func TestWebRTCRefusals(t *testing.T) {
 		{"no audio", "?agent_id=" + agentID, d.OwnerKey, "application/sdp", "v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nt=0 0\r\n", 400, "invalid_request"},
 		{"unknown agent", "?agent_id=ag_nope", d.OwnerKey, "application/sdp", offer, 404, "not_found"},
 		{"agent and model", "?agent_id=" + agentID + "&model=x", d.OwnerKey, "application/sdp", offer, 400, "invalid_request"},
+		{"unknown model", "?model=no-such-model", d.OwnerKey, "application/sdp", offer, 400, "model_not_found"},
 		{"huge", "?agent_id=" + agentID, d.OwnerKey, "application/sdp", strings.Repeat("a=x\r\n", 20000), 413, "too_large"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
