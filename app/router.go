@@ -28,5 +28,5 @@ func (a sipNumbers) LookupNumber(ctx context.Context, e164 string) (*sip.Route, 
 		route.Webhook = &call.WebhookTarget{ID: w.WebhookID, URL: w.URL, AuthURL: w.AuthURL, AuthToken: w.AuthToken, SigningSecret: w.SigningSecret}
 	}
 	return &sip.Route{NumberID: r.NumberID, PhoneNumber: r.E164, AllowedAddresses: r.AllowedPrefixes,
-		AuthUsername: r.AuthUsername, AuthPassword: r.AuthPassword, SRTP: sip.SRTPPolicy(r.SRTP), Data: route}, nil
+		AuthUsername: r.AuthUsername, AuthPassword: r.AuthPassword, SRTP: sip.SRTPPolicy(r.SRTP), Codecs: r.Codecs, Data: route}, nil
 }

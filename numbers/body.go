@@ -25,6 +25,7 @@ type createBody struct {
 	DTMFInband  *string          `json:"dtmf_inband"`
 	Recording   *agent.Recording `json:"recording"`
 	SRTP        *string          `json:"srtp"`
+	Codecs      []string         `json:"codecs"`
 }
 
 // patchBody is the body of PATCH /v2/phone-numbers/{id}: the fields
@@ -40,6 +41,7 @@ type patchBody struct {
 	DTMFInband  *string          `json:"dtmf_inband"`
 	Recording   *agent.Recording `json:"recording"`
 	SRTP        *string          `json:"srtp"`
+	Codecs      []string         `json:"codecs"`
 }
 
 type sipAuthBody struct {

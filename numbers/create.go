@@ -59,6 +59,9 @@ func (s *Service) create(w http.ResponseWriter, r *http.Request) error {
 	if n.SRTP, err = checkSRTP(deref(b.SRTP)); err != nil {
 		return err
 	}
+	if n.Codecs, err = checkCodecs(b.Codecs); err != nil {
+		return err
+	}
 	n.Recording = b.Recording.On()
 	n.AgentID = deref(b.AgentID)
 	if n.AgentID != "" && b.Webhook != nil {

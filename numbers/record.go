@@ -29,9 +29,12 @@ type Record struct {
 	// Recording says whether the number's calls are recorded.
 	Recording agent.Recording `json:"recording"`
 	// SRTP is "" (the appliance's rtp.srtp), off, optional or required.
-	SRTP      string `json:"srtp,omitempty"`
-	CreatedAt string `json:"created_at"`
-	UpdatedAt string `json:"updated_at"`
+	SRTP string `json:"srtp,omitempty"`
+	// Codecs is the codec preference, best first; absent: the best codec
+	// both sides have (G.722, then the caller's G.711).
+	Codecs    []string `json:"codecs,omitempty"`
+	CreatedAt string   `json:"created_at"`
+	UpdatedAt string   `json:"updated_at"`
 }
 
 // SIPAuth is how the appliance authenticates a number's INVITEs. The
@@ -74,7 +77,7 @@ func rfc3339(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 func (s *Service) view(ctx context.Context, st store.Store, n *store.PhoneNumber, names map[string]string) (*Record, error) {
 	rec := &Record{
 		PhoneNumberID: n.ID, TeamID: n.TeamID, PhoneNumber: n.PhoneNumber, Name: n.Name, AgentID: n.AgentID,
-		WebhookID: n.WebhookID, Origin: n.Origin, SIPHost: s.sipHost, InboundTrunkID: n.InboundTrunkID, DTMFInband: n.DTMFInband, Recording: agent.Recording{Enabled: n.Recording}, SRTP: n.SRTP,
+		WebhookID: n.WebhookID, Origin: n.Origin, SIPHost: s.sipHost, InboundTrunkID: n.InboundTrunkID, DTMFInband: n.DTMFInband, Recording: agent.Recording{Enabled: n.Recording}, SRTP: n.SRTP, Codecs: n.Codecs,
 		SIPAuth:   SIPAuth{AuthUsername: n.AuthUsername, AllowedAddresses: n.AllowedAddresses},
 		CreatedAt: rfc3339(n.CreateTime), UpdatedAt: rfc3339(n.UpdateTime),
 	}

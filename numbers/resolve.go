@@ -30,7 +30,9 @@ type Resolved struct {
 	// Recording asks for the number's calls to be recorded.
 	Recording bool
 	// SRTP is the number's SRTP policy ("" follows rtp.srtp).
-	SRTP      string
+	SRTP string
+	// Codecs is the number's codec preference, best first.
+	Codecs    []string
 	WebhookID string // set when the number routes to a webhook
 	// AllowedPrefixes are the source ranges allowed to send INVITEs;
 	// empty: any source.
@@ -64,7 +66,7 @@ func (s *Service) Resolve(ctx context.Context, e164 string) (*Resolved, error) {
 	if err != nil {
 		return nil, fmt.Errorf("resolve %s: %w", canon, err)
 	}
-	res := &Resolved{NumberID: n.ID, TeamID: n.TeamID, E164: n.PhoneNumber, Name: n.Name, AgentID: n.AgentID, DTMFInband: n.DTMFInband, Recording: n.Recording, SRTP: n.SRTP,
+	res := &Resolved{NumberID: n.ID, TeamID: n.TeamID, E164: n.PhoneNumber, Name: n.Name, AgentID: n.AgentID, DTMFInband: n.DTMFInband, Recording: n.Recording, SRTP: n.SRTP, Codecs: n.Codecs,
 		WebhookID: n.WebhookID, AuthUsername: n.AuthUsername}
 	for _, a := range n.AllowedAddresses {
 		p, ok := parsePrefix(a)

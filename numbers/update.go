@@ -53,6 +53,11 @@ func (s *Service) update(w http.ResponseWriter, r *http.Request) error {
 		if f.has("recording") {
 			n.Recording = b.Recording.On()
 		}
+		if f.has("codecs") {
+			if n.Codecs, err = checkCodecs(b.Codecs); err != nil {
+				return err
+			}
+		}
 		if f.has("srtp") {
 			if n.SRTP, err = checkSRTP(deref(b.SRTP)); err != nil {
 				return err

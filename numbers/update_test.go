@@ -174,3 +174,28 @@ func TestSRTPSetting(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, res.SRTP)
 }
+
+// TestCodecsSetting: a number's codec preference is checked, stored in
+// canonical spelling, shown, resolved for the SIP layer and cleared by
+// PATCH with null.
+func TestCodecsSetting(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, nil)
+	e.fails("POST", "/v2/phone-numbers", map[string]any{"origin": "byo_trunk", "name": "C", "phone_number": "+14155550141", "codecs": []string{"G722", "G729"}},
+		http.StatusBadRequest, "codecs[1]")
+	e.fails("POST", "/v2/phone-numbers", map[string]any{"origin": "byo_trunk", "name": "C", "phone_number": "+14155550141", "codecs": []string{"pcmu", "PCMU"}},
+		http.StatusBadRequest, "codecs[1]")
+	n := obj(e.ok("POST", "/v2/phone-numbers", map[string]any{"origin": "byo_trunk", "name": "C", "phone_number": "+14155550141", "codecs": []string{"pcma", "g722"}}), "phone_number")
+	require.Equal(t, []any{"PCMA", "G722"}, n["codecs"])
+	res, err := e.svc.Resolve(ctx, "+14155550141")
+	require.NoError(t, err)
+	require.Equal(t, []string{"PCMA", "G722"}, res.Codecs)
+	path := "/v2/phone-numbers/" + n["phone_number_id"].(string)
+	n = obj(e.ok("PATCH", path, map[string]any{"codecs": []string{"PCMU"}}), "phone_number")
+	require.Equal(t, []any{"PCMU"}, n["codecs"])
+	n = obj(e.ok("PATCH", path, map[string]any{"codecs": nil}), "phone_number")
+	require.NotContains(t, n, "codecs", "null: the best codec both sides have")
+	res, err = e.svc.Resolve(ctx, "+14155550141")
+	require.NoError(t, err)
+	require.Empty(t, res.Codecs)
+}

@@ -1,9 +1,11 @@
 package numbers
 
 import (
+	"fmt"
 	"net/netip"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -11,6 +13,7 @@ import (
 	"github.com/nyaruka/phonenumbers"
 
 	"switchboard/api/httpx"
+	"switchboard/sip"
 	"switchboard/store"
 )
 
@@ -183,6 +186,27 @@ func checkSRTP(v string) (string, error) {
 		return v, nil
 	}
 	return "", httpx.BadRequest("srtp", "srtp must be off, optional or required")
+}
+
+// checkCodecs reads codecs: null or [] (the best codec both sides have),
+// or codec names from sip.CodecNames, best first, each once; canonical
+// spelling is kept.
+func checkCodecs(v []string) ([]string, error) {
+	if len(v) == 0 {
+		return nil, nil
+	}
+	out := make([]string, 0, len(v))
+	for i, c := range v {
+		j := slices.IndexFunc(sip.CodecNames, func(n string) bool { return strings.EqualFold(n, strings.TrimSpace(c)) })
+		if j < 0 {
+			return nil, httpx.BadRequest(fmt.Sprintf("codecs[%d]", i), "codec %q is not one of %v", c, sip.CodecNames)
+		}
+		if slices.Contains(out, sip.CodecNames[j]) {
+			return nil, httpx.BadRequest(fmt.Sprintf("codecs[%d]", i), "codec %s is listed twice", sip.CodecNames[j])
+		}
+		out = append(out, sip.CodecNames[j])
+	}
+	return out, nil
 }
 
 // checkWebhookAddresses refuses a webhook whose URLs name a forbidden

@@ -9,18 +9,18 @@ import (
 type sqlNumbers struct{ q querier }
 
 const numberCols = `id, team_id, phone_number, name, origin, agent_id, webhook_id, auth_username, auth_password_enc,
-	allowed_addresses, inbound_trunk_id, create_us, update_us, dtmf_inband, recording, srtp`
+	allowed_addresses, inbound_trunk_id, create_us, update_us, dtmf_inband, recording, srtp, codecs`
 
 func scanNumber(row scanner) (*PhoneNumber, error) {
 	var (
 		n                  PhoneNumber
 		agentID, webhookID sql.NullString
-		allowed            string
+		allowed, codecs    string
 		cUS, uUS           int64
 		recording          int64
 	)
 	if err := row.Scan(&n.ID, &n.TeamID, &n.PhoneNumber, &n.Name, &n.Origin, &agentID, &webhookID, &n.AuthUsername,
-		&n.AuthPasswordEnc, &allowed, &n.InboundTrunkID, &cUS, &uUS, &n.DTMFInband, &recording, &n.SRTP); err != nil {
+		&n.AuthPasswordEnc, &allowed, &n.InboundTrunkID, &cUS, &uUS, &n.DTMFInband, &recording, &n.SRTP, &codecs); err != nil {
 		return nil, err
 	}
 	var err error
@@ -28,14 +28,17 @@ func scanNumber(row scanner) (*PhoneNumber, error) {
 		return nil, err
 	}
 	n.AgentID, n.WebhookID, n.Recording = agentID.String, webhookID.String, recording != 0
+	if codecs != "" {
+		n.Codecs = strings.Split(codecs, ",")
+	}
 	n.CreateTime, n.UpdateTime = fromUS(cUS), fromUS(uUS)
 	return &n, nil
 }
 
 func (s sqlNumbers) Create(ctx context.Context, n *PhoneNumber, w *Webhook) error {
-	_, err := s.q.ExecContext(ctx, `INSERT INTO phone_numbers(`+numberCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+	_, err := s.q.ExecContext(ctx, `INSERT INTO phone_numbers(`+numberCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
 		n.ID, n.TeamID, n.PhoneNumber, n.Name, n.Origin, nullStr(n.AgentID), nullStr(n.WebhookID), n.AuthUsername,
-		n.AuthPasswordEnc, jsonList(n.AllowedAddresses), n.InboundTrunkID, toUS(n.CreateTime), toUS(n.UpdateTime), n.DTMFInband, boolInt(n.Recording), n.SRTP)
+		n.AuthPasswordEnc, jsonList(n.AllowedAddresses), n.InboundTrunkID, toUS(n.CreateTime), toUS(n.UpdateTime), n.DTMFInband, boolInt(n.Recording), n.SRTP, strings.Join(n.Codecs, ","))
 	if err != nil {
 		return mapErr("create phone number", err)
 	}
@@ -106,9 +109,9 @@ func (s sqlNumbers) List(ctx context.Context, teamID string, p Page) ([]*PhoneNu
 
 func (s sqlNumbers) Update(ctx context.Context, n *PhoneNumber) error {
 	res, err := s.q.ExecContext(ctx, `UPDATE phone_numbers SET phone_number=?, name=?, agent_id=?, webhook_id=?, auth_username=?,
-		auth_password_enc=?, allowed_addresses=?, update_us=?, dtmf_inband=?, recording=?, srtp=? WHERE id=?`,
+		auth_password_enc=?, allowed_addresses=?, update_us=?, dtmf_inband=?, recording=?, srtp=?, codecs=? WHERE id=?`,
 		n.PhoneNumber, n.Name, nullStr(n.AgentID), nullStr(n.WebhookID), n.AuthUsername, n.AuthPasswordEnc,
-		jsonList(n.AllowedAddresses), toUS(n.UpdateTime), n.DTMFInband, boolInt(n.Recording), n.SRTP, n.ID)
+		jsonList(n.AllowedAddresses), toUS(n.UpdateTime), n.DTMFInband, boolInt(n.Recording), n.SRTP, strings.Join(n.Codecs, ","), n.ID)
 	return affected("update phone number", res, err)
 }
 

@@ -60,7 +60,10 @@ type PhoneNumber struct {
 	Recording bool
 	// SRTP is the number's SRTP policy: "" (the appliance's rtp.srtp),
 	// "off", "optional" or "required".
-	SRTP       string
+	SRTP string
+	// Codecs is the number's codec preference, best first (empty: the
+	// best codec both sides have).
+	Codecs     []string
 	CreateTime time.Time
 	UpdateTime time.Time
 }
