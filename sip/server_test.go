@@ -224,6 +224,14 @@ func freeUDPPort(t *testing.T) int {
 	return c.LocalAddr().(*net.UDPAddr).Port
 }
 
+func freeTCPPort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
 // runSipp runs one sipp call against target and returns its error and
 // output.
 func runSipp(t *testing.T, target netip.AddrPort, transport, scenario, service string, extra ...string) (string, error) {
@@ -233,9 +241,15 @@ func runSipp(t *testing.T, target netip.AddrPort, transport, scenario, service s
 	tmp := t.TempDir()
 	scenario, err = filepath.Abs(scenario)
 	require.NoError(t, err)
+	// Over TCP sipp binds its port for TCP: a port just free for UDP may
+	// still be held by a connection of the previous run in TIME_WAIT.
+	port := freeUDPPort(t)
+	if strings.HasPrefix(transport, "t") {
+		port = freeTCPPort(t)
+	}
 	args := []string{
 		target.String(), "-sf", scenario, "-s", service, "-m", "1", "-l", "1",
-		"-i", "127.0.0.1", "-p", fmt.Sprint(freeUDPPort(t)), "-mp", fmt.Sprint(freeUDPPort(t)),
+		"-i", "127.0.0.1", "-p", fmt.Sprint(port), "-mp", fmt.Sprint(freeUDPPort(t)),
 		"-t", transport, "-timeout", "15s", "-timeout_error", "-nostdin", "-bg=false",
 		"-trace_err", "-error_file", filepath.Join(tmp, "err.log"),
 	}
