@@ -315,6 +315,10 @@ func (c *InboundCall) Reject(status int, reason string, headers ...Header) error
 	}
 	err := c.tx.Respond(res)
 	c.finalResponse()
+	// The caller has had provisional responses: the rejection is
+	// retransmitted for a bounded time, not until Timer H, whether or not
+	// the source ever ACKs (endRefused).
+	endRefused(c.invite, c.tx, true)
 	c.log.Info().Int("status", status).Msg("call rejected")
 	c.end(fmt.Errorf("%w: %d %s", ErrRejected, status, reason))
 	if err != nil {

@@ -1,10 +1,12 @@
 package sip
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"net/netip"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -91,4 +93,40 @@ func TestStreamConnectionCap(t *testing.T) {
 		defer c.Close()
 		return options(c, 4) == nil
 	}, 3*time.Second, 100*time.Millisecond, "the freed place is taken again")
+}
+
+// TestRejectRetransmitBudget: a rejected call's final response goes to a
+// source that never ACKs three times (at once, T1, 3*T1), not eleven
+// (until Timer H at 64*T1); an INVITE refused before any provisional
+// response is answered once.
+func TestRejectRetransmitBudget(t *testing.T) {
+	h := HandlerFunc(func(ctx context.Context, c *InboundCall) {
+		_ = c.Ringing()
+		_ = c.Reject(486, "Busy Here")
+	})
+	srv := startServer(t, Options{}, h)
+	conn, err := net.DialUDP("udp", nil, net.UDPAddrFromAddrPort(srv.UDPAddr()))
+	require.NoError(t, err)
+	defer conn.Close()
+	port := conn.LocalAddr().(*net.UDPAddr).Port
+	count := func(msg string, wait time.Duration) map[int]int {
+		_, err := conn.Write([]byte(msg))
+		require.NoError(t, err)
+		got := map[int]int{}
+		buf := make([]byte, 4096)
+		deadline := time.Now().Add(wait)
+		for {
+			require.NoError(t, conn.SetReadDeadline(deadline))
+			n, err := conn.Read(buf)
+			if err != nil {
+				return got
+			}
+			got[statusOf(string(buf[:n]))]++
+		}
+	}
+	got := count(invite(port, openNumber, ""), 8*time.Second)
+	require.Equal(t, 1, got[180])
+	require.Equal(t, 3, got[486], "486 sent once and retransmitted twice, then the transaction ended: %v", got)
+	got = count(strings.ReplaceAll(invite(port, "+19995550000", ""), "malformed-", "unknown-"), 3*time.Second)
+	require.Equal(t, 1, got[404], "404 sent once: %v", got)
 }

@@ -155,6 +155,12 @@ func (s *Server) blockOnFailure(src netip.Addr) verdict {
 // A request that passed the gate before its source was blocked (it was in
 // flight) is not answered either; refuse reports whether it answered.
 func (s *Server) refuse(req *sip.Request, tx sip.ServerTransaction, status int, reason string, headers ...sip.Header) bool {
+	return s.refuseAfter(req, tx, false, status, reason, headers...)
+}
+
+// refuseAfter is refuse for an INVITE that may have had a provisional
+// response already (proceeding; see endRefused).
+func (s *Server) refuseAfter(req *sip.Request, tx sip.ServerTransaction, proceeding bool, status int, reason string, headers ...sip.Header) bool {
 	src := sourceAddr(req)
 	if s.sourceFailed(src, string(req.Method), status, reason) == alreadyBlocked {
 		s.dropped.Add(1)
@@ -162,8 +168,29 @@ func (s *Server) refuse(req *sip.Request, tx sip.ServerTransaction, status int, 
 		return false
 	}
 	s.respond(req, tx, status, reason, nil, headers...)
-	tx.Terminate()
+	endRefused(req, tx, proceeding)
 	return true
+}
+
+// refusedRetransmitBudget is how long the final answer to a refused
+// INVITE is retransmitted when the caller had a provisional response
+// already: twice (at T1 and 3*T1), not until Timer H (ten times).
+const refusedRetransmitBudget = 4 * 500 * time.Millisecond
+
+// endRefused ends the transaction of a request answered with a final
+// error. A caller that has had no provisional response still retransmits
+// its request (RFC 3261 section 17.1.1.2, Timer A) and gets the answer
+// again if it was lost: the transaction ends at once, nothing is
+// retransmitted. An INVITE that has had its 100 Trying (sipgo sends it
+// after Timer_1xx) waits for our answer without retransmitting: the
+// answer is retransmitted for refusedRetransmitBudget, then the
+// transaction ends whether or not the ACK came.
+func endRefused(req *sip.Request, tx sip.ServerTransaction, proceeding bool) {
+	if !proceeding || !req.IsInvite() || !strings.EqualFold(req.Transport(), "UDP") {
+		tx.Terminate()
+		return
+	}
+	time.AfterFunc(refusedRetransmitBudget, tx.Terminate)
 }
 
 // sourceAddr is the address a request came from (the zero Addr when the

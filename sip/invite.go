@@ -30,15 +30,18 @@ func (s *Server) onInvite(req *sip.Request, tx sip.ServerTransaction) {
 	// refuse turns the INVITE away once and counts it against the
 	// source; answer turns it away without blaming the source (we are
 	// full or stopping).
+	// proceeding: sipgo has sent 100 Trying by now (Timer_1xx after the
+	// INVITE), so the caller no longer retransmits it (endRefused).
+	proceeding := func() bool { return s.now().Sub(received) >= sip.Timer_1xx }
 	refuse := func(status int, reason, result string, headers ...sip.Header) {
-		if !s.refuse(req, tx, status, reason, headers...) {
+		if !s.refuseAfter(req, tx, proceeding(), status, reason, headers...) {
 			result = ResultRateLimited // in flight when its source was blocked
 		}
 		s.metrics.InviteResult(result)
 	}
 	answer := func(status int, reason, result string, headers ...sip.Header) {
 		s.respond(req, tx, status, reason, nil, headers...)
-		tx.Terminate()
+		endRefused(req, tx, proceeding())
 		s.metrics.InviteResult(result)
 		s.floodLog.Info().Str("src", req.Source()).Int("status", status).Str("result", result).Msg("invite refused")
 	}
@@ -77,7 +80,10 @@ func (s *Server) onInvite(req *sip.Request, tx sip.ServerTransaction) {
 			s.release()
 		}
 	}()
-	s.respond(req, tx, 100, "Trying", nil)
+	// 100 Trying only once the call is admitted (below): refusals are
+	// decided in microseconds and answered once to a caller still
+	// retransmitting its INVITE; sipgo sends 100 Trying itself if the
+	// number lookup takes longer than Timer_1xx.
 
 	user := req.Recipient.User
 	if user == "" {
@@ -105,7 +111,7 @@ func (s *Server) onInvite(req *sip.Request, tx sip.ServerTransaction) {
 		refuse(403, "Forbidden", ResultForbidden)
 		return
 	}
-	if route.AuthUsername != "" && !s.authenticate(req, tx, route, src.Addr(), log) {
+	if route.AuthUsername != "" && !s.authenticate(req, tx, route, src.Addr(), log, proceeding()) {
 		return
 	}
 	var offer *parsedSDP
@@ -134,6 +140,7 @@ func (s *Server) onInvite(req *sip.Request, tx sip.ServerTransaction) {
 		return
 	}
 
+	s.respond(req, tx, 100, "Trying", nil)
 	call := newInboundCall(s, req, tx, route, src, offer, params, log)
 	call.received = received
 	call.reliable = requires(req, tag100rel)
@@ -173,7 +180,7 @@ func allowed(prefixes []netip.Prefix, a netip.Addr) bool {
 
 // authenticate runs the digest exchange for an INVITE and reports whether
 // the call may go on; when not, it has answered the INVITE.
-func (s *Server) authenticate(req *sip.Request, tx sip.ServerTransaction, route *Route, src netip.Addr, log zerolog.Logger) bool {
+func (s *Server) authenticate(req *sip.Request, tx sip.ServerTransaction, route *Route, src netip.Addr, log zerolog.Logger, proceeding bool) bool {
 	credHeader, chalHeader, reason := "Authorization", "WWW-Authenticate", "Unauthorized"
 	if s.opts.ChallengeStatus == 407 {
 		credHeader, chalHeader, reason = "Proxy-Authorization", "Proxy-Authenticate", "Proxy Authentication Required"
@@ -189,7 +196,7 @@ func (s *Server) authenticate(req *sip.Request, tx sip.ServerTransaction, route 
 			hs = append(hs, sip.NewHeader(chalHeader, c))
 		}
 		s.respond(req, tx, s.opts.ChallengeStatus, reason, nil, hs...)
-		tx.Terminate() // answered once: the retry is a new INVITE
+		endRefused(req, tx, proceeding) // the retry is a new INVITE
 	}
 	switch res.verdict {
 	case authOK:
@@ -206,7 +213,7 @@ func (s *Server) authenticate(req *sip.Request, tx sip.ServerTransaction, route 
 		log.Warn().Str("auth_username", res.username).Str("reason", res.reason).Msg("digest authentication failed")
 		if s.limiter.fail(src) {
 			log.Warn().Int("limit", s.opts.AuthFailLimit).Dur("window", s.opts.AuthFailWindow).Msg("source blocked after repeated authentication failures")
-			s.refuse(req, tx, 403, "Forbidden")
+			s.refuseAfter(req, tx, proceeding, 403, "Forbidden")
 			s.metrics.InviteResult(ResultRateLimited)
 			return false
 		}
