@@ -33,6 +33,9 @@ try {
   if (job.kind === 'call') {
     await page.goto(job.page);
     Object.assign(out, await page.evaluate(browserCall, job));
+  } else if (job.kind === 'sdk') {
+    await page.goto(job.page);
+    Object.assign(out, await page.evaluate(sdkCall, job));
   } else if (job.kind === 'console') {
     Object.assign(out, await consoleTour(page, job));
   } else {
@@ -101,6 +104,37 @@ async function browserCall(job) {
   pc.close();
   await ctx.close();
   return { status: resp.status, location, events, samples, rate: ctx.sampleRate, codec, packetsReceived, packetsSent, rtt, state };
+}
+
+// sdkCall runs in a page that loaded the OpenAI Agents SDK's browser bundle
+// (window.OpenAIAgentsRealtime): a RealtimeSession over its WebRTC
+// transport, pointed at the appliance with baseUrl and nothing else
+// changed, talks until the echo engine's answer is in the history.
+async function sdkCall(job) {
+  const { RealtimeAgent, RealtimeSession, OpenAIRealtimeWebRTC } = window.OpenAIAgentsRealtime;
+  const audio = document.createElement('audio');
+  audio.autoplay = true;
+  document.body.append(audio);
+  // Our client secrets are not "ek_" keys, so the SDK is told the key is
+  // meant for the browser.
+  const transport = new OpenAIRealtimeWebRTC({ baseUrl: `${job.url}/v1/realtime/calls`, audioElement: audio, useInsecureApiKey: true });
+  const agent = new RealtimeAgent({ name: 'Browser test', instructions: 'Repeat what the caller says.' });
+  const session = new RealtimeSession(agent, { transport, model: job.model });
+  const events = [];
+  transport.on('*', (ev) => events.push(ev.type));
+  const errors = [];
+  session.on('error', (e) => errors.push(String(e && (e.error?.message || e.message || JSON.stringify(e)))));
+  await session.connect({ apiKey: job.token });
+  const callId = transport.callId;
+  const texts = () => session.history.filter((i) => i.type === 'message' && i.role === 'assistant')
+    .map((i) => i.content.map((c) => c.transcript || c.text || '').join(''));
+  const t0 = Date.now();
+  while (Date.now() - t0 < job.seconds * 1000 && !texts().some((t) => t.includes('echo'))) {
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  const result = { callId, events, texts: texts(), errors, status: transport.status };
+  session.close();
+  return result;
 }
 
 // consoleTour walks the web console as a person would, keeping a
