@@ -6,8 +6,10 @@ import (
 	"fmt"
 
 	"switchboard/call"
+	"switchboard/control"
 	"switchboard/numbers"
 	"switchboard/sip"
+	"switchboard/store"
 )
 
 // sipNumbers answers the SIP server's number lookups from the store: the
@@ -29,4 +31,36 @@ func (a sipNumbers) LookupNumber(ctx context.Context, e164 string) (*sip.Route, 
 	}
 	return &sip.Route{NumberID: r.NumberID, PhoneNumber: r.E164, AllowedAddresses: r.AllowedPrefixes,
 		AuthUsername: r.AuthUsername, AuthPassword: r.AuthPassword, SRTP: sip.SRTPPolicy(r.SRTP), Codecs: r.Codecs, Data: route}, nil
+}
+
+// browserNumbers resolves a number of a team into the route a browser
+// call to it takes (POST /v1/realtime/calls?phone_number_id=): the same
+// route a phone call to it gets.
+type browserNumbers struct {
+	st interface {
+		Get(ctx context.Context, id string) (*store.PhoneNumber, error)
+	}
+	sip sipNumbers
+}
+
+func (b browserNumbers) NumberRoute(ctx context.Context, teamID, id string) (call.Route, error) {
+	pn, err := b.st.Get(ctx, id)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && pn.TeamID != teamID) {
+		return call.Route{}, fmt.Errorf("%w: %s", control.ErrUnknownNumber, id)
+	}
+	if err != nil {
+		return call.Route{}, err
+	}
+	r, err := b.sip.LookupNumber(ctx, pn.PhoneNumber)
+	if errors.Is(err, sip.ErrNumberNotFound) {
+		return call.Route{}, fmt.Errorf("%w: %s", control.ErrUnknownNumber, id)
+	}
+	if err != nil {
+		return call.Route{}, err
+	}
+	route, ok := r.Data.(*call.Route)
+	if !ok || route == nil {
+		return call.Route{}, fmt.Errorf("number %s: no route", id)
+	}
+	return *route, nil
 }

@@ -118,6 +118,9 @@ type Options struct {
 	// answers 503. Agents is then required.
 	Browsers Browsers
 	Agents   Agents
+	// Numbers resolves ?phone_number_id= of a browser call (optional:
+	// without it the parameter is refused).
+	Numbers Numbers
 	Log      zerolog.Logger
 }
 

@@ -31,6 +31,15 @@ type Agents interface {
 	Load(ctx context.Context, id string) (*agent.Config, error)
 }
 
+// Numbers resolves a team's phone number into the route a call to it
+// takes (the app's number lookup).
+type Numbers interface {
+	NumberRoute(ctx context.Context, teamID, id string) (call.Route, error)
+}
+
+// ErrUnknownNumber means a number id is not one of the team's.
+var ErrUnknownNumber = errors.New("control: unknown phone number")
+
 // maxOfferBytes bounds the SDP offer's body.
 const maxOfferBytes = 64 << 10
 
@@ -49,9 +58,9 @@ func (s *Service) createCall(w http.ResponseWriter, r *http.Request) error {
 		return httpx.Unauthorized("send an API key or a client secret as a bearer token")
 	}
 	q := r.URL.Query()
-	agentID, model := q.Get("agent_id"), q.Get("model")
-	if agentID != "" && model != "" {
-		return httpx.BadRequest("agent_id", "agent_id and model are mutually exclusive: an agent has its own model")
+	agentID, model, numberID := q.Get("agent_id"), q.Get("model"), q.Get("phone_number_id")
+	if n := btoi(agentID != "") + btoi(model != "") + btoi(numberID != ""); n > 1 {
+		return httpx.BadRequest("agent_id", "agent_id, phone_number_id and model are mutually exclusive: a call goes to one agent, one number or one session")
 	}
 	route := call.Route{}
 	info := call.LegInfo{Received: time.Now(), To: "session"}
@@ -81,7 +90,24 @@ func (s *Service) createCall(w http.ResponseWriter, r *http.Request) error {
 		pol, keyID = policy{allows: p.AllowsModel}, p.KeyID
 	}
 	opts := rtc.CallOptions{Observe: s.counter(keyID)}
-	if agentID != "" {
+	switch {
+	case numberID != "":
+		// The number's own route, as a phone call to it would take: its
+		// agent, or its webhook (whose controller steers the call; the
+		// browser then has no event channel).
+		if s.opts.Numbers == nil {
+			return httpx.BadRequest("phone_number_id", "calls to numbers are not enabled")
+		}
+		nr, err := s.opts.Numbers.NumberRoute(r.Context(), route.TeamID, numberID)
+		if errors.Is(err, ErrUnknownNumber) {
+			return httpx.NotFound("no phone number %s", numberID)
+		}
+		if err != nil {
+			return err
+		}
+		route, info.To = nr, nr.PhoneNumber
+		opts.Guard = pol.guard("")
+	case agentID != "":
 		a, err := s.opts.Agents.Load(r.Context(), agentID)
 		if errors.Is(err, agent.ErrUnknownAgent) || (err == nil && a.TeamID != route.TeamID) {
 			return httpx.NotFound("no agent %s", agentID)
@@ -93,7 +119,7 @@ func (s *Service) createCall(w http.ResponseWriter, r *http.Request) error {
 		// The agent's model is the call's own; a model the page names in a
 		// session.update must pass the credential's policy.
 		opts.Guard = pol.guard("")
-	} else {
+	default:
 		// A direct session: the same rules as GET /v1/realtime.
 		if model != "" {
 			if cfg.Model != "" && model != cfg.Model {
@@ -147,6 +173,13 @@ func (s *Service) createCall(w http.ResponseWriter, r *http.Request) error {
 	w.WriteHeader(http.StatusCreated)
 	_, _ = io.WriteString(w, ans.SDP)
 	return nil
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // browserError turns a refused browser call into the API's error: a bad

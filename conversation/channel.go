@@ -23,13 +23,16 @@ const channelBuffer = 1024
 // "oai-events" data channel): for a direct session it is the session's
 // controller (Attach, then Start: a ringing call proceeds); for an
 // agent's call it sees the agent's server events (no audio) and its
-// client events go to the agent's model session. One channel per call.
+// client events go to the agent's model session. A webhook-routed call
+// has none: its controller is the webhook's. One channel per call.
 func (reg *Registry) Channel(id string) (realtime.Session, error) {
 	r, ok := reg.Get(id)
 	if !ok {
 		return nil, fmt.Errorf("%w: call %s is not routed", ErrNoChannel, id)
 	}
 	switch {
+	case r.cc != nil && !r.cc.opts.direct:
+		return nil, fmt.Errorf("%w: a webhook-routed call is steered by its webhook's controller", ErrNoChannel)
 	case r.cc != nil:
 		s, err := r.cc.Attach()
 		if err != nil {

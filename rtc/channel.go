@@ -74,7 +74,7 @@ func (l *Leg) readEvents(inbox <-chan []byte) {
 		l.mu.Unlock()
 		if events == nil {
 			l.reply(&realtime.ErrorEvent{Error: realtime.ErrorDetail{Type: realtime.ErrorInvalidRequest, Code: "no_session",
-				Message: "this call has no event session"}})
+				Message: "this call's session is not steered from here (a webhook-routed number's controller steers it)"}})
 			continue
 		}
 		ev, err := realtime.Decode(msg)

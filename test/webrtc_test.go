@@ -159,6 +159,8 @@ func TestWebRTCRefusals(t *testing.T) {
 		{"no audio", "?agent_id=" + agentID, d.OwnerKey, "application/sdp", "v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nt=0 0\r\n", 400, "invalid_request"},
 		{"unknown agent", "?agent_id=ag_nope", d.OwnerKey, "application/sdp", offer, 404, "not_found"},
 		{"agent and model", "?agent_id=" + agentID + "&model=x", d.OwnerKey, "application/sdp", offer, 400, "invalid_request"},
+		{"unknown number", "?phone_number_id=pn_nope", d.OwnerKey, "application/sdp", offer, 404, "not_found"},
+		{"agent and number", "?agent_id=" + agentID + "&phone_number_id=pn_x", d.OwnerKey, "application/sdp", offer, 400, "invalid_request"},
 		{"unknown model", "?model=no-such-model", d.OwnerKey, "application/sdp", offer, 400, "model_not_found"},
 		{"huge", "?agent_id=" + agentID, d.OwnerKey, "application/sdp", strings.Repeat("a=x\r\n", 20000), 413, "too_large"},
 	} {
@@ -260,4 +262,56 @@ func TestLiveCallsStream(t *testing.T) {
 	require.NoError(t, p.pc.Close())
 	for len(next()["calls"].([]any)) != 0 {
 	}
+}
+
+// TestWebRTCWebhookNumber: a browser call to a webhook-routed number
+// (?phone_number_id=) is announced to the webhook like a phone call; the
+// controller attached with call_id steers it and the browser hears the
+// model; the browser's data channel does not steer it.
+func TestWebRTCWebhookNumber(t *testing.T) {
+	h := newHookReceiver(t, 0)
+	d := controlDaemon(t, map[string]string{"SWITCHBOARD_RTP_PORTS": "31120-31139", "SWITCHBOARD_WEBRTC_PORTS": "31300-31399"}, h, "+14155550111")
+	nums := d.JSON(t, "GET", "/v2/phone-numbers", d.OwnerKey, nil, 200)["phone_numbers"].([]any)
+	var numberID string
+	for _, n := range nums {
+		if m := n.(map[string]any); m["phone_number"] == "+14155550111" {
+			numberID = m["phone_number_id"].(string)
+		}
+	}
+	require.NotEmpty(t, numberID)
+	p := newBrowserPeer(t, true)
+	type answer struct {
+		status int
+		h      http.Header
+		body   string
+	}
+	answered := make(chan answer, 1)
+	go func() {
+		st, hd, b := p.call(d, "?phone_number_id="+numberID, d.OwnerKey)
+		answered <- answer{st, hd, b}
+	}()
+	ev := h.next(t, "realtime.call.incoming", 10*time.Second)
+	callID := ev.Data["call_id"].(string)
+	c, status, raw := dialController(t, wsURL(d, "?call_id="+callID), bearer(d.OwnerKey))
+	require.Equal(t, 101, status, "%s", raw)
+	c.next(t, "session.created", 5*time.Second)
+	a := <-answered
+	require.Equal(t, http.StatusCreated, a.status, a.body)
+	require.Equal(t, "/v1/realtime/calls/"+callID, a.h.Get("Location"))
+	c.send(t, map[string]any{"type": "session.update", "session": map[string]any{"type": "realtime", "instructions": "Repeat."}})
+	c.next(t, "session.updated", 5*time.Second)
+	<-p.dcOpen
+	p.send(map[string]any{"type": "response.create"})
+	e := p.nextEvent("error", 5*time.Second)
+	require.Equal(t, "no_session", e["error"].(map[string]any)["code"], "the webhook's controller steers, not the browser")
+	said := speechPCM24k(t, "The webhook controls this browser call. Seven, eight, nine.")
+	p.speak(said)
+	p.speak(make([]int16, 24000*5))
+	c.next(t, "input_audio_buffer.speech_started", time.Second)
+	windows, matched, _ := echoWindows(to8k(said), to8k(p.heardPCM()), 0, 12*8000, 0.7)
+	require.GreaterOrEqual(t, float64(matched), 0.6*float64(windows), "the browser hears the model")
+	rec := d.JSON(t, "GET", "/v1/calls/"+callID, d.OwnerKey, nil, 200)
+	require.Equal(t, "webrtc", rec["channel"])
+	require.Equal(t, "+14155550111", rec["phone_number"])
+	require.Contains(t, rec["route"], "webhook:")
 }
