@@ -1,6 +1,7 @@
 package test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -21,6 +22,7 @@ import (
 	"switchboard/app/apptest"
 	"switchboard/call"
 	"switchboard/media"
+	"switchboard/media/wav"
 )
 
 // strangerTone is the frequency the stranger's RTP carries: if any of it
@@ -120,10 +122,11 @@ func toneFrames(pcm []int16, freq, share float64) int {
 // TestStrangerCannotTakeOverCall: baresip calls the echo line and talks
 // while a stranger blasts well-formed RTP (a loud tone, the caller's
 // payload type) and RTCP at every port of the RTP range from before the
-// call until after it. The caller keeps hearing its own speech echoed (the
-// model got the caller's audio), never the stranger's tone (the model got
-// nothing of the stranger's); the stranger receives nothing; the call's
-// stats and the metric count the stranger's packets.
+// call until after it. The caller keeps hearing its own speech echoed;
+// the call's recording shows that the conversation (the model's input)
+// got the caller's speech and none of the stranger's tone; the stranger
+// receives nothing; the call's stats and the metric count the stranger's
+// packets.
 func TestStrangerCannotTakeOverCall(t *testing.T) {
 	_, err := exec.LookPath("baresip")
 	require.NoError(t, err, "baresip must be installed (apt install baresip)")
@@ -131,6 +134,17 @@ func TestStrangerCannotTakeOverCall(t *testing.T) {
 	// test's calls may be in it.
 	const lo, hi = 33400, 33419
 	d := callDaemon(t, map[string]string{"SWITCHBOARD_RTP_PORTS": fmt.Sprintf("%d-%d", lo, hi)})
+	// The line-test number records its calls: the left channel of the
+	// recording is the caller's audio as the conversation got it.
+	nums := d.JSON(t, "GET", "/v2/phone-numbers", d.OwnerKey, nil, 200)
+	var numID string
+	for _, n := range nums["phone_numbers"].([]any) {
+		if m := n.(map[string]any); m["phone_number"] == lineTestNumber {
+			numID, _ = m["phone_number_id"].(string)
+		}
+	}
+	require.NotEmpty(t, numID)
+	d.JSON(t, "PATCH", "/v2/phone-numbers/"+numID, d.OwnerKey, map[string]any{"recording": map[string]any{"enabled": true}}, 200)
 	dir := t.TempDir()
 	speech := paddedSpeechWAV(t, dir)
 	conf, rec := filepath.Join(dir, "conf"), filepath.Join(dir, "rec")
@@ -191,15 +205,29 @@ func TestStrangerCannotTakeOverCall(t *testing.T) {
 	}
 	ctlWindows, ctlMatched, _ := echoWindows(rev, heard, 0, 2*8000, 0.7)
 	toned := toneFrames(heard, strangerTone, 0.6)
+	var recording []byte
+	require.Eventually(t, func() bool {
+		var status int
+		status, _, recording = d.Do(t, "GET", "/v1/calls/"+c.ID()+"/recording", d.OwnerKey, nil)
+		return status == 200
+	}, 5*time.Second, 100*time.Millisecond, "the call's recording")
+	a, err := wav.Decode(bytes.NewReader(recording))
+	require.NoError(t, err)
+	require.Equal(t, 2, a.Channels)
+	modelGot := stereoChannel(a, 0)
+	gotWindows, gotMatched, _ := echoWindows(said, modelGot, 0, 8000, 0.7)
+	gotToned := toneFrames(modelGot, strangerTone, 0.6)
 	m := metrics(t, d)
 	t.Logf("stranger sent %d RTP packets (and as many RTCP) at the range, got %d back; caller heard %.1f s, %d/%d speech windows echoed "+
-		"(median lag %v, reversed control %d/%d), %d frames of the stranger's tone; call stats %+v; metric %v",
+		"(median lag %v, reversed control %d/%d), %d frames of the stranger's tone; the conversation got %d/%d speech windows and %d tone frames; call stats %+v; metric %v",
 		st.sent.Load(), st.got.Load(), float64(len(heard))/8000, matched, windows, time.Duration(median)*time.Second/8000,
-		ctlMatched, ctlWindows, toned, snap.Media, m["switchboard_rtp_stranger_packets_total"])
+		ctlMatched, ctlWindows, toned, gotMatched, gotWindows, gotToned, snap.Media, m["switchboard_rtp_stranger_packets_total"])
 	requireEcho(t, 12, windows, matched, median, ctlWindows, ctlMatched)
 	require.Greater(t, st.sent.Load(), int64(1000), "the stranger blasted the whole call")
 	require.Zero(t, st.got.Load(), "the stranger received nothing")
-	require.Zero(t, toned, "the stranger's tone never reached the model (the echo would carry it)")
+	require.Zero(t, toned, "the caller never heard the stranger's tone")
+	require.Zero(t, gotToned, "the conversation (the model's input) got none of the stranger's audio")
+	require.GreaterOrEqual(t, float64(gotMatched), 0.8*float64(gotWindows), "the conversation got the caller's speech")
 	require.Greater(t, snap.Media.Strangers, uint64(100), "the call counted the stranger's packets")
 	require.Equal(t, uint64(1), snap.Media.Latches, "latched once, to the caller")
 	require.GreaterOrEqual(t, m["switchboard_rtp_stranger_packets_total"], float64(snap.Media.Strangers))
