@@ -130,3 +130,10 @@ func TestRejectRetransmitBudget(t *testing.T) {
 	got = count(strings.ReplaceAll(invite(port, "+19995550000", ""), "malformed-", "unknown-"), 3*time.Second)
 	require.Equal(t, 1, got[404], "404 sent once: %v", got)
 }
+
+// TestSafeParse: a parser panic becomes an error (the message is refused
+// as malformed; the process goes on).
+func TestSafeParse(t *testing.T) {
+	_, err := safeParse(nil, []byte("OPTIONS sip:a@b SIP/2.0\r\n\r\n"))
+	require.ErrorIs(t, err, errParserPanic)
+}

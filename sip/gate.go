@@ -3,6 +3,7 @@ package sip
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"net"
 	"net/netip"
 	"strconv"
@@ -22,6 +23,20 @@ import (
 // chunks, not messages: for them the gate closes the connections of
 // blocked sources and the same checks run in the request handler.
 
+// errParserPanic is what safeParse returns when the parser panicked.
+var errParserPanic = errors.New("sip: the parser panicked on this message")
+
+// safeParse parses one message, turning a panic of the parser into an
+// error: the message is then refused like any malformed one.
+func safeParse(p *sip.Parser, data []byte) (msg sip.Message, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			msg, err = nil, fmt.Errorf("%w: %v", errParserPanic, v)
+		}
+	}()
+	return p.ParseSIP(data)
+}
+
 // errBlockedSource makes sipgo close a stream connection whose source was
 // blocked while it was open.
 var errBlockedSource = errors.New("sip: source blocked")
@@ -38,6 +53,13 @@ func (s *Server) readFilter(p sip.TransportReadProps, data []byte) ([]byte, erro
 	if p.Transport != "UDP" {
 		if s.shut(src.Addr()) {
 			return nil, errBlockedSource
+		}
+		// A stream is parsed by sipgo's reader goroutine, where a parser
+		// panic would end the process: a chunk that makes the parser
+		// panic on its own closes the connection first.
+		if _, err := safeParse(s.parser, data); errors.Is(err, errParserPanic) {
+			s.malformed.Add(1)
+			return nil, err
 		}
 		return data, nil
 	}
@@ -70,7 +92,7 @@ func (s *Server) filterDatagram(src netip.AddrPort, data []byte) []byte {
 	if len(bytes.Trim(data, "\r\n\x00")) == 0 {
 		return nil // keep-alive (RFC 5626 section 4.4.1)
 	}
-	msg, err := s.parser.ParseSIP(data)
+	msg, err := safeParse(s.parser, data)
 	if err != nil {
 		s.badDatagram(src, data, err)
 		return nil
