@@ -23,7 +23,17 @@ func (s *Service) Forward(w http.ResponseWriter, r *http.Request, callID string)
 	if err != nil || c.NodeID == "" || c.NodeID == s.opts.NodeID || !c.EndTime.IsZero() {
 		return false
 	}
-	n, err := s.opts.Store.Nodes().Get(r.Context(), c.NodeID)
+	return s.ForwardToNode(w, r, c.NodeID)
+}
+
+// ForwardToNode sends r to node (what lives on that node's disk: a call's
+// recording) and reports whether it did: not to this node, to a node that
+// is not running, or a request forwarded already.
+func (s *Service) ForwardToNode(w http.ResponseWriter, r *http.Request, node string) bool {
+	if r.Header.Get(Header) != "" || node == "" || node == s.opts.NodeID {
+		return false
+	}
+	n, err := s.opts.Store.Nodes().Get(r.Context(), node)
 	if err != nil || (n.State != store.NodeActive && n.State != store.NodeDraining) {
 		return false
 	}
@@ -34,13 +44,13 @@ func (s *Service) Forward(w http.ResponseWriter, r *http.Request, callID string)
 			s.sign(pr.Out)
 		},
 		Transport: s.opts.Client.Transport,
-		ErrorHandler: func(w http.ResponseWriter, _ *http.Request, err error) {
+		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			httpx.WriteError(w, &httpx.Error{Status: http.StatusBadGateway, Code: "node_unreachable",
-				Message: fmt.Sprintf("call %s is held by node %s, which did not answer: %v", callID, n.ID, err)})
+				Message: fmt.Sprintf("node %s, which holds %s, did not answer: %v", n.ID, r.URL.Path, err)})
 		},
 	}
-	l := s.opts.Log.Debug().Str("call_id", callID).Str("owner_node", n.ID).Str("path", r.URL.Path)
-	l.Msg("forwarding call control to the call's node")
+	l := s.opts.Log.Debug().Str("owner_node", n.ID).Str("path", r.URL.Path)
+	l.Msg("forwarding to the node that holds the call")
 	proxy.ServeHTTP(w, r)
 	return true
 }

@@ -180,8 +180,9 @@ func (s *Service) get(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return fmt.Errorf("get call: %w", err)
 	}
-	// A call in progress on another node: its live view is there.
-	if s.opts.Remote != nil && c.EndTime.IsZero() && c.NodeID != s.opts.NodeID && s.opts.Remote.Forward(w, r, id) {
+	// A call of another node: its live view and its recording are there
+	// (when that node is down, the stored record answers).
+	if s.opts.Remote != nil && c.NodeID != s.opts.NodeID && s.opts.Remote.ForwardToNode(w, r, c.NodeID) {
 		return nil
 	}
 	rec, err := fromStore(c)

@@ -77,12 +77,16 @@ func (s *Service) ownCall(r *http.Request, id string) error {
 	return nil
 }
 
-// forwarded sends a recording request for a call in progress on another
-// node of a fleet to that node, whose disk holds the recording being
-// written. A finished call's recording is served by any node that shares
-// recording.dir with the one that took the call.
+// forwarded sends a recording request for a call of another node of a
+// fleet to that node, whose disk holds the recording (being written, or
+// written). When that node is not running this node answers: a
+// recording.dir that the nodes share holds the finished recording too.
 func (s *Service) forwarded(w http.ResponseWriter, r *http.Request, id string) bool {
-	return s.opts.Remote != nil && s.opts.Remote.Forward(w, r, id)
+	if s.opts.Remote == nil {
+		return false
+	}
+	c, err := s.st.Calls().Get(r.Context(), id)
+	return err == nil && c.NodeID != s.opts.NodeID && s.opts.Remote.ForwardToNode(w, r, c.NodeID)
 }
 
 // getRecording answers GET /v1/calls/{call_id}/recording: the stereo WAV

@@ -19,8 +19,8 @@ type Options struct {
 	Now func() time.Time
 	// NodeID names this node in the records of its live calls.
 	NodeID string
-	// Remote forwards GET /v1/calls/{id} for a call in progress on another
-	// node of the fleet to that node, for its live view (nil: one node).
+	// Remote forwards GET /v1/calls/{id} and its recording, for a call of
+	// another node of the fleet, to that node (nil: one node).
 	Remote Forwarder
 	// Recordings, when set, serve GET and DELETE
 	// /v1/calls/{call_id}/recording.
@@ -32,7 +32,9 @@ type Options struct {
 // Forwarder sends a request about a call held by another node to that
 // node, and reports whether it did (cluster.Service).
 type Forwarder interface {
-	Forward(w http.ResponseWriter, r *http.Request, callID string) bool
+	// ForwardToNode sends a request to node: the live view of its call,
+	// the recording on its disk.
+	ForwardToNode(w http.ResponseWriter, r *http.Request, node string) bool
 }
 
 // Service is the calls module of the API.

@@ -256,6 +256,7 @@ func TestFleetControllerOnOtherNode(t *testing.T) {
 	h := newHookReceiver(t, 0)
 	created := a.json(t, "POST", "/v2/phone-numbers", fleetOwner, map[string]any{
 		"origin": "byo_trunk", "name": "hook", "phone_number": number, "webhook": map[string]any{"url": h.srv.URL + "/hook"},
+		"recording": map[string]any{"enabled": true},
 	}, 200)
 	h.secret.Store(created["webhook"].(map[string]any)["dispatch_signing_secret"].(string))
 
@@ -278,6 +279,16 @@ func TestFleetControllerOnOtherNode(t *testing.T) {
 	rec := a.json(t, "GET", "/v1/calls/"+id, fleetOwner, nil, 200)
 	require.Equal(t, "node-b", rec["node_id"])
 	require.Equal(t, "ended", rec["state"])
+	// The recording is a file on node b's disk; node a fetches it from there.
+	var wav []byte
+	require.Eventually(t, func() bool {
+		var st int
+		st, wav = a.do(t, "GET", "/v1/calls/"+id+"/recording", fleetOwner, nil)
+		return st == 200
+	}, 5*time.Second, 50*time.Millisecond, "the recording of node b's call through node a: %s", wav)
+	require.Equal(t, "RIFF", string(wav[:4]))
+	rec = a.json(t, "GET", "/v1/calls/"+id, fleetOwner, nil, 200)
+	require.NotNil(t, rec["recording"], "node a shows node b's record with its recording: %v", rec)
 }
 
 // TestFleetFailover: a node at its max_calls refuses a call with 503 (its
