@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pion/webrtc/v4"
 	"github.com/stretchr/testify/require"
 
 	"switchboard/app/apptest"
@@ -131,6 +132,19 @@ func TestWebRTCDirectSession(t *testing.T) {
 	p.send(map[string]any{"type": "session.update", "session": map[string]any{"type": "realtime", "model": "svc-voice-fast-1.0"}})
 	e := p.nextEvent("error", 3*time.Second)
 	require.Equal(t, "permission_denied", e["error"].(map[string]any)["code"])
+	// Call control: no REFER nor keypad on a browser; hangup ends it.
+	callID := h.Get("Location")[len("/v1/realtime/calls/"):]
+	st, _, raw := d.Do(t, "POST", "/v1/realtime/calls/"+callID+"/dtmf", d.OwnerKey, map[string]any{"digits": "12"})
+	require.Equal(t, http.StatusConflict, st, "%s", raw)
+	st, _, raw = d.Do(t, "POST", "/v1/realtime/calls/"+callID+"/refer", d.OwnerKey, map[string]any{"target_uri": "tel:+14155550100"})
+	require.Equal(t, http.StatusConflict, st, "%s", raw)
+	d.JSON(t, "POST", "/v1/realtime/calls/"+callID+"/hangup", d.OwnerKey, nil, 200)
+	require.Eventually(t, func() bool {
+		s := p.pc.ConnectionState()
+		return s == webrtc.PeerConnectionStateClosed || s == webrtc.PeerConnectionStateFailed || s == webrtc.PeerConnectionStateDisconnected
+	}, 10*time.Second, 50*time.Millisecond, "the browser sees the call end")
+	rec := d.JSON(t, "GET", "/v1/calls/"+callID, d.OwnerKey, nil, 200)
+	require.Equal(t, "ended", rec["state"])
 }
 
 // TestWebRTCRefusals: every bad request gets a JSON error and no call.
