@@ -35,6 +35,9 @@ type scenario struct {
 	Play     string // pcap played after ACK
 	PauseMs  int    // before BYE (and before hold)
 	HoldMs   int    // > 0: hold for this long, then resume
+	// ResumePort, when set, is the m= port of the resuming re-INVITE:
+	// signalling moves the media to another address.
+	ResumePort string
 	// Header and HeaderRegexp check a header of the expected refusal.
 	Header, HeaderRegexp string
 	// ByeReason > "": wait for the appliance's BYE and match its Reason

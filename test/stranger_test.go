@@ -239,3 +239,31 @@ func TestStrangerCannotTakeOverCall(t *testing.T) {
 	}
 	require.Equal(t, 50, toneFrames(media.PCMU.DecodeFrame(nil, media.PCMU.EncodeFrame(nil, pcm)), strangerTone, 0.6))
 }
+
+// TestReinviteMovesMedia: signalling may move a call's media. sipp offers
+// one test socket, holds, and resumes with another one's port; the
+// appliance's RTP follows the re-INVITE to the new address at once and
+// nothing more goes to the old one.
+func TestReinviteMovesMedia(t *testing.T) {
+	d := callDaemon(t, nil)
+	before, after := newRTPPeer(t), newRTPPeer(t)
+	s := pcmaCall("move", 200)
+	s.Port, s.ResumePort, s.Play, s.PauseMs, s.HoldMs = fmt.Sprint(before.port()), fmt.Sprint(after.port()), g711aPcap, 1500, 1000
+	done := make(chan sippResult, 1)
+	go func() { done <- runSipp(t, d.App.SIPAddr(), render(t, "call.xml.tmpl", s), "14155550150") }()
+	c := liveCall(t, d)
+	leg := c.Leg().(*call.SIPLeg)
+	require.Eventually(t, func() bool { return before.count() > 20 }, 5*time.Second, 10*time.Millisecond, "RTP to the first address")
+	require.Eventually(t, func() bool { return int(leg.SIP().Media().RemoteAddr.Port()) == after.port() }, 10*time.Second, 5*time.Millisecond,
+		"the re-INVITE with the new port")
+	require.Eventually(t, func() bool { return after.count() > 20 }, 5*time.Second, 10*time.Millisecond, "RTP to the new address")
+	old := before.count()
+	time.Sleep(500 * time.Millisecond)
+	require.Equal(t, old, before.count(), "nothing more to the old address")
+	(<-done).requireOK(t)
+	requireNoCalls(t, d)
+	snap := c.Snapshot()
+	t.Logf("before the move %d packets, after %d; stats %+v", before.count(), after.count(), snap.Media)
+	require.Zero(t, snap.Media.Strangers)
+	require.Equal(t, uint64(2), snap.Media.Latches, "the SDP's address, then the new one")
+}
