@@ -71,7 +71,14 @@ type entry struct {
 	write sync.Mutex
 	// Guarded by Recorder.mu.
 	stored, dirty, ended bool
+	// endTries counts failed writes of the final record; Run retries them.
+	endTries int
 }
+
+// maxEndTries bounds the writes of a call's final record (one at its end,
+// then one per Run round): past it the record stays as last written and
+// the next start closes it if it is still open.
+const maxEndTries = 10
 
 var (
 	_ LiveCalls    = (*Recorder)(nil)
@@ -138,10 +145,23 @@ func (r *Recorder) Ended(c *call.Call) {
 	r.mu.Lock()
 	e.ended, e.dirty = true, false
 	r.mu.Unlock()
-	r.store(ctx, e)
+	r.endWith(r.store(ctx, e), e)
+}
+
+// endWith drops an ended call once its final record is stored, or after
+// maxEndTries; until then the call is still served from the recorder and
+// Run writes it again.
+func (r *Recorder) endWith(stored bool, e *entry) {
 	r.mu.Lock()
-	delete(r.calls, c.ID())
-	r.mu.Unlock()
+	defer r.mu.Unlock()
+	e.endTries++
+	if stored || e.endTries >= maxEndTries {
+		delete(r.calls, e.c.ID())
+		if !stored {
+			l := e.c.Logger()
+			l.Error().Int("tries", e.endTries).Msg("call record: the final record was not stored; the next start closes the record if it is open")
+		}
+	}
 }
 
 // teamOf is the team of a call: its route's, else its number's, else the
@@ -189,6 +209,7 @@ func (r *Recorder) Run(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
+			r.flush() // a last try for the records still to write
 			return
 		case <-r.wake:
 			r.flush()
@@ -199,18 +220,27 @@ func (r *Recorder) Run(ctx context.Context) {
 	}
 }
 
-// flush writes the records of the calls marked changed; a failed write
+// flush writes the records of the calls marked changed, and the final
+// records that could not be written when their calls ended; a failed write
 // stays marked for the next round.
 func (r *Recorder) flush() {
 	r.mu.Lock()
-	var dirty []*entry
+	var dirty, ends []*entry
 	for _, e := range r.calls {
-		if e.dirty && !e.ended {
+		switch {
+		case e.dirty && !e.ended:
 			e.dirty = false
 			dirty = append(dirty, e)
+		case e.ended && e.endTries > 0:
+			ends = append(ends, e)
 		}
 	}
 	r.mu.Unlock()
+	for _, e := range ends {
+		ctx, cancel := context.WithTimeout(context.Background(), r.opts.Timeout)
+		r.endWith(r.store(ctx, e), e)
+		cancel()
+	}
 	for _, e := range dirty {
 		ctx, cancel := context.WithTimeout(context.Background(), r.opts.Timeout)
 		ok := r.store(ctx, e)

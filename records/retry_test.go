@@ -1,0 +1,104 @@
+package records_test
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/stretchr/testify/require"
+
+	"switchboard/call"
+	"switchboard/media"
+	"switchboard/records"
+	"switchboard/store"
+)
+
+// stubLeg is a phone side that rings and takes its refusal: enough for a
+// call that the router turns down.
+type stubLeg struct{ ctx context.Context }
+
+func (l stubLeg) ID() string { return "c-retry" }
+func (l stubLeg) Info() call.LegInfo {
+	return call.LegInfo{Kind: "sip", From: "+14155550123", To: "+18005550100", Received: time.Now(),
+		Route: call.Route{NumberID: "pn_a", PhoneNumber: "+18005550100", TeamID: "team_a", AgentID: "ag_1"}}
+}
+func (l stubLeg) Context() context.Context                               { return l.ctx }
+func (stubLeg) Rate() int                                                { return 8000 }
+func (stubLeg) Codec() string                                            { return call.EncodingPCMU }
+func (stubLeg) Start(call.LegSink, call.LegOptions) error                { return nil }
+func (stubLeg) Ring() error                                              { return nil }
+func (stubLeg) Answer(context.Context) error                             { return nil }
+func (stubLeg) Reject(int, string, time.Duration) error                  { return nil }
+func (stubLeg) Hangup(context.Context, string) error                     { return nil }
+func (stubLeg) Transfer(context.Context, string, func(status int)) error { return nil }
+func (stubLeg) Play(string, []int16)                                     {}
+func (stubLeg) PlayCoded(string, []byte)                                 {}
+func (stubLeg) Flush() (string, int)                                     { return "", 0 }
+func (stubLeg) Pending() time.Duration                                   { return 0 }
+func (stubLeg) SendDTMF(context.Context, string) error                   { return nil }
+func (stubLeg) Hold(bool)                                                {}
+func (stubLeg) Stats() media.StatsSnapshot                               { return media.StatsSnapshot{} }
+func (stubLeg) Close() error                                             { return nil }
+
+// failingStore fails every call record write while down is set.
+type failingStore struct {
+	store.Store
+	down *atomic.Bool
+}
+
+func (s failingStore) Calls() store.CallStore { return failingCalls{s.Store.Calls(), s.down} }
+
+type failingCalls struct {
+	store.CallStore
+	down *atomic.Bool
+}
+
+func (c failingCalls) Put(ctx context.Context, r *store.Call) error {
+	if c.down.Load() {
+		return errors.New("store down")
+	}
+	return c.CallStore.Put(ctx, r)
+}
+
+type rejectAll struct{}
+
+func (rejectAll) Conversation(context.Context, call.Phone) (call.Conversation, error) {
+	return nil, &call.RejectError{Status: 480, Reason: "Temporarily Unavailable", Err: errors.New("no agent")}
+}
+
+// TestFinalRecordIsRetried: a call that ends while the store refuses
+// writes stays served from the recorder, and Run writes its final record
+// once the store is back.
+func TestFinalRecordIsRetried(t *testing.T) {
+	e := newEnv(t)
+	var down atomic.Bool
+	down.Store(true)
+	rec := records.NewRecorder(failingStore{e.st, &down}, records.RecorderOptions{AliveInterval: 20 * time.Millisecond})
+	m, err := call.NewManager(call.Options{SIP: call.SIPLegOptions{Ports: &media.PortPool{}}, Router: rejectAll{}, Journal: rec}, zerolog.Nop())
+	require.NoError(t, err)
+	m.Run(context.Background(), stubLeg{ctx: context.Background()}, zerolog.Nop())
+
+	_, err = e.st.Calls().Get(context.Background(), "c-retry")
+	require.ErrorIs(t, err, store.ErrNotFound, "nothing could be written")
+	snap, ok := rec.LiveSnapshot("c-retry")
+	require.True(t, ok, "the call is still served from the recorder")
+	require.Equal(t, call.StateEnded, snap.State)
+	require.Len(t, rec.Unstored(), 1)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); rec.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	time.Sleep(60 * time.Millisecond)
+	_, ok = rec.LiveSnapshot("c-retry")
+	require.True(t, ok, "retried, still failing")
+	down.Store(false)
+	require.Eventually(t, func() bool {
+		c, err := e.st.Calls().Get(context.Background(), "c-retry")
+		return err == nil && c.State == "ended" && c.EndedBy == call.EndedByRejected
+	}, 2*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { _, ok := rec.LiveSnapshot("c-retry"); return !ok }, time.Second, 10*time.Millisecond)
+}
