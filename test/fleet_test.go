@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -152,6 +153,8 @@ func TestFleetBehindKamailio(t *testing.T) {
 		}
 		return false
 	}, 5*time.Second, 20*time.Millisecond, "node a must say it is draining")
+	require.Eventually(t, func() bool { return strings.Contains(k.out.String(), "node sip:"+a.sip+" left the rotation") },
+		3*time.Second, 20*time.Millisecond, "Kamailio's OPTIONS probe must take the draining node out of the rotation")
 	second := waitSipp(t, fleetSipp(t, k.addr, 3, 1500, "2000"), 30*time.Second)
 	second.requireOK(t)
 	select {
