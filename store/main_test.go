@@ -78,7 +78,7 @@ func openTest(t *testing.T, dir string) *DB {
 
 // opener creates the database dir names when needed and returns how to
 // open it (from any goroutine).
-func opener(t *testing.T, dir string) func() (*DB, error) {
+func opener(t testing.TB, dir string) func() (*DB, error) {
 	t.Helper()
 	ctx := context.Background()
 	if testPG == nil {

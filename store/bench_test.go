@@ -1,0 +1,48 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+)
+
+// BenchmarkCallPut is the write of a call record at admission and at each
+// change (an upsert), on the backend of the run (SQLite, then PostgreSQL).
+func BenchmarkCallPut(b *testing.B) {
+	ctx := context.Background()
+	s, err := opener(b, b.TempDir())()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	base := time.Unix(1_700_000_000, 0).UTC()
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		c := &Call{ID: fmt.Sprintf("bench-%d", i), TeamID: "default", State: "active", InviteTime: base, NodeID: "sb1"}
+		if err := s.Calls().Put(ctx, c); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkKeyByHash is the read behind an API key check that misses the
+// key cache.
+func BenchmarkKeyByHash(b *testing.B) {
+	ctx := context.Background()
+	s, err := opener(b, b.TempDir())()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	now := time.Now()
+	if err := s.Keys().Create(ctx, &APIKey{ID: "k", TeamID: "default", UserID: "u", Name: "k", Hash: "h", Redacted: "r",
+		ACLs: []string{"api-key:endpoint:*"}, CreateTime: now, ModifyTime: now}); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := s.Keys().ByHash(ctx, "h"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
