@@ -111,7 +111,7 @@ func (a *App) buildCalls(cfg *config.Config, log zerolog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("control: %w", err)
 	}
-	var remoteCalls records.Forwarder
+	var remoteCalls records.Fleet
 	if a.cluster != nil {
 		remoteCalls = a.cluster
 	}

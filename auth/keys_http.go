@@ -60,7 +60,7 @@ func (s *KeyService) Routes() []httpx.Route {
 	m := func(method, pattern, endpoint string, h func(http.ResponseWriter, *http.Request) error) httpx.Route {
 		return httpx.Route{Method: method, Pattern: pattern, Endpoint: endpoint, Access: httpx.Management, Handler: h}
 	}
-	return []httpx.Route{
+	rts := []httpx.Route{
 		m(http.MethodPost, "/auth/teams/{teamId}/api-keys", EndpointAPIKeys, s.create),
 		m(http.MethodGet, "/auth/teams/{teamId}/api-keys", EndpointAPIKeys, s.list),
 		m(http.MethodPut, "/auth/api-keys/{apiKeyId}", EndpointAPIKeys, s.update),
@@ -72,8 +72,12 @@ func (s *KeyService) Routes() []httpx.Route {
 		m(http.MethodGet, "/audit/teams/{teamId}/events", EndpointAudit, s.auditEvents),
 		// Any key with a non-empty ACL may describe itself.
 		{Method: http.MethodGet, Pattern: "/v1/api-key", Access: httpx.APIKey, Handler: s.self},
-		s.keyStateRoute(),
 	}
+	if s.fleet != nil {
+		// For the other nodes of the fleet only (signed).
+		rts = append(rts, s.keyStateRoute())
+	}
+	return rts
 }
 
 // team checks the path's team against the caller's.

@@ -1,6 +1,7 @@
 package records
 
 import (
+	"context"
 	"net/http"
 	"time"
 
@@ -19,9 +20,10 @@ type Options struct {
 	Now func() time.Time
 	// NodeID names this node in the records of its live calls.
 	NodeID string
-	// Remote forwards GET /v1/calls/{id} and its recording, for a call of
-	// another node of the fleet, to that node (nil: one node).
-	Remote Forwarder
+	// Remote is the rest of the fleet (nil: one node): GET /v1/calls/{id}
+	// and the recording of a call of another node are forwarded there,
+	// and the live stream carries the calls in progress on every node.
+	Remote Fleet
 	// Recordings, when set, serve GET and DELETE
 	// /v1/calls/{call_id}/recording.
 	Recordings Recordings
@@ -29,12 +31,16 @@ type Options struct {
 	InProgress InProgress
 }
 
-// Forwarder sends a request about a call held by another node to that
-// node, and reports whether it did (cluster.Service).
-type Forwarder interface {
-	// ForwardToNode sends a request to node: the live view of its call,
-	// the recording on its disk.
+// Fleet is the rest of the fleet this node belongs to (cluster.Service).
+type Fleet interface {
+	// ForwardToNode sends a request to node, and reports whether it did:
+	// the live view of its call, the recording on its disk.
 	ForwardToNode(w http.ResponseWriter, r *http.Request, node string) bool
+	// AskAll sends a signed GET of path to every other running node and
+	// returns the answers by node id (nil: no answer).
+	AskAll(ctx context.Context, path string) (map[string][]byte, error)
+	// Verify checks that r was signed by a node of the fleet.
+	Verify(r *http.Request) (node string, err error)
 }
 
 // Service is the calls module of the API.
@@ -59,13 +65,18 @@ func NewService(st store.Store, live LiveCalls, opts Options) *Service {
 
 // Routes are the /v1/calls routes.
 func (s *Service) Routes() []httpx.Route {
-	return []httpx.Route{
+	rts := []httpx.Route{
 		{Method: http.MethodGet, Pattern: "/v1/calls", Endpoint: Endpoint, Access: httpx.APIKey, Handler: s.list},
 		{Method: http.MethodGet, Pattern: "/v1/calls/live", Endpoint: Endpoint, Access: httpx.APIKey, Handler: s.stream},
 		{Method: http.MethodGet, Pattern: "/v1/calls/{call_id}", Endpoint: Endpoint, Access: httpx.APIKey, Handler: s.get},
 		{Method: http.MethodGet, Pattern: "/v1/calls/{call_id}/recording", Endpoint: Endpoint, Access: httpx.APIKey, Handler: s.recordingRoute(s.getRecording)},
 		{Method: http.MethodDelete, Pattern: "/v1/calls/{call_id}/recording", Endpoint: Endpoint, Access: httpx.APIKey, Handler: s.recordingRoute(s.deleteRecording)},
 	}
+	if s.opts.Remote != nil {
+		// For the other nodes of the fleet only (signed).
+		rts = append(rts, httpx.Route{Method: http.MethodGet, Pattern: fleetLivePath, Access: httpx.Public, Handler: s.fleetLive})
+	}
+	return rts
 }
 
 // recordingRoute answers 404 for the recording routes of an appliance

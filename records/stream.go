@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"sort"
 	"sync"
 	"time"
@@ -56,7 +57,7 @@ func (s *Service) stream(w http.ResponseWriter, r *http.Request) error {
 	lastWrite := time.Now()
 	var last []byte
 	for {
-		b, err := json.Marshal(liveEvent{Calls: s.liveOf(r, team)})
+		b, err := json.Marshal(liveEvent{Calls: s.fleetLiveOf(r, team)})
 		if err != nil {
 			return fmt.Errorf("live calls: %w", err)
 		}
@@ -121,4 +122,46 @@ func (s *Service) Close() error {
 type stopper struct {
 	stop     chan struct{}
 	stopOnce sync.Once
+}
+
+// fleetLivePath is where a node of a fleet serves its calls in progress to
+// the others (signed with the cluster secret).
+const fleetLivePath = "/cluster/v1/calls/live"
+
+// fleetLive is GET /cluster/v1/calls/live?team=: this node's calls in
+// progress of the team, for another node's live stream.
+func (s *Service) fleetLive(w http.ResponseWriter, r *http.Request) error {
+	if _, err := s.opts.Remote.Verify(r); err != nil {
+		return httpx.Unauthorized("this route is for the nodes of the fleet: " + err.Error())
+	}
+	calls := []*Record{}
+	if s.opts.InProgress != nil {
+		calls = s.liveOf(r, r.URL.Query().Get("team"))
+	}
+	httpx.WriteJSON(w, http.StatusOK, liveEvent{Calls: calls})
+	return nil
+}
+
+// fleetLiveOf is the team's calls in progress on this node and, in a
+// fleet, on every other node that answers within a second, newest first.
+func (s *Service) fleetLiveOf(r *http.Request, team string) []*Record {
+	out := s.liveOf(r, team)
+	if s.opts.Remote == nil {
+		return out
+	}
+	answers, err := s.opts.Remote.AskAll(r.Context(), fleetLivePath+"?team="+url.QueryEscape(team))
+	if err != nil {
+		return out
+	}
+	for _, body := range answers {
+		var ev liveEvent
+		if body != nil && json.Unmarshal(body, &ev) == nil {
+			out = append(out, ev.Calls...)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].InvitedAt.Time().After(out[j].InvitedAt.Time()) })
+	if len(out) > streamMax {
+		out = out[:streamMax]
+	}
+	return out
 }

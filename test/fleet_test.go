@@ -1,8 +1,11 @@
 package test
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
+	"net/http"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -268,6 +271,7 @@ func TestFleetControllerOnOtherNode(t *testing.T) {
 	c, status, body := dialController(t, "ws"+a.url[len("http"):]+"/v1/realtime?call_id="+id, bearer(fleetOwner))
 	require.Equal(t, 101, status, "the controller's socket on node a reaches the call on node b: %s", body)
 	c.nextWhere(t, "switchboard.call.state", "state", "active", 10*time.Second)
+	require.Equal(t, "node-b", liveStreamNode(t, a, id), "node a's live stream carries node b's call")
 	live := a.json(t, "GET", "/v1/calls/"+id, fleetOwner, nil, 200)
 	require.Equal(t, "active", live["state"], "node a serves node b's live view of its call")
 	require.Equal(t, "node-b", live["node_id"])
@@ -310,4 +314,38 @@ func TestFleetFailover(t *testing.T) {
 	require.Equal(t, map[string]int{"node-a": 1, "node-b": 3}, byNode(recs, func(r map[string]any) bool { return r["answered_at"] != nil }),
 		"node a takes one call, node b the rest: %v", recs)
 	require.Contains(t, k.out.String(), "trying the next", "Kamailio failed a call over from the full node")
+}
+
+// liveStreamNode reads node n's live stream (GET /v1/calls/live) until an
+// event carries call id, and returns the node_id it names.
+func liveStreamNode(t *testing.T, n *fleetNode, id string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, "GET", n.url+"/v1/calls/live", nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+fleetOwner)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, 200, resp.StatusCode)
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		data, ok := strings.CutPrefix(sc.Text(), "data: ")
+		if !ok {
+			continue
+		}
+		var ev struct {
+			Calls []map[string]any `json:"calls"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(data), &ev))
+		for _, c := range ev.Calls {
+			if c["call_id"] == id {
+				return c["node_id"].(string)
+			}
+		}
+	}
+	t.Fatalf("the live stream of %s never carried call %s: %v", n.id, id, sc.Err())
+	return ""
 }
