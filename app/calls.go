@@ -34,6 +34,9 @@ func (a *App) buildCalls(cfg *config.Config, log zerolog.Logger) error {
 	if sipHost == "" {
 		sipHost = cfg.SIP.Addr
 	}
+	if cfg.Cluster.SIPHost != "" {
+		sipHost = cfg.Cluster.SIPHost // the nodes of a fleet take calls through Kamailio
+	}
 	addrs, err := webhook.ParseAddressPolicy(cfg.Webhooks.AllowAddresses)
 	if err != nil {
 		return fmt.Errorf("webhooks.allow_addresses: %w", err)

@@ -78,6 +78,9 @@ type Cluster struct {
 	Addr string `yaml:"addr"`
 	// Secret authenticates the nodes to each other (environment only).
 	Secret string `yaml:"-"`
+	// SIPHost is the fleet's SIP entry (Kamailio) that carriers and PBXs
+	// send calls to, returned as sip_host of numbers; empty: sip.public_addr.
+	SIPHost string `yaml:"sip_host"`
 	// Heartbeat is how often the node beats in the registry.
 	Heartbeat time.Duration `yaml:"heartbeat"`
 	// NodeTimeout is how long a node may go without a beat before another

@@ -106,6 +106,7 @@ func settings(c *Config) []Setting {
 		{"cluster.node_id", "node-id", "SWITCHBOARD_NODE_ID", "", "this node's id in a fleet (call records name it); empty: the host name", str(&c.Cluster.NodeID)},
 		{"cluster.addr", "cluster-addr", "SWITCHBOARD_CLUSTER_ADDR", "", "host:port where the other nodes of a fleet reach this node's HTTP API; empty: http_addr", str(&c.Cluster.Addr)},
 		{"", "", "SWITCHBOARD_CLUSTER_SECRET", "", "secret shared by the nodes of a fleet, which sign their requests to each other with it (at least 16 characters); required with database_url", str(&c.Cluster.Secret)},
+		{"cluster.sip_host", "", "SWITCHBOARD_CLUSTER_SIP_HOST", "", "host[:port] of the fleet's SIP entry (Kamailio), shown as sip_host of numbers; empty: sip.public_addr", str(&c.Cluster.SIPHost)},
 		{"cluster.heartbeat", "", "SWITCHBOARD_CLUSTER_HEARTBEAT", "1s", "how often a node of a fleet beats in the database", duration(&c.Cluster.Heartbeat)},
 		{"cluster.node_timeout", "", "SWITCHBOARD_CLUSTER_NODE_TIMEOUT", "5s", "a node silent this long is lost: another node marks its calls ended", duration(&c.Cluster.NodeTimeout)},
 		{"http_addr", "http-addr", "SWITCHBOARD_HTTP_ADDR", "127.0.0.1:8080", "listen address of the HTTP API", str(&c.HTTPAddr)},

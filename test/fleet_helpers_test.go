@@ -207,7 +207,7 @@ func (w *syncWriter) String() string {
 // startKamailio runs the deploy configuration with its listen address and
 // dispatcher list set on the command line, in the foreground (-DD), logging
 // to stderr (-E); the system service is not involved.
-func startKamailio(t *testing.T, nodes ...string) *kamailio {
+func startKamailio(t *testing.T, port int, nodes ...string) *kamailio {
 	t.Helper()
 	bin, err := exec.LookPath("kamailio")
 	if err != nil {
@@ -226,7 +226,6 @@ func startKamailio(t *testing.T, nodes ...string) *kamailio {
 	require.NoError(t, os.WriteFile(dsList, []byte(list.String()), 0o644))
 	cfg, err := filepath.Abs(filepath.Join("..", "deploy", "kamailio", "kamailio.cfg"))
 	require.NoError(t, err)
-	port := freeUDPPort(t)
 	k := &kamailio{addr: fmt.Sprintf("127.0.0.1:%d", port), out: &syncWriter{}}
 	ctx, cancel := context.WithCancel(context.Background())
 	k.cmd = exec.CommandContext(ctx, bin, "-f", cfg, "-DD", "-E", "-m", "32", "-M", "4",
