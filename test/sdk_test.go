@@ -37,6 +37,12 @@ func requireSDKs(t *testing.T) {
 		_, err := exec.LookPath(tool)
 		require.NoError(t, err, "%s must be installed (Debian packages nodejs and npm; make deps installs them)", tool)
 	}
+	out, err := exec.Command("node", "--version").Output()
+	require.NoError(t, err)
+	var major int
+	_, err = fmt.Sscanf(strings.TrimSpace(string(out)), "v%d", &major)
+	require.NoError(t, err, "node --version: %s", out)
+	require.GreaterOrEqual(t, major, 18, "the pinned SDKs need Node.js 18 or later, found %s", out)
 	sdkOnce.Do(func() {
 		// Another go test process may be installing too: one at a time.
 		lf, err := os.OpenFile(filepath.Join(sdkDir, ".npm-ci.lock"), os.O_CREATE|os.O_RDWR, 0o600)
