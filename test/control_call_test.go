@@ -79,7 +79,16 @@ func TestControlCallRefer(t *testing.T) {
 	d.JSON(t, "POST", "/v1/realtime/calls/"+id+"/refer", d.OwnerKey, map[string]any{"target_uri": "tel:12"}, 400)
 	d.JSON(t, "POST", "/v1/realtime/calls/unknown/refer", d.OwnerKey, map[string]any{"target_uri": "tel:+15550002222"}, 404)
 	d.JSON(t, "POST", "/v1/realtime/calls/"+id+"/dtmf", d.OwnerKey, map[string]any{"digits": "12x"}, 400)
-	d.JSON(t, "POST", "/v1/realtime/calls/"+id+"/dtmf", d.OwnerKey, map[string]any{"digits": "12#"}, 200)
+	// As README's curl example sends it: -d without a JSON content type
+	// (curl says application/x-www-form-urlencoded).
+	req, err := http.NewRequest("POST", d.URL+"/v1/realtime/calls/"+id+"/dtmf", strings.NewReader(`{"digits":"12#"}`))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+d.OwnerKey)
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	resp, err := d.Client.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, 200, resp.StatusCode)
 	live, ok := d.App.Calls().Get(id)
 	require.True(t, ok)
 	require.True(t, hasNote(live.Snapshot(), call.NoteDTMF, "sent 12#"))
