@@ -113,7 +113,7 @@ func TestAgentBargeIn(t *testing.T) {
 	time.Sleep(30 * time.Millisecond)
 	it.Status = realtime.StatusIncomplete
 	require.NoError(t, conn.Send(&realtime.ResponseDone{Response: realtime.Response{ID: "resp_self", Object: "realtime.response", Status: realtime.StatusCancelled,
-		StatusDetails: &realtime.StatusDetails{Type: realtime.StatusCancelled, Reason: "turn_detected"}, Output: []realtime.Item{it}}}))
+		StatusDetails: realtime.Some(realtime.StatusDetails{Type: realtime.StatusCancelled, Reason: "turn_detected"}), Output: []realtime.Item{it}}}))
 	time.Sleep(400 * time.Millisecond)
 	require.Equal(t, before, cancels(), "response.cancel although the provider cancelled the response itself")
 	require.Less(t, stops.q(0.5), 40*time.Millisecond, "median stop latency")

@@ -174,8 +174,9 @@ type Response struct {
 	Object string `json:"object,omitempty"`
 	// Status is in_progress, completed, cancelled, failed or incomplete.
 	Status string `json:"status,omitempty"`
-	// StatusDetails says why a response did not complete.
-	StatusDetails *StatusDetails `json:"status_details,omitempty"`
+	// StatusDetails says why a response did not complete: set, null (the
+	// reference's value while in progress or completed) or absent.
+	StatusDetails Nullable[StatusDetails] `json:"status_details,omitzero"`
 	// Output lists the response's output items.
 	Output []Item `json:"output,omitzero"`
 	// ConversationID is the conversation the response belongs to.

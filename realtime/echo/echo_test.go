@@ -215,7 +215,7 @@ func TestEchoCancelAndBargeIn(t *testing.T) {
 	done := evs[len(evs)-1].(*realtime.ResponseDone)
 	require.Equal(t, respID, done.Response.ID)
 	require.Equal(t, realtime.StatusCancelled, done.Response.Status)
-	require.Equal(t, realtime.ReasonClientCancelled, done.Response.StatusDetails.Reason)
+	require.Equal(t, realtime.ReasonClientCancelled, done.Response.StatusDetails.Value.Reason)
 	require.Equal(t, realtime.StatusIncomplete, done.Response.Output[0].Status)
 	require.Less(t, len(deltas(evs)), 3700*48, "cancel stops the deltas")
 
@@ -236,7 +236,7 @@ func TestEchoCancelAndBargeIn(t *testing.T) {
 		require.NotEqual(t, realtime.TypeResponseOutputAudioDelta, e.EventType(), "no delta after barge-in")
 	}
 	require.Equal(t, realtime.StatusCancelled, done.Response.Status)
-	require.Equal(t, realtime.ReasonTurnDetected, done.Response.StatusDetails.Reason)
+	require.Equal(t, realtime.ReasonTurnDetected, done.Response.StatusDetails.Value.Reason)
 }
 
 func TestEchoTruncate(t *testing.T) {

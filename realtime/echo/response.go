@@ -2,6 +2,7 @@ package echo
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"time"
@@ -106,8 +107,8 @@ func (s *session) startResponse(p *realtime.ResponseParams, src *item) {
 	ni.it.Content = []realtime.ContentPart{{Type: contentType, Transcript: r.transcript}}
 	s.items = append(s.items, ni)
 	s.forgetAudio()
-	s.emit(&realtime.ResponseCreated{Response: realtime.Response{ID: r.id, Object: "realtime.response", Status: realtime.StatusInProgress,
-		Output: []realtime.Item{}, OutputModalities: mods, Audio: &realtime.AudioConfig{Output: &realtime.AudioOutput{Format: s.cfg.OutputFormat(), Voice: s.cfg.Audio.Output.Voice}}}})
+	s.emit(&realtime.ResponseCreated{Response: s.reference(realtime.Response{ID: r.id, Object: "realtime.response", Status: realtime.StatusInProgress,
+		Output: []realtime.Item{}, OutputModalities: mods, Audio: &realtime.AudioConfig{Output: &realtime.AudioOutput{Format: s.cfg.OutputFormat(), Voice: s.cfg.Audio.Output.Voice}}})})
 	s.emit(&realtime.ResponseOutputItemAdded{ResponseID: r.id, Item: it})
 	s.emit(&realtime.ConversationItemAdded{PreviousItemID: r.prevItemID, Item: it})
 	s.emit(&realtime.ResponseContentPartAdded{ResponseID: r.id, ItemID: r.itemID, Part: realtime.ContentPart{Type: partType}})
@@ -158,10 +159,10 @@ func (s *session) finish(status, reason string) {
 	s.resp = nil
 	s.timer.Stop()
 	itemStatus := realtime.StatusCompleted
-	var details *realtime.StatusDetails
+	details := realtime.Null[realtime.StatusDetails]()
 	if status != realtime.StatusCompleted {
 		itemStatus = realtime.StatusIncomplete
-		details = &realtime.StatusDetails{Type: status, Reason: reason}
+		details = realtime.Some(realtime.StatusDetails{Type: status, Reason: reason})
 	}
 	var it realtime.Item
 	if i := s.find(r.itemID); i >= 0 {
@@ -182,6 +183,27 @@ func (s *session) finish(status, reason string) {
 	if r.text {
 		mods = []string{"text"}
 	}
-	s.emit(&realtime.ResponseDone{Response: realtime.Response{ID: r.id, Object: "realtime.response", Status: status, StatusDetails: details,
-		Output: []realtime.Item{it}, OutputModalities: mods}})
+	s.emit(&realtime.ResponseDone{Response: s.reference(realtime.Response{ID: r.id, Object: "realtime.response", Status: status, StatusDetails: details,
+		Output: []realtime.Item{it}, OutputModalities: mods})})
+}
+
+// reference completes a response with the members the reference always
+// sends: its conversation, max_output_tokens, and the nullable
+// status_details, usage and metadata as null when unset (the echo engine
+// counts no tokens).
+func (s *session) reference(r realtime.Response) realtime.Response {
+	r.ConversationID = s.convID
+	if r.MaxOutputTokens == nil {
+		r.MaxOutputTokens = json.RawMessage(`"inf"`)
+	}
+	if !r.StatusDetails.Present {
+		r.StatusDetails = realtime.Null[realtime.StatusDetails]()
+	}
+	if r.Usage == nil {
+		r.Usage = json.RawMessage(`null`)
+	}
+	if r.Metadata == nil {
+		r.Metadata = json.RawMessage(`null`)
+	}
+	return r
 }

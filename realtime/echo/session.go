@@ -58,6 +58,7 @@ type session struct {
 
 	// Owned by run.
 	seq       int
+	convID    string
 	cfg       realtime.SessionConfig
 	in, out   format
 	vad       *vad
@@ -160,7 +161,8 @@ func (s *session) run() {
 	defer close(s.events)
 	defer s.timer.Stop()
 	s.emit(&realtime.SessionCreated{Session: s.cfg.Clone()})
-	s.emit(&realtime.ConversationCreated{Conversation: realtime.Conversation{ID: s.id("conv"), Object: "realtime.conversation"}})
+	s.convID = s.id("conv")
+	s.emit(&realtime.ConversationCreated{Conversation: realtime.Conversation{ID: s.convID, Object: "realtime.conversation"}})
 	var batch []input
 	for {
 		select {

@@ -41,8 +41,8 @@ func (s *session) functionCall(name, args string) {
 	respID, itemID, callID := s.id("resp"), s.id("item"), s.id("call")
 	prev := s.lastID()
 	it := realtime.Item{ID: itemID, Object: "realtime.item", Type: realtime.ItemFunctionCall, Status: realtime.StatusInProgress, Name: name, CallID: callID}
-	s.emit(&realtime.ResponseCreated{Response: realtime.Response{ID: respID, Object: "realtime.response", Status: realtime.StatusInProgress,
-		Output: []realtime.Item{}, OutputModalities: s.cfg.OutputModalities}})
+	s.emit(&realtime.ResponseCreated{Response: s.reference(realtime.Response{ID: respID, Object: "realtime.response", Status: realtime.StatusInProgress,
+		Output: []realtime.Item{}, OutputModalities: s.cfg.OutputModalities})})
 	s.emit(&realtime.ResponseOutputItemAdded{ResponseID: respID, Item: it})
 	s.emit(&realtime.ConversationItemAdded{PreviousItemID: prev, Item: it})
 	s.emit(&realtime.ResponseFunctionCallArgumentsDelta{ResponseID: respID, ItemID: itemID, CallID: callID, Delta: args})
@@ -51,6 +51,6 @@ func (s *session) functionCall(name, args string) {
 	s.items = append(s.items, &item{it: it})
 	s.emit(&realtime.ResponseOutputItemDone{ResponseID: respID, Item: it})
 	s.emit(&realtime.ConversationItemDone{PreviousItemID: prev, Item: it})
-	s.emit(&realtime.ResponseDone{Response: realtime.Response{ID: respID, Object: "realtime.response", Status: realtime.StatusCompleted,
-		Output: []realtime.Item{it}, OutputModalities: s.cfg.OutputModalities}})
+	s.emit(&realtime.ResponseDone{Response: s.reference(realtime.Response{ID: respID, Object: "realtime.response", Status: realtime.StatusCompleted,
+		Output: []realtime.Item{it}, OutputModalities: s.cfg.OutputModalities})})
 }

@@ -73,3 +73,30 @@ func TestEchoCallsANamedFunctionTool(t *testing.T) {
 		}
 	}
 }
+
+// TestEchoResponseCarriesTheReferenceMembers: the echo engine's responses
+// carry the members the reference always sends, the nullable ones as null.
+func TestEchoResponseCarriesTheReferenceMembers(t *testing.T) {
+	ctx := context.Background()
+	s := open(t, Options{Unpaced: true}, realtime.SessionConfig{OutputModalities: []string{"text"}})
+	require.NoError(t, s.Send(ctx, &realtime.ConversationItemCreate{Item: realtime.UserText("hi")}))
+	next(t, s)
+	next(t, s)
+	require.NoError(t, s.Send(ctx, &realtime.ResponseCreate{}))
+	for _, typ := range []string{realtime.TypeResponseCreated, realtime.TypeResponseDone} {
+		var e realtime.Event
+		for e = next(t, s); e.EventType() != typ; e = next(t, s) {
+		}
+		b, err := realtime.Encode(e)
+		require.NoError(t, err)
+		var m struct {
+			Response map[string]json.RawMessage `json:"response"`
+		}
+		require.NoError(t, json.Unmarshal(b, &m))
+		for _, k := range []string{"status_details", "usage", "metadata"} {
+			require.Equal(t, "null", string(m.Response[k]), "%s %s", typ, k)
+		}
+		require.Equal(t, `"inf"`, string(m.Response["max_output_tokens"]))
+		require.Contains(t, string(m.Response["conversation_id"]), "conv_")
+	}
+}

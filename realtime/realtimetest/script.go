@@ -129,10 +129,10 @@ func (c *Conn) StreamResponse(ctx context.Context, r Response) (Result, error) {
 		}
 	}
 	status, itemStatus := realtime.StatusCompleted, realtime.StatusCompleted
-	var details *realtime.StatusDetails
+	details := realtime.Null[realtime.StatusDetails]()
 	if res.Cancelled {
 		status, itemStatus = realtime.StatusCancelled, realtime.StatusIncomplete
-		details = &realtime.StatusDetails{Type: realtime.StatusCancelled, Reason: realtime.ReasonClientCancelled}
+		details = realtime.Some(realtime.StatusDetails{Type: realtime.StatusCancelled, Reason: realtime.ReasonClientCancelled})
 	}
 	part := realtime.ContentPart{Type: realtime.ContentAudio, Transcript: transcript}
 	item.Status = itemStatus
