@@ -121,7 +121,7 @@ type Options struct {
 	// Numbers resolves ?phone_number_id= of a browser call (optional:
 	// without it the parameter is refused).
 	Numbers Numbers
-	Log      zerolog.Logger
+	Log     zerolog.Logger
 }
 
 // Service serves the realtime socket (a controller attached to a call,
