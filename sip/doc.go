@@ -11,6 +11,19 @@
 // MediaParams. Only this package imports sipgo; the rest of the application
 // sees InboundCall, Dialer and OutboundCall.
 //
+// # Hostile input
+//
+// Every byte meets the gate (gate.go) before sipgo's transaction layer: a
+// blocked source is dropped unread; each UDP datagram is parsed and checked
+// (checkRequest in validate.go: version 505, URI scheme 416, mandatory and
+// single-valued headers, CSeq, Require 420) and a refusal is answered once,
+// statelessly; stream transports are checked in the handler guard and capped
+// per source (stream.go). Failing requests count against their source
+// (flood.go) until it is blocked for a while. Session timers (RFC 4028) end
+// calls whose peer vanished (timer.go). The RFC 4475 torture messages in
+// testdata/rfc4475 are replayed by torture_test.go; FuzzServerMessage fuzzes
+// whole messages through a running server.
+//
 // # Called-number normalisation
 //
 // The called number is taken from the Request-URI user part, or from the To
