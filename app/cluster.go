@@ -33,6 +33,11 @@ func (a *App) buildCluster(cfg *config.Config) error {
 	if addr == "" {
 		addr = a.httpLn.Addr().String()
 	}
+	if cfg.HTTP.TLSCert != "" {
+		// The other nodes reach this one over HTTPS, checking its
+		// certificate: cluster.addr must then be a name it covers.
+		addr = "https://" + addr
+	}
 	calls := a.st.Calls()
 	var err error
 	a.cluster, err = cluster.New(cluster.Options{

@@ -125,3 +125,18 @@ func TestCheckIDFree(t *testing.T) {
 	require.NoError(t, st.Nodes().Beat(ctx, "a", store.NodeStopped, now))
 	require.NoError(t, CheckIDFree(ctx, st.Nodes(), "a", 5*time.Second, now), "a stopped node may start again")
 }
+
+func TestBaseURL(t *testing.T) {
+	for in, want := range map[string]string{
+		"10.0.0.1:8080": "http://10.0.0.1:8080", "https://sb1.example:8443": "https://sb1.example:8443",
+		"http://[::1]:80": "http://[::1]:80",
+	} {
+		u, err := baseURL(in)
+		require.NoError(t, err, in)
+		require.Equal(t, want, u.String())
+	}
+	for _, bad := range []string{"ftp://x:1", "https://", "::"} {
+		_, err := baseURL(bad)
+		require.Error(t, err, bad)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"strings"
 
 	"switchboard/api/httpx"
 	"switchboard/store"
@@ -37,7 +38,10 @@ func (s *Service) ForwardToNode(w http.ResponseWriter, r *http.Request, node str
 	if err != nil || (n.State != store.NodeActive && n.State != store.NodeDraining) {
 		return false
 	}
-	target := &url.URL{Scheme: "http", Host: n.ClusterAddr}
+	target, err := baseURL(n.ClusterAddr)
+	if err != nil {
+		return false
+	}
 	proxy := &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(target)
@@ -53,4 +57,17 @@ func (s *Service) ForwardToNode(w http.ResponseWriter, r *http.Request, node str
 	l.Msg("forwarding to the node that holds the call")
 	proxy.ServeHTTP(w, r)
 	return true
+}
+
+// baseURL is the URL of a node's HTTP API: its registered address is
+// host:port (plain HTTP) or https://host:port (a node serving HTTPS).
+func baseURL(addr string) (*url.URL, error) {
+	if !strings.Contains(addr, "://") {
+		addr = "http://" + addr
+	}
+	u, err := url.Parse(addr)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("cluster: bad node address %q", addr)
+	}
+	return &url.URL{Scheme: u.Scheme, Host: u.Host}, nil
 }

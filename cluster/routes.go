@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"sync"
 	"time"
 
@@ -68,7 +67,11 @@ func (s *Service) AskAll(ctx context.Context, path string) (map[string][]byte, e
 func (s *Service) ask(ctx context.Context, addr, path string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, askTimeout)
 	defer cancel()
-	u, err := url.Parse("http://" + addr + path)
+	base, err := baseURL(addr)
+	if err != nil {
+		return nil, err
+	}
+	u, err := base.Parse(path)
 	if err != nil {
 		return nil, err
 	}
