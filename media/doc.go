@@ -24,6 +24,11 @@
 // too), a PCM prompt is encoded once when queued, and a mid-call switch to
 // the other G.711 is transcoded code word to code word.
 //
+// A Tap (SessionOptions.Tap) sees each inbound frame as it is delivered
+// and each frame the pacer sends, in the form the session already holds,
+// on the media goroutine: the call's health and recording hang there, and
+// Magnitudes measures a G.711 frame's level without decoding it.
+//
 // The package knows nothing about SIP or the model: the call object
 // configures a Session from the negotiated SDP and moves audio between it
 // and the model session.
