@@ -100,7 +100,7 @@ func (a *App) buildCalls(cfg *config.Config, log zerolog.Logger) error {
 	if err != nil {
 		return err
 	}
-	if a.browsers, err = buildBrowsers(cfg, bindIP, a.calls, a.routed, log); err != nil {
+	if a.browsers, err = buildBrowsers(cfg, bindIP, a.calls, a.routed, rtc.NewMetrics(a.reg), log); err != nil {
 		return err
 	}
 	var remote control.Forwarder
@@ -211,7 +211,7 @@ func rtpBindIP(cfg *config.Config) (netip.Addr, error) {
 
 // buildBrowsers makes the server of browser calls: ICE on webrtc.bind_ip
 // (else the RTP bind address), its port range and public address.
-func buildBrowsers(cfg *config.Config, rtpBind netip.Addr, calls *call.Manager, routed *conversation.Registry, log zerolog.Logger) (*rtc.Server, error) {
+func buildBrowsers(cfg *config.Config, rtpBind netip.Addr, calls *call.Manager, routed *conversation.Registry, metrics *rtc.Metrics, log zerolog.Logger) (*rtc.Server, error) {
 	bind := rtpBind
 	if cfg.WebRTC.BindIP != "" {
 		bind = netip.MustParseAddr(cfg.WebRTC.BindIP)
@@ -221,7 +221,7 @@ func buildBrowsers(cfg *config.Config, rtpBind netip.Addr, calls *call.Manager, 
 		public = netip.MustParseAddr(cfg.WebRTC.PublicIP)
 	}
 	s, err := rtc.NewServer(rtc.Options{BindIP: bind, PublicIP: public, PortMin: uint16(cfg.WebRTC.Ports.Min), PortMax: uint16(cfg.WebRTC.Ports.Max),
-		ConnectTimeout: cfg.WebRTC.ConnectTimeout}, calls, routed, log.With().Str("component", "webrtc").Logger())
+		ConnectTimeout: cfg.WebRTC.ConnectTimeout, Metrics: metrics}, calls, routed, log.With().Str("component", "webrtc").Logger())
 	if err != nil {
 		return nil, fmt.Errorf("webrtc: %w", err)
 	}

@@ -273,11 +273,16 @@ func (l *Leg) Answer(ctx context.Context) error {
 	default:
 		return errors.New("rtc: answered twice")
 	}
+	start := time.Now()
 	t := time.NewTimer(l.srv.opts.ConnectTimeout)
 	defer t.Stop()
+	m := l.srv.opts.Metrics
 	select {
 	case <-l.connected:
+		m.offer(offerAnswered)
+		m.connected(l.codec.params.MimeType, time.Since(start))
 	case <-t.C:
+		m.offer(offerNotConnected)
 		err := errors.New("the browser did not connect (ICE/DTLS) in time")
 		l.cancel(err)
 		return err

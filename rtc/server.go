@@ -60,6 +60,8 @@ type Options struct {
 	ConnectTimeout time.Duration
 	// AnswerWait bounds the wait for the conversation (default 30 s).
 	AnswerWait time.Duration
+	// Metrics count offers and time connections (nil: unregistered).
+	Metrics *Metrics
 }
 
 // Server places browser calls on a Runner.
@@ -94,6 +96,9 @@ func NewServer(opts Options, runner Runner, channels Channels, log zerolog.Logge
 	}
 	if opts.AnswerWait <= 0 {
 		opts.AnswerWait = DefaultAnswerWait
+	}
+	if opts.Metrics == nil {
+		opts.Metrics = NewMetrics(nil)
 	}
 	var se webrtc.SettingEngine
 	se.LoggerFactory = pionLogs{log}
@@ -152,6 +157,7 @@ type Answer struct {
 func (s *Server) Call(ctx context.Context, offer string, route call.Route, info call.LegInfo, opts CallOptions, log zerolog.Logger) (Answer, error) {
 	codec, err := chooseCodec(offer)
 	if err != nil {
+		s.opts.Metrics.offer(offerBad)
 		return Answer{}, err
 	}
 	s.mu.Lock()
@@ -166,6 +172,9 @@ func (s *Server) Call(ctx context.Context, offer string, route call.Route, info 
 	}
 	l, err := newLeg(s, codec, offer, info, opts, log)
 	if err != nil {
+		if errors.Is(err, ErrBadOffer) {
+			s.opts.Metrics.offer(offerBad)
+		}
 		return Answer{}, err
 	}
 	log = l.log
@@ -192,6 +201,7 @@ func (s *Server) Call(ctx context.Context, offer string, route call.Route, info 
 	select {
 	case r := <-l.result:
 		if r.err != nil {
+			s.opts.Metrics.offer(offerRefused)
 			return Answer{}, r.err
 		}
 		return Answer{CallID: l.id, SDP: r.sdp}, nil
@@ -199,6 +209,7 @@ func (s *Server) Call(ctx context.Context, offer string, route call.Route, info 
 		l.cancel(errors.New("the browser's request ended before the answer"))
 		return Answer{}, ctx.Err()
 	case <-wait.C:
+		s.opts.Metrics.offer(offerRefused)
 		l.cancel(errors.New("no answer in time"))
 		return Answer{}, &call.RejectError{Status: 504, Reason: "Gateway Timeout", Err: errors.New("the call was not answered in time")}
 	}

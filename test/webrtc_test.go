@@ -100,6 +100,10 @@ func TestWebRTCAgentEcho(t *testing.T) {
 			// The call's health sees a browser leg as it sees a phone.
 			require.Greater(t, media["first_audio_ms"].(float64), 0.0, "answer to the first audio")
 			require.GreaterOrEqual(t, media["turn_latency"].(map[string]any)["count"].(float64), 1.0, "the echo's turn was timed")
+			_, _, metrics := d.Do(t, "GET", "/metrics", "", nil)
+			require.Contains(t, string(metrics), `switchboard_webrtc_offers_total{result="answered"} 1`)
+			require.Contains(t, string(metrics), `switchboard_webrtc_connect_seconds_count{codec="`)
+			require.Contains(t, string(metrics), `switchboard_calls_answered_total 1`, "the call metrics count browser calls")
 		})
 	}
 }
@@ -186,6 +190,8 @@ func TestWebRTCRefusals(t *testing.T) {
 		})
 	}
 	require.Zero(t, d.App.Calls().Active(), "no call was left behind")
+	_, _, metrics := d.Do(t, "GET", "/metrics", "", nil)
+	require.Contains(t, string(metrics), `switchboard_webrtc_offers_total{result="bad_offer"} 2`)
 }
 
 // TestCORS: a page on another origin may call the API with a bearer
