@@ -67,7 +67,7 @@ run: deps build
 
 test: deps build
 	$(GO) vet ./...
-	$(GO) test -count=1 -timeout 9m ./...
+	GO=$(GO) test/suite/run.sh
 	$(MAKE) --no-print-directory fuzz FUZZTIME=$(FUZZTIME_SHORT)
 
 # fuzz runs each fuzz target for FUZZTIME (new crashers land in the
