@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/emiago/sipgo"
@@ -52,6 +53,7 @@ type Dialer struct {
 
 	serveDone chan struct{}
 	closeOnce sync.Once
+	closing   atomic.Bool
 	closeErr  error
 }
 
@@ -138,6 +140,8 @@ func (d *Dialer) Close() error {
 		for _, c := range calls {
 			c.end(ErrShutdown)
 		}
+		d.closing.Store(true) // the tap drops new requests (see Server.Close)
+		time.Sleep(closeQuiesce)
 		err := d.udp.Close()
 		<-d.serveDone
 		d.closeErr = errors.Join(d.ua.Close(), ignoreClosed(err))

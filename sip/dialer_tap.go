@@ -19,11 +19,16 @@ type tapConn struct {
 }
 
 func (t tapConn) ReadFrom(b []byte) (int, net.Addr, error) {
-	n, addr, err := t.PacketConn.ReadFrom(b)
-	if err == nil && n > 12 && bytes.HasPrefix(b, []byte("SIP/2.0 1")) {
-		t.d.provisional(b[:n])
+	for {
+		n, addr, err := t.PacketConn.ReadFrom(b)
+		if err == nil && t.d.closing.Load() && !bytes.HasPrefix(b[:n], []byte("SIP/2.0 ")) {
+			continue // closing: no new server transaction (see Dialer.Close)
+		}
+		if err == nil && n > 12 && bytes.HasPrefix(b, []byte("SIP/2.0 1")) {
+			t.d.provisional(b[:n])
+		}
+		return n, addr, err
 	}
-	return n, addr, err
 }
 
 // provisional reports a 1xx of an INVITE to its call's timeline.

@@ -101,6 +101,9 @@ func (s *Server) filterDatagram(src netip.AddrPort, data []byte) []byte {
 	if !ok {
 		return data // a response: sipgo matches it to our client transaction
 	}
+	if s.closed.Load() {
+		return nil // closing: a new transaction now would outlive the listener (see Close)
+	}
 	req.SetSource(src.String())
 	req.SetTransport("UDP")
 	if r := checkRequest(req); r != nil {

@@ -294,12 +294,22 @@ func (s *Server) Close() error {
 		for _, c := range calls {
 			c.end(ErrShutdown)
 		}
+		// Requests read before closed was set are handled on sipgo's own
+		// goroutines; one that reaches its transaction after the listener
+		// left the pool makes sipgo open a new socket for its answer, which
+		// nothing would ever close. Give them the time to find the listener.
+		time.Sleep(closeQuiesce)
 		s.closeListeners()
 		s.wg.Wait()
 		s.closeErr = s.ua.Close()
 	})
 	return s.closeErr
 }
+
+// closeQuiesce is how long Close lets requests already read reach their
+// transaction before the listeners close (new requests are dropped from
+// the moment Close starts).
+const closeQuiesce = 100 * time.Millisecond
 
 // Drain makes the server refuse new INVITEs with 503 and Retry-After, and
 // answer OPTIONS probes with 503 so that load balancers stop sending.
