@@ -23,6 +23,15 @@ func TestConsoleInChromium(t *testing.T) {
 	dir := t.TempDir()
 	wav, _ := fakeMicWAV(t, dir, "Hello console. This is the browser talking to the demo agent.")
 	limited := d.JSON(t, "POST", "/auth/teams/default/api-keys", d.OwnerKey, map[string]any{"name": "calls reader", "acls": []string{"api-key:endpoint:calls"}}, 200)
+	// The demo agent records its calls, so the call page plays one back.
+	demo := ""
+	for _, a := range d.JSON(t, "GET", "/v1/agents", d.OwnerKey, nil, 200)["agents"].([]any) {
+		if a := a.(map[string]any); a["name"] == "Demo agent" {
+			demo = a["agent_id"].(string)
+		}
+	}
+	require.NotEmpty(t, demo, "the demo agent is seeded")
+	d.JSON(t, "PATCH", "/v1/agents/"+demo, d.OwnerKey, map[string]any{"recording": map[string]any{"enabled": true}}, 200)
 
 	// A phone call in progress for the live view, playing speech.
 	phone := startDial(t, sipTarget(d.App.SIPAddr(), "+18005550100"), "--duration", "60s", "--play", paddedSpeechWAV(t, dir), "--from", "console-phone")
@@ -41,6 +50,7 @@ func TestConsoleInChromium(t *testing.T) {
 		LiveStatus     string   `json:"liveStatus"`
 		Calls          string   `json:"calls"`
 		Call           string   `json:"call"`
+		RecordingSecs  float64  `json:"recordingSeconds"`
 		Keys           string   `json:"keys"`
 		Audit          string   `json:"audit"`
 		LimitedNav     []string `json:"limitedNav"`
@@ -68,6 +78,8 @@ func TestConsoleInChromium(t *testing.T) {
 	require.Contains(t, seen.Live, "Agent:", "live transcripts")
 	require.Contains(t, seen.Calls, "webrtc")
 	require.Contains(t, seen.Call, "Transcript")
+	require.Contains(t, seen.Call, "turn latency", "the media summary")
+	require.Greater(t, seen.RecordingSecs, 2.0, "the call page loads the recording with the key and the browser plays it")
 	require.Contains(t, seen.Keys, "calls reader")
 	require.Contains(t, seen.Audit, "agent.create")
 	require.ElementsMatch(t, []string{"live", "calls", "keys", "audit"}, seen.LimitedNav, "a calls-only key sees the calls pages (keys and audit answer for themselves)")

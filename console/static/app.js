@@ -436,11 +436,54 @@ async function callDetail(id) {
       ? h('table', {}, h('tr', {}, h('th', {}, 'At'), h('th', {}, 'Kind'), h('th', {}, 'Detail')),
         c.tool_calls.map((t) => h('tr', {}, h('td', {}, fmtTime(t.at)), h('td', {}, t.kind), h('td', { class: 'mono' }, t.text || '', ' ', t.data ? JSON.stringify(t.data) : ''))))
       : h('p', { class: 'muted' }, 'None.'),
-    h('h3', {}, 'Media'), h('div', { class: 'figures mono' }, Object.entries(m).filter(([, v]) => typeof v !== 'object').map(([k, v]) => h('span', {}, `${k} ${v}`))),
+    h('h3', {}, 'Media'), mediaSummary(m),
+    h('div', { class: 'figures mono' }, Object.entries(m).filter(([, v]) => typeof v !== 'object').map(([k, v]) => h('span', {}, `${k} ${v}`))),
+    h('h3', {}, 'Recording'), c.recording ? recordingPlayer(c) : h('p', { class: 'muted' }, 'Not recorded.'),
     h('h3', {}, 'Events'), (c.events || []).length
       ? h('table', {}, c.events.map((e) => h('tr', {}, h('td', {}, fmtTime(e.at)), h('td', {}, e.kind), h('td', { class: 'mono' }, e.text || '', ' ', e.data ? JSON.stringify(e.data) : ''))))
       : h('p', { class: 'muted' }, 'None.'),
     h('p', {}, h('a', { href: '#/calls' }, '← all calls')));
+}
+
+// mediaSummary is the line an operator reads first: how fast the agent
+// answered and whether the audio was whole.
+function mediaSummary(m) {
+  const t = m.turn_latency || {};
+  const parts = [];
+  if (m.first_audio_ms !== undefined) parts.push(`first audio ${m.first_audio_ms} ms after answer`);
+  parts.push(t.count ? `turn latency p50 ${t.p50_ms} ms · p95 ${t.p95_ms} ms · max ${t.max_ms} ms (${t.count} turns)` : 'no turns measured');
+  parts.push(`barge-ins ${m.barge_ins || 0}`);
+  parts.push(`loss ${((m.loss_ratio || 0) * 100).toFixed(2)}%`);
+  if (m.one_way_seen) parts.push('one-way audio seen');
+  return h('p', { id: 'media-summary' }, parts.join(' · '));
+}
+
+// recordingPlayer fetches the call's WAV with the key (an <audio src> could
+// not send it) and plays it from a blob URL; the same blob is offered as a
+// download.
+function recordingPlayer(c) {
+  const box = h('div', { id: 'recording' });
+  const msg = h('div');
+  const load = h('button', { type: 'button', onclick: async () => {
+    load.disabled = true;
+    try {
+      const r = await fetch(c.recording.url, { headers: { Authorization: `Bearer ${state.key}` } });
+      if (!r.ok) {
+        let body = null;
+        try { body = await r.json(); } catch (_) { body = null; }
+        throw new APIError(r.status, body);
+      }
+      const url = URL.createObjectURL(await r.blob());
+      box.replaceChildren(h('audio', { controls: '', src: url }), ' ',
+        h('a', { href: url, download: `${c.call_id}.wav` }, 'download WAV'),
+        h('p', { class: 'muted' }, 'Stereo: the caller on the left, the agent on the right.'));
+    } catch (err) {
+      load.disabled = false;
+      showError(msg, err);
+    }
+  } }, 'Load recording');
+  box.append(load, msg);
+  return box;
 }
 
 // ---- API keys and audit (management keys) ---------------------------------

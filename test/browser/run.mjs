@@ -218,6 +218,14 @@ async function consoleTour(page, job) {
   await page.evaluate(() => [...document.querySelectorAll('#calls-table tr[data-call]')].find((r) => r.textContent.includes('webrtc')).click());
   await page.waitForFunction(() => document.querySelector('#page h2')?.textContent.startsWith('Call '), { timeout: 10000 });
   seen.call = await text('#page');
+  // The recording: fetched with the key, played from a blob.
+  await page.click('#recording button');
+  await page.waitForSelector('#recording audio', { timeout: 10000 });
+  seen.recordingSeconds = await page.$eval('#recording audio', (a) => new Promise((resolve) => {
+    if (a.readyState >= 1) resolve(a.duration);
+    a.addEventListener('loadedmetadata', () => resolve(a.duration));
+    a.addEventListener('error', () => resolve(-1));
+  }));
   await shot('07-call');
 
   await go('#/keys', '#keys-table');
