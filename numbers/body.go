@@ -26,10 +26,12 @@ type createBody struct {
 	Recording   *agent.Recording `json:"recording"`
 	SRTP        *string          `json:"srtp"`
 	Codecs      []string         `json:"codecs"`
+	Outbound    *outboundBody    `json:"outbound_trunk"`
 }
 
 // patchBody is the body of PATCH /v2/phone-numbers/{id}: the fields
-// present change; null removes agent_id, webhook or sip_auth (and inside
+// present change; null removes agent_id, webhook, sip_auth or
+// outbound_trunk (and inside
 // sip_auth, the digest credentials or the address list).
 type patchBody struct {
 	Origin      *string          `json:"origin"`
@@ -42,6 +44,7 @@ type patchBody struct {
 	Recording   *agent.Recording `json:"recording"`
 	SRTP        *string          `json:"srtp"`
 	Codecs      []string         `json:"codecs"`
+	Outbound    *outboundBody    `json:"outbound_trunk"`
 }
 
 type sipAuthBody struct {

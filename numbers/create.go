@@ -102,6 +102,18 @@ func (s *Service) create(w http.ResponseWriter, r *http.Request) error {
 	if err := s.sealPassword(n, password); err != nil {
 		return err
 	}
+	if b.Outbound != nil {
+		ob := b.Outbound
+		outPassword, err := s.applyOutbound(n, ob, present(map[string]bool{
+			"uri": ob.URI != nil, "auth_username": ob.AuthUsername != nil, "auth_password": ob.AuthPassword != nil, "caller_id": ob.CallerID != nil,
+		}))
+		if err != nil {
+			return err
+		}
+		if err := s.sealOutbound(n, outPassword); err != nil {
+			return err
+		}
+	}
 
 	var rec *Record
 	err = s.st.Tx(ctx, func(tx store.Store) error {

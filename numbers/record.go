@@ -32,9 +32,11 @@ type Record struct {
 	SRTP string `json:"srtp,omitempty"`
 	// Codecs is the codec preference, best first; absent: the best codec
 	// both sides have (G.722, then the caller's G.711).
-	Codecs    []string `json:"codecs,omitempty"`
-	CreatedAt string   `json:"created_at"`
-	UpdatedAt string   `json:"updated_at"`
+	Codecs []string `json:"codecs,omitempty"`
+	// Outbound is where the number's outbound calls go; null: none.
+	Outbound  *OutboundTrunk `json:"outbound_trunk"`
+	CreatedAt string         `json:"created_at"`
+	UpdatedAt string         `json:"updated_at"`
 }
 
 // SIPAuth is how the appliance authenticates a number's INVITEs. The
@@ -79,6 +81,7 @@ func (s *Service) view(ctx context.Context, st store.Store, n *store.PhoneNumber
 		PhoneNumberID: n.ID, TeamID: n.TeamID, PhoneNumber: n.PhoneNumber, Name: n.Name, AgentID: n.AgentID,
 		WebhookID: n.WebhookID, Origin: n.Origin, SIPHost: s.sipHost, InboundTrunkID: n.InboundTrunkID, DTMFInband: n.DTMFInband, Recording: agent.Recording{Enabled: n.Recording}, SRTP: n.SRTP, Codecs: n.Codecs,
 		SIPAuth:   SIPAuth{AuthUsername: n.AuthUsername, AllowedAddresses: n.AllowedAddresses},
+		Outbound:  outboundView(n),
 		CreatedAt: rfc3339(n.CreateTime), UpdatedAt: rfc3339(n.UpdateTime),
 	}
 	if rec.SIPAuth.AllowedAddresses == nil {

@@ -110,6 +110,20 @@ func (s *Service) update(w http.ResponseWriter, r *http.Request) error {
 			}
 		}
 
+		if f.has("outbound_trunk") {
+			if f.null("outbound_trunk") {
+				n.Outbound = store.OutboundTrunk{}
+			} else {
+				outPassword, err := s.applyOutbound(n, b.Outbound, f.sub("outbound_trunk").has)
+				if err != nil {
+					return err
+				}
+				if err := s.sealOutbound(n, outPassword); err != nil {
+					return err
+				}
+			}
+		}
+
 		if n.AgentID != "" && hook != nil {
 			param := "webhook"
 			if f.has("agent_id") && !f.has("webhook") {

@@ -35,6 +35,18 @@ type Call struct {
 	Notes     json.RawMessage
 	// NodeID is the node that holds (or held) the call; "" before fleets.
 	NodeID string
+	// Direction is "inbound" (answered) or "outbound" (placed).
+	Direction string
+	// Progress is how far an outbound call's dial got (dialing, ringing,
+	// answered, busy, no-answer, failed, canceled); SIPStatus the final
+	// status of its INVITE (0: none yet).
+	Progress  string
+	SIPStatus int
+	// MachineDetection is an outbound call's answering-machine detection
+	// (off, detect, hangup_on_machine); AnsweredBy what it heard (human,
+	// machine, unknown; "" before it decided, or without detection).
+	MachineDetection string
+	AnsweredBy       string
 }
 
 // CallQuery filters a call listing; every set field must match.
@@ -61,7 +73,8 @@ type CloseOpen struct {
 type sqlCalls struct{ q querier }
 
 const callCols = `id, team_id, phone_number_id, phone_number, from_user, to_user, sip_call_id, route, state,
-	invite_us, answer_us, end_us, ended_by, end_reason, media, notes, alive_us, node_id, channel`
+	invite_us, answer_us, end_us, ended_by, end_reason, media, notes, alive_us, node_id, channel,
+	direction, progress, sip_status, machine_detection, answered_by`
 
 func scanCall(row scanner) (*Call, error) {
 	var (
@@ -71,7 +84,8 @@ func scanCall(row scanner) (*Call, error) {
 		media, notes string
 	)
 	if err := row.Scan(&c.ID, &c.TeamID, &c.PhoneNumberID, &c.PhoneNumber, &c.From, &c.To, &c.SIPCallID, &c.Route, &c.State,
-		&inv, &ans, &end, &c.EndedBy, &c.EndReason, &media, &notes, &alive, &c.NodeID, &c.Channel); err != nil {
+		&inv, &ans, &end, &c.EndedBy, &c.EndReason, &media, &notes, &alive, &c.NodeID, &c.Channel,
+		&c.Direction, &c.Progress, &c.SIPStatus, &c.MachineDetection, &c.AnsweredBy); err != nil {
 		return nil, err
 	}
 	if alive != 0 {
@@ -90,7 +104,7 @@ func jsonOr(v json.RawMessage, empty string) string {
 }
 
 func (s sqlCalls) Create(ctx context.Context, c *Call) error {
-	_, err := s.q.ExecContext(ctx, `INSERT INTO calls(`+callCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, callArgs(c)...)
+	_, err := s.q.ExecContext(ctx, `INSERT INTO calls(`+callCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, callArgs(c)...)
 	return mapErr("create call", err)
 }
 
@@ -101,7 +115,8 @@ func callArgs(c *Call) []any {
 	}
 	return []any{c.ID, c.TeamID, c.PhoneNumberID, c.PhoneNumber, c.From, c.To, c.SIPCallID, c.Route, c.State,
 		toUS(c.InviteTime), optUS(c.AnswerTime), optUS(c.EndTime), c.EndedBy, c.EndReason,
-		jsonOr(c.Media, "{}"), jsonOr(c.Notes, "[]"), alive, c.NodeID, channelOr(c.Channel)}
+		jsonOr(c.Media, "{}"), jsonOr(c.Notes, "[]"), alive, c.NodeID, channelOr(c.Channel),
+		directionOr(c.Direction), c.Progress, c.SIPStatus, c.MachineDetection, c.AnsweredBy}
 }
 
 // channelOr is a call's channel, "sip" when unset.
@@ -112,18 +127,28 @@ func channelOr(ch string) string {
 	return ch
 }
 
+// directionOr is a call's direction, "inbound" when unset.
+func directionOr(d string) string {
+	if d == "" {
+		return "inbound"
+	}
+	return d
+}
+
 // Put inserts the record or, while the stored one is still open, replaces
 // it; a closed record is final (a late write of an older view cannot
 // reopen it). ON CONFLICT … DO UPDATE … WHERE is common to SQLite and
 // PostgreSQL.
 func (s sqlCalls) Put(ctx context.Context, c *Call) error {
-	_, err := s.q.ExecContext(ctx, `INSERT INTO calls(`+callCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
+	_, err := s.q.ExecContext(ctx, `INSERT INTO calls(`+callCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
 		ON CONFLICT (id) DO UPDATE SET team_id = excluded.team_id, phone_number_id = excluded.phone_number_id,
 		phone_number = excluded.phone_number, from_user = excluded.from_user, to_user = excluded.to_user,
 		sip_call_id = excluded.sip_call_id, route = excluded.route, state = excluded.state,
 		invite_us = excluded.invite_us, answer_us = excluded.answer_us, end_us = excluded.end_us,
 		ended_by = excluded.ended_by, end_reason = excluded.end_reason, media = excluded.media,
-		notes = excluded.notes, alive_us = excluded.alive_us, node_id = excluded.node_id, channel = excluded.channel
+		notes = excluded.notes, alive_us = excluded.alive_us, node_id = excluded.node_id, channel = excluded.channel,
+		direction = excluded.direction, progress = excluded.progress, sip_status = excluded.sip_status,
+		machine_detection = excluded.machine_detection, answered_by = excluded.answered_by
 		WHERE calls.end_us IS NULL`, callArgs(c)...)
 	return mapErr("put call", err)
 }

@@ -13,7 +13,7 @@ import (
 func testCall(i int, base time.Time) *Call {
 	c := &Call{
 		ID: fmt.Sprintf("call-%02d", i), TeamID: "default", PhoneNumberID: "pn_a", PhoneNumber: "+18005550100",
-		From: fmt.Sprintf("+1415555%04d", i%3), To: "+18005550100", SIPCallID: fmt.Sprintf("sip-%d", i), Route: "agent:ag_1", Channel: "sip",
+		From: fmt.Sprintf("+1415555%04d", i%3), To: "+18005550100", SIPCallID: fmt.Sprintf("sip-%d", i), Route: "agent:ag_1", Channel: "sip", Direction: "inbound",
 		State: "ended", InviteTime: base.Add(time.Duration(i) * time.Second), EndedBy: "caller", EndReason: "BYE",
 		Media: json.RawMessage(`{"packets_in":50}`), Notes: json.RawMessage(`[{"kind":"transcript","text":"hi"}]`),
 	}
@@ -33,6 +33,7 @@ func TestCallsCreateGetAndRestart(t *testing.T) {
 	s := openTest(t, dir)
 	base := time.Unix(1_700_000_000, 123456000).UTC()
 	in := testCall(1, base)
+	in.Direction, in.Progress, in.SIPStatus, in.MachineDetection, in.AnsweredBy = "outbound", "answered", 200, "detect", "machine"
 	require.NoError(t, s.Calls().Create(ctx, in))
 	require.ErrorIs(t, s.Calls().Create(ctx, in), ErrConflict)
 	never := testCall(3, base) // never answered

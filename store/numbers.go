@@ -9,7 +9,8 @@ import (
 type sqlNumbers struct{ q querier }
 
 const numberCols = `id, team_id, phone_number, name, origin, agent_id, webhook_id, auth_username, auth_password_enc,
-	allowed_addresses, inbound_trunk_id, create_us, update_us, dtmf_inband, recording, srtp, codecs`
+	allowed_addresses, inbound_trunk_id, create_us, update_us, dtmf_inband, recording, srtp, codecs,
+	outbound_uri, outbound_username, outbound_password_enc, outbound_caller_id`
 
 func scanNumber(row scanner) (*PhoneNumber, error) {
 	var (
@@ -20,7 +21,8 @@ func scanNumber(row scanner) (*PhoneNumber, error) {
 		recording          int64
 	)
 	if err := row.Scan(&n.ID, &n.TeamID, &n.PhoneNumber, &n.Name, &n.Origin, &agentID, &webhookID, &n.AuthUsername,
-		&n.AuthPasswordEnc, &allowed, &n.InboundTrunkID, &cUS, &uUS, &n.DTMFInband, &recording, &n.SRTP, &codecs); err != nil {
+		&n.AuthPasswordEnc, &allowed, &n.InboundTrunkID, &cUS, &uUS, &n.DTMFInband, &recording, &n.SRTP, &codecs,
+		&n.Outbound.URI, &n.Outbound.Username, &n.Outbound.PasswordEnc, &n.Outbound.CallerID); err != nil {
 		return nil, err
 	}
 	var err error
@@ -36,9 +38,10 @@ func scanNumber(row scanner) (*PhoneNumber, error) {
 }
 
 func (s sqlNumbers) Create(ctx context.Context, n *PhoneNumber, w *Webhook) error {
-	_, err := s.q.ExecContext(ctx, `INSERT INTO phone_numbers(`+numberCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+	_, err := s.q.ExecContext(ctx, `INSERT INTO phone_numbers(`+numberCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
 		n.ID, n.TeamID, n.PhoneNumber, n.Name, n.Origin, nullStr(n.AgentID), nullStr(n.WebhookID), n.AuthUsername,
-		n.AuthPasswordEnc, jsonList(n.AllowedAddresses), n.InboundTrunkID, toUS(n.CreateTime), toUS(n.UpdateTime), n.DTMFInband, boolInt(n.Recording), n.SRTP, strings.Join(n.Codecs, ","))
+		n.AuthPasswordEnc, jsonList(n.AllowedAddresses), n.InboundTrunkID, toUS(n.CreateTime), toUS(n.UpdateTime), n.DTMFInband, boolInt(n.Recording), n.SRTP, strings.Join(n.Codecs, ","),
+		n.Outbound.URI, n.Outbound.Username, n.Outbound.PasswordEnc, n.Outbound.CallerID)
 	if err != nil {
 		return mapErr("create phone number", err)
 	}
@@ -109,9 +112,11 @@ func (s sqlNumbers) List(ctx context.Context, teamID string, p Page) ([]*PhoneNu
 
 func (s sqlNumbers) Update(ctx context.Context, n *PhoneNumber) error {
 	res, err := s.q.ExecContext(ctx, `UPDATE phone_numbers SET phone_number=?, name=?, agent_id=?, webhook_id=?, auth_username=?,
-		auth_password_enc=?, allowed_addresses=?, update_us=?, dtmf_inband=?, recording=?, srtp=?, codecs=? WHERE id=?`,
+		auth_password_enc=?, allowed_addresses=?, update_us=?, dtmf_inband=?, recording=?, srtp=?, codecs=?,
+		outbound_uri=?, outbound_username=?, outbound_password_enc=?, outbound_caller_id=? WHERE id=?`,
 		n.PhoneNumber, n.Name, nullStr(n.AgentID), nullStr(n.WebhookID), n.AuthUsername, n.AuthPasswordEnc,
-		jsonList(n.AllowedAddresses), toUS(n.UpdateTime), n.DTMFInband, boolInt(n.Recording), n.SRTP, strings.Join(n.Codecs, ","), n.ID)
+		jsonList(n.AllowedAddresses), toUS(n.UpdateTime), n.DTMFInband, boolInt(n.Recording), n.SRTP, strings.Join(n.Codecs, ","),
+		n.Outbound.URI, n.Outbound.Username, n.Outbound.PasswordEnc, n.Outbound.CallerID, n.ID)
 	return affected("update phone number", res, err)
 }
 

@@ -26,6 +26,14 @@ func TestRouteReadsNumberAndWebhookTogether(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "ag_1", n.AgentID)
 	require.Nil(t, w)
+	require.Equal(t, OutboundTrunk{}, n.Outbound)
+
+	// The outbound trunk is read with the number and written by Update.
+	n.Outbound = OutboundTrunk{URI: "sip:carrier.test:5060;transport=tcp", Username: "acct", PasswordEnc: "sealed", CallerID: "+14155550100"}
+	require.NoError(t, s.Numbers().Update(ctx, n))
+	n, _, err = s.Numbers().Route(ctx, "+14155550100")
+	require.NoError(t, err)
+	require.Equal(t, OutboundTrunk{URI: "sip:carrier.test:5060;transport=tcp", Username: "acct", PasswordEnc: "sealed", CallerID: "+14155550100"}, n.Outbound)
 
 	n, w, err = s.Numbers().Route(ctx, "+14155550101")
 	require.NoError(t, err)

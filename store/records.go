@@ -63,9 +63,22 @@ type PhoneNumber struct {
 	SRTP string
 	// Codecs is the number's codec preference, best first (empty: the
 	// best codec both sides have).
-	Codecs     []string
+	Codecs []string
+	// Outbound is the number's outbound trunk (the calls it places).
+	Outbound   OutboundTrunk
 	CreateTime time.Time
 	UpdateTime time.Time
+}
+
+// OutboundTrunk is where a number's outbound calls go: URI is the SIP URI
+// of the carrier's trunk ("" when the number places no calls through
+// one), Username and PasswordEnc answer its digest challenge, CallerID is
+// the From user of the INVITE ("" for the number itself).
+type OutboundTrunk struct {
+	URI         string
+	Username    string
+	PasswordEnc string // sealed with the master key; never plaintext
+	CallerID    string
 }
 
 // Webhook receives realtime.call.incoming events for one phone number.
