@@ -239,6 +239,9 @@ func (c *Call) run(ctx context.Context) {
 	}
 	defer conv.Close()
 	c.format = conv.Format()
+	if c.format.Encoding == EncodingLeg {
+		c.format = legFormat(c.leg)
+	}
 	ks := conv.Keypad()
 	inband := opts.Inband
 	if ks.Inband != "" {

@@ -335,6 +335,51 @@ func TestAudioPaths(t *testing.T) {
 	}
 }
 
+// TestLegFormat: a conversation asking for the leg's own format (the line
+// test) gets a G.711 leg's bytes passed through, and PCM16 at the rate of a
+// leg without G.711, unresampled; Phone.Format says what it got.
+func TestLegFormat(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	frame := make([]int16, 160)
+	for i := range frame {
+		frame[i] = int16(i * 100)
+	}
+	pcma := media.PCMA.EncodeFrame(nil, frame)
+	for _, tc := range []struct {
+		codec string
+		want  AudioFormat
+	}{
+		{EncodingPCMA, AudioFormat{Encoding: EncodingPCMA, Rate: 8000}},
+		{"", PCM16(8000)},
+	} {
+		t.Run(tc.want.Encoding, func(t *testing.T) {
+			leg := newFakeLeg(tc.codec, Route{AgentID: "ag_1"})
+			conv := &fakeConv{format: LegFormat}
+			var got AudioFormat
+			conv.run = func(_ context.Context, p Phone) error {
+				got = p.Format()
+				if leg.opts.Passthrough {
+					leg.sink.Coded(pcma)
+				} else {
+					leg.sink.Audio(frame)
+				}
+				p.Play("it", conv.audio[0])
+				return Hangup("done")
+			}
+			runCall(t, leg, conv, nil, Options{})
+			require.Equal(t, tc.want, got)
+			require.Equal(t, tc.codec != "", leg.opts.Passthrough)
+			if tc.codec != "" {
+				require.Equal(t, [][]byte{pcma}, conv.audio)
+				require.Equal(t, pcma, leg.coded)
+				return
+			}
+			require.Equal(t, [][]byte{media.AppendPCM16LE(nil, frame)}, conv.audio)
+			require.Equal(t, frame, leg.played, "nothing resampled")
+		})
+	}
+}
+
 // TestInbandPrecedence: the number's dtmf_inband wins over the
 // conversation's, which wins over the appliance's.
 func TestInbandPrecedence(t *testing.T) {

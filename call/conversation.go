@@ -59,7 +59,23 @@ const (
 	EncodingPCM16 = "pcm16"
 	EncodingPCMU  = "pcmu"
 	EncodingPCMA  = "pcma"
+	// EncodingLeg asks for the leg's own audio (LegFormat): the call
+	// resolves it once the leg is known, so Phone.Format never returns it.
+	EncodingLeg = "leg"
 )
+
+// LegFormat is the format of a conversation that takes whatever the leg
+// speaks (the line test): the leg's G.711 passed through as it is, or PCM16
+// at the leg's rate. Nothing is resampled, encoded or decoded for it.
+var LegFormat = AudioFormat{Encoding: EncodingLeg}
+
+// legFormat is the leg's own audio format.
+func legFormat(l Leg) AudioFormat {
+	if c := l.Codec(); c != "" {
+		return AudioFormat{Encoding: c, Rate: 8000}
+	}
+	return PCM16(l.Rate())
+}
 
 // PCM16 is PCM16 little-endian mono at rate.
 func PCM16(rate int) AudioFormat { return AudioFormat{Encoding: EncodingPCM16, Rate: rate} }

@@ -10,8 +10,9 @@ import (
 
 // Loopback is the line-test conversation (the agent engine "loopback"):
 // the caller hears their own audio after a fixed delay. It checks a
-// deployment end to end (SIP, RTP both ways, both resamplers, the pacer)
-// without any model.
+// deployment end to end (SIP, RTP both ways, the jitter buffer, the pacer)
+// without any model. It takes the leg's own audio (call.LegFormat): a G.711
+// caller's bytes are passed through untouched, nothing is resampled.
 type Loopback struct {
 	// Record asks for the line test to be recorded (the agent's setting).
 	Record bool
@@ -21,8 +22,8 @@ type Loopback struct {
 }
 
 type echoFrame struct {
-	at  time.Time
-	pcm []byte
+	at    time.Time
+	audio []byte
 }
 
 // DefaultLoopbackDelay is the loopback's delay: long enough to hear
@@ -43,8 +44,8 @@ func NewLoopback(delay time.Duration) *Loopback {
 	return e
 }
 
-// Format is PCM16 at 24 kHz: the line test crosses both resamplers.
-func (e *Loopback) Format() call.AudioFormat { return call.PCM16(modelRate) }
+// Format is the leg's own: the caller hears exactly what they sent.
+func (e *Loopback) Format() call.AudioFormat { return call.LegFormat }
 
 // Keypad is the default policy; the loopback ignores keys.
 func (e *Loopback) Keypad() call.KeypadSettings { return call.KeypadSettings{} }
@@ -63,15 +64,15 @@ func (e *Loopback) Prepare(context.Context, call.Phone) error { return nil }
 
 // Audio queues a copy of the frame; when the queue is full the frame is
 // dropped rather than blocking the media goroutine.
-func (e *Loopback) Audio(pcm []byte) {
+func (e *Loopback) Audio(audio []byte) {
 	var buf []byte
 	select {
 	case buf = <-e.free:
 	default:
 	}
-	buf = append(buf[:0], pcm...)
+	buf = append(buf[:0], audio...)
 	select {
-	case e.queue <- echoFrame{at: time.Now(), pcm: buf}:
+	case e.queue <- echoFrame{at: time.Now(), audio: buf}:
 	default:
 	}
 }
@@ -96,9 +97,9 @@ func (e *Loopback) Run(ctx context.Context, p call.Phone) error {
 			case <-t.C:
 			}
 		}
-		p.Play("loopback", f.pcm)
+		p.Play("loopback", f.audio)
 		select {
-		case e.free <- f.pcm:
+		case e.free <- f.audio:
 		default:
 		}
 	}
