@@ -16,6 +16,7 @@ import (
 
 	"switchboard/dtmf"
 	"switchboard/media"
+	"switchboard/media/opus"
 	"switchboard/sip"
 )
 
@@ -45,8 +46,9 @@ type SIPLegOptions struct {
 const noPortsRetryAfter = 5 * time.Second
 
 // SIPLeg is a Leg over a SIP dialog (package sip) and its RTP media
-// (package media): the SDP-negotiated G.711 codec at 8 kHz, keys as RFC
-// 4733 events, SIP INFO or in-band tones, re-INVITE and UPDATE followed
+// (package media): the SDP-negotiated codec (G.711 at 8 kHz, G.722 at
+// 16 kHz, Opus decoded at and encoded from 24 kHz), keys as RFC 4733
+// events, SIP INFO or in-band tones, re-INVITE and UPDATE followed
 // (address, codec, ptime, hold), REFER for transfers.
 type SIPLeg struct {
 	in   *sip.InboundCall
@@ -71,6 +73,13 @@ type SIPLeg struct {
 	enc    *media.G722Encoder
 	encBuf []byte
 	encOdd []int16 // a sample left over from an odd-length write
+
+	// Opus: the session decodes to and encodes from 24 kHz with these.
+	opus     bool
+	opusEnc  *opus.Encoder
+	opusDec  *opus.Decoder
+	down     *media.Resampler // to 8 kHz for the in-band detector (wide legs)
+	inbandPC []int16
 
 	mu       sync.Mutex
 	started  bool
@@ -99,12 +108,13 @@ func NewSIPLeg(in *sip.InboundCall, opts SIPLegOptions) *SIPLeg {
 		info.Route.NumberID, info.Route.PhoneNumber = r.NumberID, r.PhoneNumber
 	}
 	l := &SIPLeg{in: in, opts: opts, log: in.Logger(), info: info}
-	if c, ok := media.CodecByPayloadType(in.Offer().Codec.PayloadType); ok {
+	if c, ok := mediaCodec(in.Offer().Codec); ok {
 		l.codec.Store(&c)
 	} else {
 		l.codec.Store(&media.PCMU)
 	}
 	l.wide = l.codec.Load().IsG722()
+	l.opus = l.codec.Load().IsOpus()
 	return l
 }
 
@@ -121,19 +131,22 @@ func (l *SIPLeg) Info() LegInfo { return l.info }
 func (l *SIPLeg) Context() context.Context { return l.in.Context() }
 
 // Rate is the audio rate of the negotiated codec: 8 kHz for G.711,
-// 16 kHz for G.722.
+// 16 kHz for G.722, 24 kHz for Opus (decoded at the model's rate).
 func (l *SIPLeg) Rate() int {
-	if l.wide {
+	switch {
+	case l.wide:
 		return media.G722Rate
+	case l.opus:
+		return opusRate
 	}
 	return media.ClockRate
 }
 
 // Codec is the negotiated G.711 codec, EncodingPCMU or EncodingPCMA, for
-// a passthrough; "" for G.722 (nothing to pass through).
+// a passthrough; "" for G.722 and Opus (nothing to pass through).
 func (l *SIPLeg) Codec() string {
 	switch {
-	case l.wide:
+	case l.wide, l.opus:
 		return ""
 	case l.codec.Load().PayloadType == media.PCMA.PayloadType:
 		return EncodingPCMA
@@ -153,9 +166,18 @@ func (l *SIPLeg) Start(sink LegSink, opts LegOptions) error {
 	if inband == "" {
 		inband = InbandAuto
 	}
-	// In-band detection works on 8 kHz audio: a G.722 caller's keys come
-	// as RFC 4733 events or SIP INFO.
-	l.keys = dtmf.NewSources(!l.wide && (inband == InbandOn || (inband != InbandOff && offer.DTMFPayloadType == 0)), sink.Key)
+	// In-band detection works on 8 kHz audio: a wideband leg's audio is
+	// resampled for it.
+	l.keys = dtmf.NewSources(inband == InbandOn || (inband != InbandOff && offer.DTMFPayloadType == 0), sink.Key)
+	if offer.DTMFClockRate != 0 {
+		l.keys.SetClockRate(int(offer.DTMFClockRate))
+	}
+	if l.keys.Inband() && l.Rate() != media.ClockRate {
+		if l.down, err = media.NewResampler(l.Rate(), media.ClockRate); err != nil {
+			pair.Close()
+			return err
+		}
+	}
 	so := media.SessionOptions{
 		Codec: *l.codec.Load(), Ptime: offer.Ptime, JitterDelay: l.opts.JitterDelay, EventPayloadType: offer.DTMFPayloadType,
 		Remote: offer.RemoteAddr, MediaTimeout: l.opts.MediaTimeout, Logger: l.log,
@@ -163,6 +185,14 @@ func (l *SIPLeg) Start(sink LegSink, opts LegOptions) error {
 		OnAudio: l.onAudio, OnTimeout: l.onTimeout, OnEvent: l.onEvent, Tap: opts.Tap,
 	}
 	switch {
+	case l.opus:
+		// The session keeps Opus packets, decodes them at 24 kHz (with
+		// loss concealment) and encodes the 24 kHz playout.
+		if err := l.openOpus(offer.Codec); err != nil {
+			pair.Close()
+			return err
+		}
+		so.Decoder, so.Encoder, so.OnAudio = l.opusDec, l.opusEnc, l.onOpus
 	case l.wide:
 		// The session keeps G.722's bytes (one per RTP tick, like G.711);
 		// the leg decodes them in order, frame by frame, and encodes what
@@ -180,6 +210,7 @@ func (l *SIPLeg) Start(sink LegSink, opts LegOptions) error {
 	sess, err := media.NewSession(pair, so)
 	if err != nil {
 		pair.Close()
+		l.closeOpus()
 		return err
 	}
 	if offer.DTMFPayloadType != 0 && !l.in.DelayedOffer() {
@@ -206,7 +237,7 @@ func (l *SIPLeg) Start(sink LegSink, opts LegOptions) error {
 }
 
 func (l *SIPLeg) startSender(sess *media.Session, p sip.MediaParams) {
-	l.sender = dtmf.NewSender(p.DTMFPayloadType, dtmf.SendOptions{Interval: p.Ptime})
+	l.sender = dtmf.NewSender(p.DTMFPayloadType, dtmf.SendOptions{Interval: p.Ptime, ClockRate: int(p.DTMFClockRate)})
 	sess.Pacer().SetEventSource(l.sender)
 }
 
@@ -359,7 +390,9 @@ func (l *SIPLeg) Close() error {
 	if l.sender != nil {
 		l.sender.Close()
 	}
-	return sess.Close()
+	err := sess.Close()
+	l.closeOpus()
+	return err
 }
 
 // onAudio runs on the media goroutine for every inbound frame.
@@ -377,19 +410,6 @@ func (l *SIPLeg) onPayload(payload []byte, _ media.FrameStatus) {
 		l.keys.Audio(nil, time.Now()) // closes RFC 4733 events that lost their end
 	}
 	l.sink.Coded(payload)
-}
-
-// onG722 runs on the media goroutine for every inbound frame of a G.722
-// call: received frames are decoded in order; a frame the jitter buffer
-// filled (loss) plays as silence and leaves the decoder's state alone.
-func (l *SIPLeg) onG722(payload []byte, st media.FrameStatus) {
-	l.keys.Audio(nil, time.Now()) // closes RFC 4733 events that lost their end
-	if st == media.FramePlayed {
-		l.decBuf = l.dec.Decode(l.decBuf[:0], payload)
-	} else {
-		l.decBuf = append(l.decBuf[:0], make([]int16, 2*len(payload))...)
-	}
-	l.sink.Audio(l.decBuf)
 }
 
 // onEvent takes telephone-event packets (media reader goroutine).
@@ -433,8 +453,8 @@ func (l *SIPLeg) applyMedia(p sip.MediaParams) {
 		l.log.Warn().Err(err).Msg("srtp keys not applied")
 	}
 	// The audio rate is the call's for its whole life: the SIP side
-	// refuses a re-offer between G.722 and G.711.
-	if codec, ok := media.CodecByPayloadType(p.Codec.PayloadType); ok && codec.IsG722() == l.wide {
+	// keeps a re-offer to codecs of the call's rate.
+	if codec, ok := mediaCodec(p.Codec); ok && codec.AudioRate() == l.codec.Load().AudioRate() {
 		l.codec.Store(&codec)
 		sess.SetCodec(codec)
 	}

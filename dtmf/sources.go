@@ -30,6 +30,15 @@ func NewSources(inband bool, out func(Event)) *Sources {
 	return s
 }
 
+// SetClockRate follows the RTP clock rate of the negotiated
+// telephone-event (its a=rtpmap rate: 8000, or 48000 beside Opus), which
+// the event durations count in. Call it before the first packet.
+func (s *Sources) SetClockRate(rate int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.receiver = NewReceiver(ReceiverOptions{ClockRate: rate})
+}
+
 // Inband reports whether tones in the audio are detected.
 func (s *Sources) Inband() bool { return s.detector != nil }
 

@@ -37,6 +37,7 @@ type Codec struct {
 	ClockRate int
 	ulaw      bool
 	g722      bool
+	opus      bool
 }
 
 // G722 is G.722 at 64 kbit/s, payload type 9: 16 kHz audio on an RTP
@@ -46,11 +47,17 @@ var G722 = Codec{PayloadType: PayloadTypeG722, Name: "G722", ClockRate: ClockRat
 // IsG722 reports whether c is G.722.
 func (c Codec) IsG722() bool { return c.g722 }
 
+// IsOpus reports whether c is Opus.
+func (c Codec) IsOpus() bool { return c.opus }
+
 // AudioRate is the sampling rate of c's audio: 16000 for G.722, 8000 for
-// G.711.
+// G.711, 48000 for Opus (whose decoder renders any of its rates).
 func (c Codec) AudioRate() int {
-	if c.g722 {
+	switch {
+	case c.g722:
 		return G722Rate
+	case c.opus:
+		return OpusClockRate
 	}
 	return ClockRate
 }

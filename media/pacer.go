@@ -47,6 +47,10 @@ type PacerOptions struct {
 	// Tap, when set, sees every frame slot: the bytes sent, an event, or
 	// nothing while paused.
 	Tap Tap
+	// Encoder, when set (Opus), encodes each frame: the pacer reads a
+	// ptime of PCM at its rate from the Playout and sends one packet,
+	// timestamps advancing at Codec's clock rate; the tap sees the PCM.
+	Encoder FrameEncoder
 }
 
 // Pacer sends one RTP packet per ptime on a drift-free schedule: frame n
@@ -68,6 +72,9 @@ type Pacer struct {
 	stats    *Stats
 	events   EventSource
 	tap      Tap
+	enc      FrameEncoder
+	tsStep   int     // RTP ticks per frame
+	pcm      []int16 // the frame being encoded (Encoder only)
 
 	started bool
 	start   time.Time
@@ -104,7 +111,7 @@ func NewPacer(w PacketWriter, src *Playout, opts PacerOptions) (*Pacer, error) {
 		opts.MaxCatchUp = 5
 	}
 	p := &Pacer{
-		w: w, src: src, codec: opts.Codec, now: opts.Now, maxCatch: opts.MaxCatchUp, stats: opts.Stats, tap: opts.Tap,
+		w: w, src: src, codec: opts.Codec, now: opts.Now, maxCatch: opts.MaxCatchUp, stats: opts.Stats, tap: opts.Tap, enc: opts.Encoder,
 		ssrc: opts.SSRC, seq: uint16(rand.Uint32()), ts: rand.Uint32(), marker: true,
 		payload: make([]byte, 0, 480),
 	}
@@ -131,6 +138,17 @@ func checkPtime(d time.Duration) error {
 func (p *Pacer) setPtime(d time.Duration) {
 	p.ptime = d
 	p.frame = samplesOf(d)
+	p.tsStep = p.frame
+	if p.enc != nil {
+		p.frame = int(d * time.Duration(p.enc.Rate()) / time.Second)
+		p.tsStep = int(d * time.Duration(p.codec.ClockRate) / time.Second)
+		if cap(p.pcm) < p.frame {
+			p.pcm = make([]int16, 0, p.frame)
+		}
+		if cap(p.payload) < maxPacket {
+			p.payload = make([]byte, 0, maxPacket)
+		}
+	}
 }
 
 // String names the stage, e.g. "Pacer(PCMU 20ms)".
@@ -231,7 +249,7 @@ func (p *Pacer) Tick(now time.Time) (next time.Time, err error) {
 		}
 		if behind := int64(now.Sub(due) / p.ptime); behind >= int64(p.maxCatch) {
 			p.n += behind
-			p.ts += uint32(behind) * uint32(p.frame)
+			p.ts += uint32(behind) * uint32(p.tsStep)
 			p.marker = true
 			continue
 		}
@@ -246,7 +264,7 @@ func (p *Pacer) Tick(now time.Time) (next time.Time, err error) {
 // at due.
 func (p *Pacer) sendFrame(due time.Time) error {
 	ts := p.ts
-	p.ts += uint32(p.frame)
+	p.ts += uint32(p.tsStep)
 	if p.paused {
 		if p.tap != nil {
 			p.tap.Outbound(Frame{At: due, Samples: p.frame, Codec: p.codec})
@@ -263,6 +281,9 @@ func (p *Pacer) sendFrame(due time.Time) error {
 			return p.write(pt, m, evTS, payload)
 		}
 	}
+	if p.enc != nil {
+		return p.sendEncoded(due, ts)
+	}
 	// PCM is encoded here; a coded queue (passthrough) hands its bytes
 	// over as they are, or transcoded after a switch to the other G.711.
 	var speech bool
@@ -274,6 +295,26 @@ func (p *Pacer) sendFrame(due time.Time) error {
 	p.talking = speech
 	if p.tap != nil {
 		p.tap.Outbound(Frame{At: due, Samples: p.frame, Coded: tapCoded(p.codec, p.payload), Codec: p.codec, Speech: speech})
+	}
+	return p.write(p.codec.PayloadType, marker, ts, p.payload)
+}
+
+// sendEncoded sends the frame of an Encoder (Opus): a ptime of queued PCM,
+// or of silence, coded into one packet.
+func (p *Pacer) sendEncoded(due time.Time, ts uint32) error {
+	var speech bool
+	p.pcm, speech = p.src.Read(p.pcm[:0], p.frame)
+	marker := speech && (!p.talking || p.marker)
+	if speech {
+		p.marker = false
+	}
+	p.talking = speech
+	if p.tap != nil {
+		p.tap.Outbound(Frame{At: due, Samples: p.frame, PCM: p.pcm, Codec: p.codec, Speech: speech})
+	}
+	var err error
+	if p.payload, err = p.enc.Encode(p.payload[:0], p.pcm); err != nil {
+		return fmt.Errorf("pacer encode: %w", err)
 	}
 	return p.write(p.codec.PayloadType, marker, ts, p.payload)
 }
@@ -323,5 +364,5 @@ func (p *Pacer) rtpTimeAt(now time.Time) uint32 {
 		return p.ts
 	}
 	due := p.start.Add(time.Duration(p.n) * p.ptime)
-	return p.ts - uint32(samplesOf(due.Sub(now)))
+	return p.ts - uint32(int64(due.Sub(now))*int64(p.tsStep)/int64(p.ptime))
 }

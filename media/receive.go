@@ -50,6 +50,9 @@ func (s *Session) handleRTP(p *rtp.Packet, src netip.AddrPort, size int) {
 	_, audio := CodecByPayloadType(p.PayloadType)
 	event := p.PayloadType == s.opts.EventPayloadType
 	s.mu.Lock()
+	if s.pktJB != nil { // Opus: its dynamic payload type only
+		audio = p.PayloadType == s.codecPT && !event
+	}
 	expected := p.PayloadType == s.codecPT || p.PayloadType == s.opts.Codec.PayloadType || event
 	why := s.latch.check(src, p.SSRC, expected, now)
 	if why == latchStranger {

@@ -19,7 +19,17 @@ type SessionOptions struct {
 	// Codec is the negotiated G.711 variant for sending (default PCMU).
 	// Inbound audio may use either PCMU or PCMA per packet. With
 	// Passthrough it is also the consumer's codec for the session's life.
+	// Opus (OpusCodec) makes a packet session: see Decoder.
 	Codec Codec
+	// Decoder and Encoder are the codec of an Opus session (both
+	// required): the session keeps whole packets (PacketJitterBuffer),
+	// decodes them after the jitter buffer (concealing a lost one from the
+	// next packet's FEC data or by the decoder's PLC) and hands OnAudio
+	// PCM at Decoder's rate; its Playout holds PCM at Encoder's rate,
+	// which the pacer encodes one packet per ptime. The Tap still sees
+	// 8 kHz frames (resampled for it, outbound encoded to PCMU).
+	Decoder FrameDecoder
+	Encoder FrameEncoder
 	// Ptime is the packet and frame interval, 10–60 ms (default 20 ms).
 	Ptime time.Duration
 	// JitterDelay is the jitter buffer's target delay (default 40 ms).
@@ -77,9 +87,9 @@ type SessionOptions struct {
 	// frame cadence on the media goroutine, from the first received packet
 	// on (passthrough only). The slice is reused after the call returns.
 	OnPayload func(payload []byte, status FrameStatus)
-	// OnAudio receives each inbound frame (ptime of 8 kHz PCM) at frame
-	// cadence on the session's media goroutine, from the first received
-	// packet on. The slice is reused after the call returns. With
+	// OnAudio receives each inbound frame (ptime of 8 kHz PCM; in an Opus
+	// session each packet's PCM at the Decoder's rate) at frame cadence on
+	// the session's media goroutine, from the first received packet on. The slice is reused after the call returns. With
 	// Passthrough it is optional: set, each frame is decoded for it after
 	// OnPayload has had the bytes; nil, nothing is decoded.
 	OnAudio func(pcm []int16, status FrameStatus)
@@ -119,9 +129,11 @@ type Session struct {
 	remote     netip.AddrPort
 	remoteRTCP netip.AddrPort
 	latch      sourceLatch
-	codecPT    uint8              // the negotiated audio payload type (SetCodec)
-	pcmJB      *JitterBuffer      // nil in passthrough
-	codedJB    *CodedJitterBuffer // set in passthrough
+	codecPT    uint8               // the negotiated audio payload type (SetCodec)
+	pcmJB      *JitterBuffer       // nil in passthrough
+	codedJB    *CodedJitterBuffer  // set in passthrough
+	pktJB      *PacketJitterBuffer // set in an Opus session
+	tap        Tap                 // opts.Tap, behind a RateTap in an Opus session
 	rx         rxStats
 	report     reportState
 	ptimeCh    chan struct{}
@@ -166,8 +178,15 @@ func NewSession(pair *PortPair, opts SessionOptions) (*Session, error) {
 	s := &Session{opts: opts, pair: pair, log: opts.Logger, now: opts.Now, playout: NewPlayout(),
 		timeout: opts.MediaTimeout, outBuf: make([]byte, 1500), ptimeCh: make(chan struct{}, 1), wakeCh: make(chan struct{}, 1)}
 	jopts := JitterOptions{Ptime: opts.Ptime, Delay: opts.JitterDelay}
+	s.tap = opts.Tap
 	var err error
-	if opts.Passthrough {
+	pacerTap := opts.Tap
+	if opts.Codec.opus {
+		if err = s.packetMode(jopts); err != nil {
+			return nil, fmt.Errorf("new session: %w", err)
+		}
+		pacerTap = s.tap
+	} else if opts.Passthrough {
 		s.playout = NewCodedPlayout(opts.Codec)
 		s.codedJB, err = NewCodedJitterBuffer(opts.Codec, jopts)
 	} else {
@@ -184,12 +203,13 @@ func NewSession(pair *PortPair, opts SessionOptions) (*Session, error) {
 		s.srtp.Store(st)
 		s.encBuf = make([]byte, 1500+st.authTagOverRTP)
 	}
-	s.pacer, err = NewPacer(s, s.playout, PacerOptions{Codec: opts.Codec, Ptime: opts.Ptime, Now: opts.Now, Stats: &s.stats, Tap: opts.Tap})
+	s.pacer, err = NewPacer(s, s.playout, PacerOptions{Codec: opts.Codec, Ptime: opts.Ptime, Now: opts.Now, Stats: &s.stats, Tap: pacerTap, Encoder: opts.Encoder})
 	if err != nil {
 		return nil, fmt.Errorf("new session: %w", err)
 	}
 	s.latch = newSourceLatch(opts.RelatchAfter, opts.NATGrace)
 	s.codecPT = opts.Codec.PayloadType
+	s.stats.clock, s.rx.clock = opts.Codec.ClockRate, opts.Codec.ClockRate
 	s.latch.signal(opts.Remote)
 	s.setRemoteLocked(opts.Remote)
 	s.lastRTP.Store(s.now().UnixNano())
@@ -228,6 +248,10 @@ func (s *Session) String() string {
 		wire = "SRTP(" + st.keys.Suite + ") -> RTP"
 		out = "RTP -> SRTP(" + st.keys.Suite + ")"
 	}
+	if s.pktJB != nil {
+		return fmt.Sprintf("%s -> %s -> Opus(decode %dk) | %s -> Opus(encode %dk) -> %s -> %s", wire, jb,
+			s.opts.Decoder.Rate()/1000, s.playout, s.opts.Encoder.Rate()/1000, s.pacer, out)
+	}
 	if !s.opts.Passthrough {
 		return fmt.Sprintf("%s -> G711(decode) -> %s | %s -> %s -> %s", wire, jb, s.playout, s.pacer, out)
 	}
@@ -254,6 +278,9 @@ type jitter interface {
 func (s *Session) jitter() jitter {
 	if s.codedJB != nil {
 		return s.codedJB
+	}
+	if s.pktJB != nil {
+		return s.pktJB
 	}
 	return s.pcmJB
 }
@@ -318,6 +345,9 @@ func (s *Session) SetSRTP(keys *SRTPKeys) error {
 func (s *Session) SetCodec(c Codec) {
 	s.mu.Lock()
 	s.codecPT = c.PayloadType
+	if s.pktJB != nil && c.opus {
+		s.pktJB.codec = c
+	}
 	s.mu.Unlock()
 	s.pacer.SetCodec(c)
 }
@@ -403,6 +433,9 @@ func (s *Session) run(ctx context.Context) {
 	s.mu.Unlock()
 	var inN int64
 	in := &inFrame{pcm: make([]int16, 0, 480), coded: make([]byte, 0, 480)}
+	if s.pktJB != nil {
+		in.pcm, in.coded = make([]int16, 0, opusMaxSamples), make([]byte, 0, maxPacket)
+	}
 	nextReport := start.Add(s.reportInterval())
 	timer := time.NewTimer(0)
 	defer timer.Stop()
@@ -447,6 +480,9 @@ func (s *Session) run(ctx context.Context) {
 type inFrame struct {
 	pcm   []int16
 	coded []byte
+	// credit is the RTP ticks an Opus session owes its consumer: each
+	// frame tick adds a ptime, each packet delivered takes its length.
+	credit int
 }
 
 // deliver pops the frame that is due and hands it to the callbacks: PCM
@@ -454,6 +490,10 @@ type inFrame struct {
 // is set, their decoding to it. Until the first packet (FrameIdle) nothing
 // is called.
 func (s *Session) deliver(in *inFrame, due time.Time) {
+	if s.pktJB != nil {
+		s.deliverPackets(in, due)
+		return
+	}
 	var st FrameStatus
 	s.mu.Lock()
 	if s.codedJB != nil {

@@ -28,6 +28,9 @@ type Stats struct {
 	rtt                  atomic.Int64 // nanoseconds, from the peer's DLSR
 	latches              atomic.Uint64
 	strangers            atomic.Uint64
+	// clock is the RTP clock rate of the timestamps (0: 8000); set
+	// before the session's goroutines start.
+	clock int
 }
 
 // StatsSnapshot is a consistent-enough copy of Stats for logs, metrics and
@@ -93,14 +96,14 @@ func (s *Stats) Snapshot() StatsSnapshot {
 		SSRCChanges:        s.ssrcChanges.Load(),
 		Resyncs:            s.resyncs.Load(),
 		Ignored:            s.ignored.Load(),
-		Jitter:             tsDuration(s.jitter.Load()),
+		Jitter:             tsDuration(s.jitter.Load(), s.clock),
 		Latches:            s.latches.Load(),
 		Strangers:          s.strangers.Load(),
 		RTCPIn:             s.rtcpIn.Load(),
 		RTCPOut:            s.rtcpOut.Load(),
 		RemoteFractionLost: float64(s.remoteFractionLost.Load()) / 256,
 		RemoteLost:         s.remoteLost.Load(),
-		RemoteJitter:       tsDuration(s.remoteJitter.Load()),
+		RemoteJitter:       tsDuration(s.remoteJitter.Load(), s.clock),
 		RTT:                time.Duration(s.rtt.Load()),
 	}
 }
@@ -139,8 +142,11 @@ func (s *Stats) CountOut(n int) {
 	s.bytesOut.Add(uint64(n))
 }
 
-func tsDuration(ts uint32) time.Duration {
-	return time.Duration(ts) * time.Second / ClockRate
+func tsDuration(ts uint32, clock int) time.Duration {
+	if clock <= 0 {
+		clock = ClockRate
+	}
+	return time.Duration(ts) * time.Second / time.Duration(clock)
 }
 
 // rxStats follows one inbound SSRC the way RFC 3550 appendix A.1, A.3 and
@@ -164,6 +170,7 @@ type rxStats struct {
 	carryExpected  uint64 // expected packets of earlier SSRCs
 	arrivalEpoch   time.Time
 	haveTransition bool
+	clock          int // RTP clock rate (0: 8000), kept across SSRCs
 }
 
 // update takes one packet arriving at now. It returns true when the SSRC
@@ -177,7 +184,7 @@ func (r *rxStats) update(ssrc uint32, seq uint16, ts uint32, now time.Time) bool
 			cl, ce = r.carryLost+r.lost(), r.carryExpected+r.expected()
 		}
 		*r = rxStats{started: true, ssrc: ssrc, baseSeq: uint32(seq), maxSeq: seq, arrivalEpoch: now,
-			carryLost: cl, carryExpected: ce}
+			carryLost: cl, carryExpected: ce, clock: r.clock}
 	} else if d := seq - r.maxSeq; d != 0 && d < 0x8000 {
 		if seq < r.maxSeq {
 			r.cycles += 1 << 16
@@ -186,7 +193,11 @@ func (r *rxStats) update(ssrc uint32, seq uint16, ts uint32, now time.Time) bool
 	}
 	r.received++
 	// Arrival in RTP timestamp units relative to a per-stream epoch.
-	arrival := int64(now.Sub(r.arrivalEpoch) * ClockRate / time.Second)
+	clock := r.clock
+	if clock <= 0 {
+		clock = ClockRate
+	}
+	arrival := int64(now.Sub(r.arrivalEpoch) * time.Duration(clock) / time.Second)
 	transit := arrival - int64(ts)
 	if r.haveTransition {
 		d := transit - r.transit

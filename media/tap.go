@@ -47,3 +47,59 @@ func tapCoded(c Codec, b []byte) []byte {
 	}
 	return b
 }
+
+// RateTap adapts a Tap to a leg whose PCM is not at 8 kHz (Opus at
+// 24 kHz): it resamples the PCM of each frame to 8 kHz and encodes
+// outbound frames to PCMU, which is what the taps read (health reads
+// the level of the bytes sent, a recording mixes 8 kHz). Frames without
+// PCM (passthrough bytes, events, silence while held) pass with their
+// length converted. Inbound and outbound each have their own resampler
+// and buffers, so the two may run on different goroutines; neither
+// allocates once warm.
+type RateTap struct {
+	tap           Tap
+	inRate        int
+	outRate       int
+	in, out       *Resampler
+	inBuf, outBuf []int16
+	outCoded      []byte
+}
+
+var _ Tap = (*RateTap)(nil)
+
+// NewRateTap returns a tap taking inbound PCM at inRate and outbound PCM
+// at outRate, feeding tap.
+func NewRateTap(tap Tap, inRate, outRate int) (*RateTap, error) {
+	t := &RateTap{tap: tap, inRate: inRate, outRate: outRate}
+	var err error
+	if t.in, err = NewResampler(inRate, ClockRate); err != nil {
+		return nil, err
+	}
+	if t.out, err = NewResampler(outRate, ClockRate); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// Inbound resamples f's PCM to 8 kHz and hands it on.
+func (t *RateTap) Inbound(f Frame) {
+	if f.PCM != nil {
+		t.inBuf = t.in.Process(t.inBuf[:0], f.PCM)
+		f.PCM, f.Samples = t.inBuf, len(t.inBuf)
+	} else if f.Coded == nil {
+		f.Samples = f.Samples * ClockRate / t.inRate
+	}
+	t.tap.Inbound(f)
+}
+
+// Outbound resamples f's PCM to 8 kHz, encodes it to PCMU and hands it on.
+func (t *RateTap) Outbound(f Frame) {
+	if f.PCM != nil {
+		t.outBuf = t.out.Process(t.outBuf[:0], f.PCM)
+		t.outCoded = PCMU.EncodeFrame(t.outCoded[:0], t.outBuf)
+		f.PCM, f.Coded, f.Codec, f.Samples = nil, t.outCoded, PCMU, len(t.outBuf)
+	} else if f.Coded == nil {
+		f.Samples = f.Samples * ClockRate / t.outRate
+	}
+	t.tap.Outbound(f)
+}

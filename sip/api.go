@@ -21,8 +21,8 @@ type Route struct {
 	// SRTP is the number's SRTP policy; empty follows Options.SRTP.
 	SRTP SRTPPolicy
 	// Codecs is the number's codec preference, best first (names from
-	// CodecNames); empty: the best codec both sides have (G.722, then
-	// G.711 in the caller's order).
+	// CodecNames); empty: the best codec both sides have (Opus, then
+	// G.722, then G.711 in the caller's order).
 	Codecs []string
 	// Data is what the application resolved for the number (where the
 	// call goes), carried with the call so nothing reads the number

@@ -469,10 +469,12 @@ func (c *InboundCall) onOffer(req *sip.Request, tx sip.ServerTransaction) {
 		c.srv.respond(req, tx, 400, "Bad Request", nil)
 		return
 	}
-	params, err := offer.negotiate(c.route.Codecs)
-	if err == nil && params.Codec.Wideband() != c.Media().Codec.Wideband() {
-		// The leg's audio runs at its codec's rate for the whole call.
-		err = fmt.Errorf("%w: the call stays %s", errNoCommonCodec, c.Media().Codec.Name)
+	// The leg's audio runs at its codec's rate for the whole call: the
+	// re-offer's codec is chosen among those of that rate.
+	cur := c.Media().Codec
+	params, err := offer.negotiateAt(c.route.Codecs, cur.AudioRate())
+	if err != nil {
+		err = fmt.Errorf("%w: the call stays %s", err, cur.Name)
 	}
 	if err != nil {
 		c.log.Info().Err(err).Msg("re-offer refused, keeping current media")

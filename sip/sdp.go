@@ -20,23 +20,63 @@ type Codec struct {
 	Name string
 	// ClockRate is the RTP clock rate in Hz.
 	ClockRate uint32
+	// Params is the peer's a=fmtp value for this payload type ("" when
+	// none), e.g. Opus's "useinbandfec=1;maxplaybackrate=16000".
+	Params string
 }
 
-// The codecs the phone leg speaks (RFC 3551 static payload types). G.722
-// carries 16 kHz audio but its RTP clock rate is 8000 (RFC 3551 section
-// 4.5.2), which is what its rtpmap says.
+// The codecs the phone leg speaks: the RFC 3551 static payload types and
+// Opus. G.722 carries 16 kHz audio but its RTP clock rate is 8000 (RFC
+// 3551 section 4.5.2), which is what its rtpmap says. Opus's payload type
+// is dynamic (the offerer's; 111 in our own offers) and its rtpmap is
+// always opus/48000/2, whatever the channels and the rate it is coded at
+// (RFC 7587 section 7).
 var (
 	PCMU = Codec{PayloadType: 0, Name: "PCMU", ClockRate: 8000}
 	PCMA = Codec{PayloadType: 8, Name: "PCMA", ClockRate: 8000}
 	G722 = Codec{PayloadType: 9, Name: "G722", ClockRate: 8000}
+	Opus = Codec{PayloadType: 111, Name: "opus", ClockRate: 48000}
 )
 
+// opusFmtp is what our SDP says of Opus (RFC 7587 section 6.1): we decode
+// at 24 kHz (the model's rate, so nothing above its 12 kHz band is worth
+// sending us) and encode from it, mono, and take in-band FEC.
+const opusFmtp = "useinbandfec=1;stereo=0;sprop-stereo=0;maxplaybackrate=24000;sprop-maxcapturerate=24000"
+
+// IsOpus reports whether c is Opus.
+func (c Codec) IsOpus() bool { return strings.EqualFold(c.Name, Opus.Name) }
+
 // Wideband reports whether c carries more than telephone band audio.
-func (c Codec) Wideband() bool { return strings.EqualFold(c.Name, G722.Name) }
+func (c Codec) Wideband() bool { return strings.EqualFold(c.Name, G722.Name) || c.IsOpus() }
+
+// AudioRate is the rate of the audio c carries: 8000 for G.711, 16000
+// for G.722, 48000 for Opus. A call's leg keeps the rate of its first
+// codec, so a re-offer may change the codec only within it.
+func (c Codec) AudioRate() int {
+	switch {
+	case c.IsOpus():
+		return 48000
+	case strings.EqualFold(c.Name, G722.Name):
+		return 16000
+	}
+	return 8000
+}
+
+// FormatParam returns the value of one parameter of the peer's a=fmtp for
+// c (names compared without case), e.g. "maxaveragebitrate".
+func (c Codec) FormatParam(name string) (string, bool) {
+	for _, kv := range strings.Split(c.Params, ";") {
+		k, v, _ := strings.Cut(strings.TrimSpace(kv), "=")
+		if strings.EqualFold(strings.TrimSpace(k), name) {
+			return strings.TrimSpace(v), true
+		}
+	}
+	return "", false
+}
 
 // CodecNames are the codec names a preference list (Route.Codecs) may
 // hold.
-var CodecNames = []string{"G722", "PCMU", "PCMA"}
+var CodecNames = []string{"OPUS", "G722", "PCMU", "PCMA"}
 
 // Direction is an SDP media direction attribute (RFC 3264 section 6.1).
 type Direction string
@@ -73,6 +113,10 @@ type MediaParams struct {
 	// DTMFPayloadType is the peer's telephone-event payload type, 0 if
 	// it offered none.
 	DTMFPayloadType uint8
+	// DTMFClockRate is the RTP clock rate of that telephone-event (the
+	// codec's own when the peer offers it, RFC 4733 section 2.1: 48000
+	// beside Opus); 8000 when none.
+	DTMFClockRate uint32
 	// Ptime is the packetisation interval, 10-60 ms (default 20 ms).
 	Ptime time.Duration
 	// Direction is the peer's direction (from its SDP). A peer putting us
@@ -90,6 +134,9 @@ func (m MediaParams) CanSend() bool {
 // String gives a short log form.
 func (m MediaParams) String() string {
 	s := fmt.Sprintf("%s %s/%d pt=%d dtmf=%d ptime=%s %s", m.RemoteAddr, m.Codec.Name, m.Codec.ClockRate, m.Codec.PayloadType, m.DTMFPayloadType, m.Ptime, m.Direction)
+	if m.DTMFPayloadType != 0 && m.DTMFClockRate != 8000 && m.DTMFClockRate != 0 {
+		s += fmt.Sprintf(" dtmf_rate=%d", m.DTMFClockRate)
+	}
 	if m.SRTP.Active() {
 		s += " srtp=" + m.SRTP.String()
 	}
@@ -198,13 +245,17 @@ func clampPtime(v string) time.Duration {
 // codecsOf lists the formats of an m= line, resolving rtpmap entries and
 // the static payload types 0 and 8.
 func codecsOf(md *sdp.MediaDescription) []Codec {
-	rtpmap := map[string]Codec{}
+	rtpmap, fmtp := map[string]Codec{}, map[string]string{}
 	for _, a := range md.Attributes {
-		if a.Key != "rtpmap" {
+		if a.Key != "rtpmap" && a.Key != "fmtp" {
 			continue
 		}
 		pt, enc, ok := strings.Cut(strings.TrimSpace(a.Value), " ")
 		if !ok {
+			continue
+		}
+		if a.Key == "fmtp" {
+			fmtp[pt] = strings.TrimSpace(enc)
 			continue
 		}
 		parts := strings.Split(strings.TrimSpace(enc), "/")
@@ -233,7 +284,7 @@ func codecsOf(md *sdp.MediaDescription) []Codec {
 		default:
 			continue
 		}
-		c.PayloadType = uint8(n)
+		c.PayloadType, c.Params = uint8(n), fmtp[f]
 		out = append(out, c)
 	}
 	return out
@@ -241,8 +292,14 @@ func codecsOf(md *sdp.MediaDescription) []Codec {
 
 // known returns the canonical form of a codec we speak (PCMU, PCMA or
 // G722 at their 8000 RTP clock rate; a static payload type without rtpmap
-// has rate 0).
+// has rate 0; opus at 48000 with the peer's payload type and fmtp).
 func known(c Codec) (Codec, bool) {
+	if c.IsOpus() {
+		if c.ClockRate != Opus.ClockRate || c.PayloadType < 35 { // 0-34: static types
+			return c, false
+		}
+		return Codec{PayloadType: c.PayloadType, Name: Opus.Name, ClockRate: Opus.ClockRate, Params: c.Params}, true
+	}
 	if c.ClockRate != 8000 && c.ClockRate != 0 {
 		return c, false
 	}
@@ -255,25 +312,65 @@ func known(c Codec) (Codec, bool) {
 }
 
 func isTelephoneEvent(c Codec) bool {
-	return strings.EqualFold(c.Name, "telephone-event") && c.ClockRate == 8000
+	return strings.EqualFold(c.Name, "telephone-event") && c.ClockRate >= 8000
 }
 
-// negotiate picks the audio codec and the offerer's telephone-event/8000
+// pickDTMF sets the peer's telephone-event of params: the one at the
+// audio codec's clock rate (RFC 4733 section 2.1), else the first offered
+// at another rate (some peers offer telephone-event/8000 beside Opus).
+func pickDTMF(params *MediaParams, codecs []Codec) {
+	params.DTMFPayloadType, params.DTMFClockRate = 0, 0
+	for _, c := range codecs {
+		if !isTelephoneEvent(c) {
+			continue
+		}
+		if c.ClockRate == params.Codec.ClockRate || params.DTMFPayloadType == 0 {
+			params.DTMFPayloadType, params.DTMFClockRate = c.PayloadType, c.ClockRate
+		}
+		if c.ClockRate == params.Codec.ClockRate {
+			return
+		}
+	}
+}
+
+// opusPtime keeps Opus's packet interval to a frame size it has: 10, 20,
+// 40 or 60 ms (RFC 6716 section 2.1.4), 20 ms otherwise.
+func opusPtime(d time.Duration) time.Duration {
+	switch d {
+	case 10 * time.Millisecond, 20 * time.Millisecond, 40 * time.Millisecond, 60 * time.Millisecond:
+		return d
+	}
+	return defaultPtime
+}
+
+// negotiate picks the audio codec and the offerer's telephone-event
 // payload type. prefs is the called number's codec preference (names from
 // CodecNames, best first; codecs it leaves out are not used); without one
-// the best codec both sides have wins: G.722 (wideband) when offered, else
-// the offerer's first G.711.
+// the best codec both sides have wins: Opus, else G.722 (both wideband),
+// else the offerer's first G.711.
 func (p *parsedSDP) negotiate(prefs []string) (MediaParams, error) {
+	return p.negotiateAt(prefs, 0)
+}
+
+// negotiateAt is negotiate among the codecs of one audio rate (a
+// re-offer keeps the call's), or all of them when rate is 0.
+func (p *parsedSDP) negotiateAt(prefs []string, rate int) (MediaParams, error) {
 	if p.audio < 0 {
 		return MediaParams{}, errNoAudio
 	}
 	params := p.params
 	rank := func(c Codec) int {
+		if rate != 0 && c.AudioRate() != rate {
+			return -1
+		}
 		if len(prefs) == 0 {
-			if c.Wideband() {
+			switch {
+			case c.IsOpus():
 				return 0
+			case c.Wideband():
+				return 1
 			}
-			return 1
+			return 2
 		}
 		for i, n := range prefs {
 			if strings.EqualFold(n, c.Name) {
@@ -284,9 +381,6 @@ func (p *parsedSDP) negotiate(prefs []string) (MediaParams, error) {
 	}
 	best := -1
 	for _, c := range p.codecs {
-		if isTelephoneEvent(c) && params.DTMFPayloadType == 0 {
-			params.DTMFPayloadType = c.PayloadType
-		}
 		k, ok := known(c)
 		if !ok {
 			continue
@@ -297,6 +391,10 @@ func (p *parsedSDP) negotiate(prefs []string) (MediaParams, error) {
 	}
 	if best < 0 {
 		return MediaParams{}, errNoCommonCodec
+	}
+	pickDTMF(&params, p.codecs)
+	if params.Codec.IsOpus() {
+		params.Ptime = opusPtime(params.Ptime)
 	}
 	return params, nil
 }
@@ -348,7 +446,7 @@ func (l *localSDP) answer(p *parsedSDP, params MediaParams, local netip.AddrPort
 		md := &sdp.MediaDescription{MediaName: sdp.MediaName{Media: "audio", Port: sdp.RangedPort{Value: int(local.Port())}, Protos: strings.Split(om.proto, "/")}}
 		appendCodec(md, params.Codec)
 		if params.DTMFPayloadType != 0 {
-			appendDTMF(md, params.DTMFPayloadType)
+			appendDTMF(md, params.DTMFPayloadType, params.DTMFClockRate)
 		}
 		md.WithValueAttribute("ptime", strconv.Itoa(int(params.Ptime/time.Millisecond)))
 		appendCrypto(md, params.SRTP)
@@ -376,7 +474,7 @@ func (l *localSDP) offer(local netip.AddrPort, codecs []Codec, dtmfPT uint8, pti
 		appendCodec(md, c)
 	}
 	if dtmfPT != 0 {
-		appendDTMF(md, dtmfPT)
+		appendDTMF(md, dtmfPT, 8000)
 	}
 	if ptime > 0 {
 		md.WithValueAttribute("ptime", strconv.Itoa(int(ptime/time.Millisecond)))
@@ -388,12 +486,20 @@ func (l *localSDP) offer(local netip.AddrPort, codecs []Codec, dtmfPT uint8, pti
 
 func appendCodec(md *sdp.MediaDescription, c Codec) {
 	md.MediaName.Formats = append(md.MediaName.Formats, strconv.Itoa(int(c.PayloadType)))
+	if c.IsOpus() {
+		md.WithValueAttribute("rtpmap", fmt.Sprintf("%d opus/48000/2", c.PayloadType))
+		md.WithValueAttribute("fmtp", fmt.Sprintf("%d %s", c.PayloadType, opusFmtp))
+		return
+	}
 	md.WithValueAttribute("rtpmap", fmt.Sprintf("%d %s/%d", c.PayloadType, c.Name, c.ClockRate))
 }
 
-func appendDTMF(md *sdp.MediaDescription, pt uint8) {
+func appendDTMF(md *sdp.MediaDescription, pt uint8, rate uint32) {
+	if rate == 0 {
+		rate = 8000
+	}
 	md.MediaName.Formats = append(md.MediaName.Formats, strconv.Itoa(int(pt)))
-	md.WithValueAttribute("rtpmap", fmt.Sprintf("%d telephone-event/8000", pt))
+	md.WithValueAttribute("rtpmap", fmt.Sprintf("%d telephone-event/%d", pt, rate))
 	md.WithValueAttribute("fmtp", fmt.Sprintf("%d 0-16", pt))
 }
 
@@ -431,11 +537,7 @@ func answerMatch(body []byte, offered []Codec) (MediaParams, error) {
 	params := p.params
 	found := false
 	for _, c := range p.codecs {
-		if isTelephoneEvent(c) && params.DTMFPayloadType == 0 {
-			params.DTMFPayloadType = c.PayloadType
-			continue
-		}
-		if found {
+		if found || isTelephoneEvent(c) {
 			continue
 		}
 		g, ok := known(c)
@@ -452,5 +554,6 @@ func answerMatch(body []byte, offered []Codec) (MediaParams, error) {
 	if !found {
 		return MediaParams{}, errNoCommonCodec
 	}
+	pickDTMF(&params, p.codecs)
 	return params, nil
 }

@@ -7,6 +7,7 @@ package opus
 static int sb_set_bitrate(OpusEncoder *e, opus_int32 v) { return opus_encoder_ctl(e, OPUS_SET_BITRATE(v)); }
 static int sb_set_fec(OpusEncoder *e, opus_int32 v) { return opus_encoder_ctl(e, OPUS_SET_INBAND_FEC(v)); }
 static int sb_set_loss(OpusEncoder *e, opus_int32 v) { return opus_encoder_ctl(e, OPUS_SET_PACKET_LOSS_PERC(v)); }
+static int sb_set_max_bandwidth(OpusEncoder *e, opus_int32 v) { return opus_encoder_ctl(e, OPUS_SET_MAX_BANDWIDTH(v)); }
 */
 import "C"
 
@@ -60,6 +61,47 @@ func NewEncoder(rate, bitrate int) (*Encoder, error) {
 
 // Rate is the encoder's input rate.
 func (e *Encoder) Rate() int { return e.rate }
+
+// SetBitrate changes the target bitrate in bit/s (a peer's
+// maxaveragebitrate, RFC 7587 section 6.1).
+func (e *Encoder) SetBitrate(bitrate int) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.enc == nil {
+		return errors.New("opus: encoder closed")
+	}
+	if code := C.sb_set_bitrate(e.enc, C.opus_int32(bitrate)); code != C.OPUS_OK {
+		return fmt.Errorf("opus bitrate %d: %w", bitrate, Error(code))
+	}
+	return nil
+}
+
+// SetMaxPlaybackRate limits the coded audio band to what a receiver
+// playing at rate Hz can render (a peer's maxplaybackrate, RFC 7587
+// section 6.1): narrowband up to 8000, then mediumband, wideband,
+// super-wideband (24000) and fullband.
+func (e *Encoder) SetMaxPlaybackRate(rate int) error {
+	bw := C.opus_int32(C.OPUS_BANDWIDTH_FULLBAND)
+	switch {
+	case rate <= 8000:
+		bw = C.OPUS_BANDWIDTH_NARROWBAND
+	case rate <= 12000:
+		bw = C.OPUS_BANDWIDTH_MEDIUMBAND
+	case rate <= 16000:
+		bw = C.OPUS_BANDWIDTH_WIDEBAND
+	case rate <= 24000:
+		bw = C.OPUS_BANDWIDTH_SUPERWIDEBAND
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.enc == nil {
+		return errors.New("opus: encoder closed")
+	}
+	if code := C.sb_set_max_bandwidth(e.enc, bw); code != C.OPUS_OK {
+		return fmt.Errorf("opus max bandwidth: %w", Error(code))
+	}
+	return nil
+}
 
 // Encode appends the Opus packet of one frame (2.5, 5, 10, 20, 40 or 60
 // ms of mono PCM at the encoder's rate) to dst.
@@ -120,8 +162,25 @@ func NewDecoder(rate int) (*Decoder, error) {
 func (d *Decoder) Rate() int { return d.rate }
 
 // Decode appends the PCM of one packet to dst. A nil packet conceals a
-// lost one (packet loss concealment) of samples length.
+// lost one (packet loss concealment) of samples length (a multiple of
+// 2.5 ms at the decoder's rate).
 func (d *Decoder) Decode(dst []int16, packet []byte, samples int) ([]int16, error) {
+	return d.decode(dst, packet, samples, false)
+}
+
+// DecodeFEC appends samples of PCM rebuilt for a lost packet from the
+// in-band forward error correction data carried by packet, the one that
+// followed it (RFC 6716 section 2.1.7: LBRR frames). Without FEC data in
+// packet libopus conceals the loss as Decode(nil) would; packet itself is
+// decoded afterwards by Decode, as usual.
+func (d *Decoder) DecodeFEC(dst []int16, packet []byte, samples int) ([]int16, error) {
+	if len(packet) == 0 {
+		return d.decode(dst, nil, samples, false)
+	}
+	return d.decode(dst, packet, samples, true)
+}
+
+func (d *Decoder) decode(dst []int16, packet []byte, samples int, fec bool) ([]int16, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.dec == nil {
@@ -129,16 +188,33 @@ func (d *Decoder) Decode(dst []int16, packet []byte, samples int) ([]int16, erro
 	}
 	var data *C.uchar
 	frame := len(d.buf)
-	if len(packet) > 0 {
+	if len(packet) > 0 && !fec {
 		data = (*C.uchar)(unsafe.Pointer(&packet[0]))
 	} else if samples > 0 && samples < frame {
 		frame = samples
 	}
-	n := C.opus_decode(d.dec, data, C.opus_int32(len(packet)), (*C.opus_int16)(unsafe.Pointer(&d.buf[0])), C.int(frame), 0)
+	flag := C.int(0)
+	if fec {
+		data, flag = (*C.uchar)(unsafe.Pointer(&packet[0])), 1
+	}
+	n := C.opus_decode(d.dec, data, C.opus_int32(len(packet)), (*C.opus_int16)(unsafe.Pointer(&d.buf[0])), C.int(frame), flag)
 	if n < 0 {
 		return dst, fmt.Errorf("opus decode: %w", Error(n))
 	}
 	return append(dst, d.buf[:n]...), nil
+}
+
+// PacketSamples is the number of samples at 48 kHz packet holds, as
+// libopus counts them (opus_packet_get_nb_samples).
+func PacketSamples(packet []byte) (int, error) {
+	if len(packet) == 0 {
+		return 0, Error(C.OPUS_BAD_ARG)
+	}
+	n := C.opus_packet_get_nb_samples((*C.uchar)(unsafe.Pointer(&packet[0])), C.opus_int32(len(packet)), 48000)
+	if n < 0 {
+		return 0, Error(n)
+	}
+	return int(n), nil
 }
 
 // Close frees the decoder.

@@ -1,0 +1,341 @@
+package media
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/pion/rtp"
+	"github.com/stretchr/testify/require"
+
+	"switchboard/media/opus"
+)
+
+var opusPT = OpusCodec(111)
+
+// opusFrames encodes n 20 ms frames of a 1 kHz tone at 24 kHz.
+func opusFrames(t testing.TB, n int) [][]byte {
+	t.Helper()
+	enc, err := opus.NewEncoder(24000, 32000)
+	require.NoError(t, err)
+	defer enc.Close()
+	pcm := tone(1000, 24000, 480*n, 8000)
+	out := make([][]byte, n)
+	for i := range out {
+		out[i], err = enc.Encode(nil, pcm[480*i:480*(i+1)])
+		require.NoError(t, err)
+	}
+	return out
+}
+
+// TestOpusPacketSamples checks the table-of-contents reading against
+// libopus on every configuration and frame count code.
+func TestOpusPacketSamples(t *testing.T) {
+	for toc := 0; toc < 256; toc++ {
+		for _, count := range []byte{0, 1, 2, 3, 6, 48, 49, 63} {
+			p := []byte{byte(toc), count, 0, 0, 0, 0}
+			got, ok := OpusPacketSamples(p)
+			want, err := opus.PacketSamples(p)
+			if err != nil || want == 0 || want > 5760 {
+				require.False(t, ok, "toc %#x count %d: libopus refuses", toc, count)
+				continue
+			}
+			require.True(t, ok, "toc %#x count %d", toc, count)
+			require.Equal(t, want, got, "toc %#x count %d", toc, count)
+		}
+	}
+	_, ok := OpusPacketSamples(nil)
+	require.False(t, ok)
+	_, ok = OpusPacketSamples([]byte{3}) // code 3 without its count byte
+	require.False(t, ok)
+	for _, p := range opusFrames(t, 3) {
+		n, ok := OpusPacketSamples(p)
+		require.True(t, ok)
+		require.Equal(t, 960, n, "20 ms at 48 kHz")
+	}
+}
+
+func FuzzOpusPacketSamples(f *testing.F) {
+	f.Add([]byte{0x78, 0x01})
+	f.Add([]byte{0xfb, 0x30})
+	f.Fuzz(func(t *testing.T, p []byte) {
+		n, ok := OpusPacketSamples(p)
+		if ok && (n < 120 || n > opusMaxSamples || n%120 != 0) {
+			t.Fatalf("%d samples", n)
+		}
+	})
+}
+
+func opusHdr(seq uint16) *rtp.Header {
+	return &rtp.Header{PayloadType: opusPT.PayloadType, SSRC: 5, SequenceNumber: seq, Timestamp: 1000 + 960*uint32(seq)}
+}
+
+type popped struct {
+	st  FrameStatus
+	fec bool
+	dur int
+	seq int // index of the payload in the frames, -1 for none
+}
+
+func popPackets(j *PacketJitterBuffer, frames [][]byte, n int) []popped {
+	var out []popped
+	for range n {
+		p, fec, dur, st := j.Pop(nil)
+		idx := -1
+		for i, f := range frames {
+			if len(p) > 0 && string(f) == string(p) {
+				idx = i
+			}
+		}
+		out = append(out, popped{st, fec, dur, idx})
+	}
+	return out
+}
+
+func TestPacketJitterBuffer(t *testing.T) {
+	frames := opusFrames(t, 12)
+	t.Run("in order after the delay", func(t *testing.T) {
+		j, err := NewPacketJitterBuffer(opusPT, JitterOptions{})
+		require.NoError(t, err)
+		require.Equal(t, "Jitter(40ms opus)", j.String())
+		_, _, _, st := j.Pop(nil)
+		require.Equal(t, FrameIdle, st)
+		require.Equal(t, PushAccepted, j.Push(opusHdr(0), frames[0]))
+		require.Equal(t, []popped{{FrameSilence, false, 960, -1}}, popPackets(j, frames, 1), "one packet is less than the delay")
+		require.Equal(t, PushAccepted, j.Push(opusHdr(1), frames[1]))
+		require.Equal(t, 40*time.Millisecond, j.Buffered())
+		require.Equal(t, []popped{{FramePlayed, false, 960, 0}, {FramePlayed, false, 960, 1}}, popPackets(j, frames, 2))
+		require.Equal(t, PushLate, j.Push(opusHdr(1), frames[1]))
+	})
+	t.Run("reordered, duplicated, lost", func(t *testing.T) {
+		j, _ := NewPacketJitterBuffer(opusPT, JitterOptions{})
+		for _, seq := range []uint16{0, 2, 1, 4, 6, 7} {
+			require.Equal(t, PushAccepted, j.Push(opusHdr(seq), frames[seq]), "seq %d", seq)
+		}
+		require.Equal(t, PushDuplicate, j.Push(opusHdr(2), frames[2]))
+		require.Equal(t, []popped{
+			{FramePlayed, false, 960, 0}, {FramePlayed, false, 960, 1}, {FramePlayed, false, 960, 2},
+			{FrameConcealed, true, 960, 4}, // 3 lost: 4 carries its FEC data
+			{FramePlayed, false, 960, 4},
+			{FrameConcealed, true, 960, 6}, // 5 lost
+			{FramePlayed, false, 960, 6}, {FramePlayed, false, 960, 7},
+		}, popPackets(j, frames, 8))
+		// Two lost in a row: the first is concealed by PLC, the second
+		// from the FEC data of the packet after it.
+		j.Push(opusHdr(10), frames[10])
+		j.Push(opusHdr(11), frames[11])
+		require.Equal(t, []popped{
+			{FrameConcealed, false, 960, -1}, {FrameConcealed, true, 960, 10}, {FramePlayed, false, 960, 10},
+		}, popPackets(j, frames, 3))
+	})
+	t.Run("a stall is concealed, then silence until the delay is back", func(t *testing.T) {
+		j, _ := NewPacketJitterBuffer(opusPT, JitterOptions{})
+		j.Push(opusHdr(0), frames[0])
+		j.Push(opusHdr(1), frames[1])
+		got := popPackets(j, frames, 7)
+		require.Equal(t, []popped{
+			{FramePlayed, false, 960, 0}, {FramePlayed, false, 960, 1},
+			{FrameConcealed, false, 960, -1}, {FrameConcealed, false, 960, -1}, {FrameConcealed, false, 960, -1},
+			{FrameSilence, false, 960, -1}, {FrameSilence, false, 960, -1},
+		}, got)
+		// The late packet 2 arrives with 3: both play after the delay.
+		j.Push(opusHdr(2), frames[2])
+		j.Push(opusHdr(3), frames[3])
+		require.Equal(t, []popped{{FramePlayed, false, 960, 2}, {FramePlayed, false, 960, 3}}, popPackets(j, frames, 2))
+	})
+	t.Run("a new SSRC or a sequence jump restarts", func(t *testing.T) {
+		j, _ := NewPacketJitterBuffer(opusPT, JitterOptions{})
+		j.Push(opusHdr(0), frames[0])
+		h := opusHdr(1)
+		h.SSRC = 9
+		require.Equal(t, PushSSRCChange, j.Push(h, frames[1]))
+		h = opusHdr(1000)
+		h.SSRC = 9
+		require.Equal(t, PushResync, j.Push(h, frames[2]))
+		h = opusHdr(1001)
+		h.SSRC = 9
+		j.Push(h, frames[3])
+		require.Equal(t, []popped{{FramePlayed, false, 960, 2}, {FramePlayed, false, 960, 3}}, popPackets(j, frames, 2))
+	})
+	t.Run("longer packets last longer", func(t *testing.T) {
+		j, _ := NewPacketJitterBuffer(opusPT, JitterOptions{})
+		p40 := append([]byte{frames[0][0]&^3 | 1}, frames[0][1:]...) // code 1: two frames
+		n, ok := OpusPacketSamples(p40)
+		require.True(t, ok)
+		require.Equal(t, 1920, n)
+		require.Equal(t, PushAccepted, j.Push(opusHdr(0), p40))
+		_, _, dur, st := j.Pop(nil)
+		require.Equal(t, FramePlayed, st, "40 ms fill the delay")
+		require.Equal(t, 1920, dur)
+	})
+	t.Run("refused", func(t *testing.T) {
+		j, _ := NewPacketJitterBuffer(opusPT, JitterOptions{})
+		require.Equal(t, PushUnsupported, j.Push(&rtp.Header{PayloadType: 0}, frames[0]))
+		require.Equal(t, PushUnsupported, j.Push(opusHdr(0), nil))
+		require.Equal(t, PushUnsupported, j.Push(opusHdr(0), make([]byte, 1501)))
+		_, err := NewPacketJitterBuffer(PCMU, JitterOptions{})
+		require.Error(t, err)
+	})
+	t.Run("a burst is trimmed to the delay", func(t *testing.T) {
+		j, _ := NewPacketJitterBuffer(opusPT, JitterOptions{})
+		for seq := range uint16(12) {
+			j.Push(opusHdr(seq), frames[seq])
+		}
+		got := popPackets(j, frames, 1)
+		require.Equal(t, FramePlayed, got[0].st)
+		require.Greater(t, got[0].seq, 0, "the oldest were dropped")
+		require.Positive(t, j.Dropped())
+		require.LessOrEqual(t, j.Buffered(), 240*time.Millisecond)
+	})
+}
+
+// TestSessionOpus: two Opus sessions over loopback, each with libopus at
+// 24 kHz: the tone one plays reaches the other decoded at 24 kHz, the
+// timestamps advance 960 per 20 ms, and the tap sees 8 kHz frames.
+func TestSessionOpus(t *testing.T) {
+	pool := newPool(t)
+	coder := func() (*opus.Encoder, *opus.Decoder) {
+		enc, err := opus.NewEncoder(24000, 32000)
+		require.NoError(t, err)
+		dec, err := opus.NewDecoder(24000)
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = enc.Close(); _ = dec.Close() })
+		return enc, dec
+	}
+	encA, decA := coder()
+	encB, decB := coder()
+	var sinkB audioSink
+	var lens sync24
+	var tap countTap
+	a := newSession(t, pool, SessionOptions{Codec: opusPT, Encoder: encA, Decoder: decA})
+	b := newSession(t, pool, SessionOptions{Codec: opusPT, Encoder: encB, Decoder: decB, Tap: &tap,
+		OnAudio: func(pcm []int16, st FrameStatus) { lens.add(len(pcm)); sinkB.onAudio(pcm, st) }})
+	a.SetRemote(addr(b.LocalPort()))
+	b.SetRemote(addr(a.LocalPort()))
+	a.Playout().Write("item_a", tone(1000, 24000, 24000, 8000)) // 1 s
+	require.Equal(t, time.Second, a.Playout().Len())
+	require.Eventually(t, func() bool {
+		n, e := sinkB.get()
+		return n >= 20 && e > 1000
+	}, 5*time.Second, 10*time.Millisecond)
+	require.Equal(t, 480, lens.get(), "20 ms at 24 kHz per packet")
+	require.Contains(t, b.String(), "Jitter(40ms opus) -> Opus(decode 24k)")
+	require.Contains(t, b.String(), "Pacer(opus 20ms)")
+	in, out := tap.get()
+	require.Positive(t, in)
+	require.Positive(t, out)
+	require.Equal(t, 160, tap.lastIn(), "the tap counts 8 kHz samples")
+	seq, ts := a.Pacer().Last()
+	time.Sleep(100 * time.Millisecond)
+	seq2, ts2 := a.Pacer().Last()
+	require.Equal(t, uint32(seq2-seq)*960, ts2-ts, "960 ticks per packet")
+}
+
+type sync24 struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (s *sync24) add(n int) { s.mu.Lock(); s.n = n; s.mu.Unlock() }
+func (s *sync24) get() int  { s.mu.Lock(); defer s.mu.Unlock(); return s.n }
+
+type countTap struct {
+	mu       sync.Mutex
+	in, out  int
+	inLast   int
+	outCoded bool
+}
+
+func (c *countTap) Inbound(f Frame) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.in++
+	c.inLast = f.Samples
+}
+
+func (c *countTap) Outbound(f Frame) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.out++
+	c.outCoded = c.outCoded || f.Coded != nil
+}
+
+func (c *countTap) get() (int, int) { c.mu.Lock(); defer c.mu.Unlock(); return c.in, c.out }
+func (c *countTap) lastIn() int     { c.mu.Lock(); defer c.mu.Unlock(); return c.inLast }
+
+func TestSessionOpusNeedsCoder(t *testing.T) {
+	pool := newPool(t)
+	pair, err := pool.Allocate()
+	require.NoError(t, err)
+	defer pair.Close()
+	_, err = NewSession(pair, SessionOptions{Codec: opusPT})
+	require.ErrorIs(t, err, errNoFrameCoder)
+}
+
+// BenchmarkFrameOpusInbound is one 20 ms Opus packet from the wire to
+// 24 kHz PCM: Push, Pop and libopus's decode (what an Opus SIP leg does
+// per frame before the audio path, which copies at 24 kHz).
+func BenchmarkFrameOpusInbound(b *testing.B) {
+	frames := opusFrames(b, 50)
+	dec, err := opus.NewDecoder(24000)
+	require.NoError(b, err)
+	defer dec.Close()
+	j, _ := NewPacketJitterBuffer(opusPT, JitterOptions{Delay: 20 * time.Millisecond})
+	pkt := make([]byte, 0, maxPacket)
+	pcm := make([]int16, 0, 2880)
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		j.Push(opusHdr(uint16(i)), frames[i%len(frames)])
+		var st FrameStatus
+		pkt, _, _, st = j.Pop(pkt[:0])
+		if st == FramePlayed {
+			pcm, _ = dec.Decode(pcm[:0], pkt, 0)
+		}
+	}
+}
+
+// BenchmarkFrameOpusConceal is one lost 20 ms packet concealed, from the
+// next packet's FEC data and by PLC.
+func BenchmarkFrameOpusConceal(b *testing.B) {
+	frames := opusFrames(b, 2)
+	dec, err := opus.NewDecoder(24000)
+	require.NoError(b, err)
+	defer dec.Close()
+	pcm := make([]int16, 0, 2880)
+	b.Run("fec", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			pcm, _ = dec.DecodeFEC(pcm[:0], frames[1], 480)
+		}
+	})
+	b.Run("plc", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			pcm, _ = dec.Decode(pcm[:0], nil, 480)
+		}
+	})
+}
+
+// BenchmarkFrameOpusOutbound is one 20 ms frame of the model's 24 kHz
+// audio queued, read by the pacer, Opus-encoded and sent (to a discard
+// writer), with a tap (health) fed 8 kHz PCMU.
+func BenchmarkFrameOpusOutbound(b *testing.B) {
+	enc, err := opus.NewEncoder(24000, 32000)
+	require.NoError(b, err)
+	defer enc.Close()
+	q := NewPlayoutAt(24000)
+	tap, err := NewRateTap(&countTap{}, 24000, 24000)
+	require.NoError(b, err)
+	p, err := NewPacer(discard{}, q, PacerOptions{Codec: opusPT, Encoder: enc, Tap: tap})
+	require.NoError(b, err)
+	pcm := tone(1000, 24000, 480, 8000)
+	now := time.Unix(0, 0)
+	b.ReportAllocs()
+	for b.Loop() {
+		q.Write("item", pcm)
+		if _, err := p.Tick(now); err != nil {
+			b.Fatal(err)
+		}
+		now = now.Add(20 * time.Millisecond)
+	}
+}

@@ -1,0 +1,87 @@
+package media
+
+import (
+	"errors"
+	"time"
+)
+
+var errNoFrameCoder = errors.New("an Opus session needs a decoder and an encoder")
+
+// packetMode sets an Opus session up: the packet jitter buffer, a PCM
+// playout at the encoder's rate and, for the tap, a RateTap.
+func (s *Session) packetMode(jopts JitterOptions) error {
+	if s.opts.Decoder == nil || s.opts.Encoder == nil {
+		return errNoFrameCoder
+	}
+	var err error
+	if s.pktJB, err = NewPacketJitterBuffer(s.opts.Codec, jopts); err != nil {
+		return err
+	}
+	s.playout = NewPlayoutAt(s.opts.Encoder.Rate())
+	if s.opts.Tap != nil {
+		rt, err := NewRateTap(s.opts.Tap, s.opts.Decoder.Rate(), s.opts.Encoder.Rate())
+		if err != nil {
+			return err
+		}
+		s.tap = rt
+	}
+	return nil
+}
+
+// maxPacketsPerTick bounds the packets one frame tick delivers (ptime
+// over the shortest Opus packet, 2.5 ms, is 24).
+const maxPacketsPerTick = 32
+
+// deliverPackets is deliver for an Opus session: the frame tick owes the
+// consumer a ptime of audio; packets are popped, decoded (a lost one
+// concealed) and handed over until their lengths cover it.
+func (s *Session) deliverPackets(in *inFrame, due time.Time) {
+	dec := s.opts.Decoder
+	rate := dec.Rate()
+	in.credit += s.pktJB.Frame()
+	for i := 0; in.credit > 0 && i < maxPacketsPerTick; i++ {
+		s.mu.Lock()
+		payload, fec, dur, st := s.pktJB.Pop(in.coded[:0])
+		clock := s.pktJB.clock
+		s.mu.Unlock()
+		in.coded = payload
+		in.credit -= dur
+		s.stats.CountFrame(st)
+		if st == FrameIdle {
+			in.credit = 0
+			return
+		}
+		// Concealment goes by 2.5 ms steps (what libopus conceals).
+		n := (dur - dur%(clock/400)) * rate / clock
+		if n == 0 {
+			continue
+		}
+		var err error
+		switch {
+		case st == FramePlayed:
+			in.pcm, err = dec.Decode(in.pcm[:0], payload, 0)
+		case st == FrameConcealed && fec:
+			in.pcm, err = dec.DecodeFEC(in.pcm[:0], payload, n)
+		case st == FrameConcealed:
+			in.pcm, err = dec.Decode(in.pcm[:0], nil, n)
+		default:
+			in.pcm = grow(in.pcm[:0], n)
+			clear(in.pcm)
+		}
+		if err != nil {
+			// A packet libopus refuses plays as a lost one.
+			st = FrameConcealed
+			if in.pcm, err = dec.Decode(in.pcm[:0], nil, n); err != nil {
+				in.pcm = grow(in.pcm[:0], n)
+				clear(in.pcm)
+				st = FrameSilence
+			}
+		}
+		if s.tap != nil {
+			s.tap.Inbound(Frame{At: due, Samples: len(in.pcm), PCM: in.pcm, Status: st})
+		}
+		if s.opts.OnAudio != nil {
+			s.opts.OnAudio(in.pcm, st)
+		}
+	}
+}
