@@ -25,6 +25,7 @@ import (
 	"switchboard/call"
 	"switchboard/dtmf"
 	"switchboard/media"
+	"switchboard/media/opus"
 	"switchboard/realtime"
 	"switchboard/realtime/realtimetest"
 	"switchboard/sip"
@@ -265,6 +266,10 @@ type caller struct {
 	detector *dtmf.Detector
 	tones    []dtmf.Event
 	evBuf    []dtmf.Event
+	// An Opus caller's audio is 24 kHz: up for what it plays, down for
+	// its detector.
+	up, down *media.Resampler
+	down8    []int16
 }
 
 // eventPacket is one telephone-event packet the caller received.
@@ -278,6 +283,8 @@ type callerOptions struct {
 	NoEvents bool
 	// OnRefer accepts the daemon's REFER (see sip.DialRequest.OnRefer).
 	OnRefer func(string) int
+	// Opus offers Opus only (libopus at 24 kHz on the caller's side).
+	Opus bool
 }
 
 // dial calls number on the daemon.
@@ -290,7 +297,18 @@ func (e *dtmfEnv) dial(t *testing.T, number string, o callerOptions) *caller {
 	pair, err := pool.Allocate()
 	require.NoError(t, err)
 	c := &caller{events: &eventQueue{}, rx: dtmf.NewReceiver(dtmf.ReceiverOptions{}), detector: dtmf.NewDetector(dtmf.DetectorOptions{})}
-	c.sess, err = media.NewSession(pair, media.SessionOptions{OnEvent: c.onEvent, OnAudio: c.onAudio})
+	so := media.SessionOptions{OnEvent: c.onEvent, OnAudio: c.onAudio}
+	if o.Opus {
+		enc, err := opus.NewEncoder(24000, 32000)
+		require.NoError(t, err)
+		dec, err := opus.NewDecoder(24000)
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = enc.Close(); _ = dec.Close() }) // after the session's Close (cleanups run last first)
+		so.Codec, so.Encoder, so.Decoder = media.OpusCodec(sip.Opus.PayloadType), enc, dec
+		c.up, _ = media.NewResampler(8000, 24000)
+		c.down, _ = media.NewResampler(24000, 8000)
+	}
+	c.sess, err = media.NewSession(pair, so)
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, c.sess.Close()) })
 	c.sess.Pacer().SetEventSource(c.events)
@@ -301,6 +319,9 @@ func (e *dtmfEnv) dial(t *testing.T, number string, o callerOptions) *caller {
 		RTPAddr: netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(c.sess.LocalPort())), OnRefer: o.OnRefer}
 	if o.NoEvents {
 		req.DTMFPayloadType = -1
+	}
+	if o.Opus {
+		req.Codecs = []sip.Codec{sip.Opus}
 	}
 	c.oc, err = c.dialer.Dial(ctxFor(t, 10*time.Second), req)
 	require.NoError(t, err)
@@ -329,6 +350,10 @@ func (c *caller) onEvent(h *rtp.Header, payload []byte) {
 func (c *caller) onAudio(pcm []int16, _ media.FrameStatus) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.down != nil {
+		c.down8 = c.down.Process(c.down8[:0], pcm)
+		pcm = c.down8
+	}
 	c.evBuf = c.detector.Process(c.evBuf[:0], pcm, time.Now())
 	c.tones = append(c.tones, c.evBuf...)
 }
@@ -349,7 +374,12 @@ func digitString(evs []dtmf.Event) string {
 }
 
 // play queues audio on the caller's line (sent at real time).
-func (c *caller) play(pcm []int16) { c.sess.Playout().Write("caller", pcm) }
+func (c *caller) play(pcm []int16) {
+	if c.up != nil {
+		pcm = c.up.Process(nil, pcm)
+	}
+	c.sess.Playout().Write("caller", pcm)
+}
 
 // press sends keys as RFC 4733 events, each on for `on` and followed by
 // `gap` of audio, and waits until they are sent.

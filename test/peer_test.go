@@ -18,6 +18,8 @@ type rtpPacket struct {
 	at  time.Time
 	hdr rtp.Header
 	pcm []int16 // decoded G.711 payload
+	// payload is a copy of any other payload (Opus).
+	payload []byte
 }
 
 // rtpPeer is a UDP socket the test owns, put in a SIP offer so that the
@@ -68,6 +70,8 @@ func (p *rtpPeer) read() {
 		r := rtpPacket{at: time.Now(), hdr: pkt.Header}
 		if c, ok := media.CodecByPayloadType(pkt.PayloadType); ok {
 			r.pcm = c.DecodeFrame(nil, pkt.Payload)
+		} else {
+			r.payload = append([]byte(nil), pkt.Payload...)
 		}
 		p.mu.Lock()
 		p.packets = append(p.packets, r)
