@@ -21,6 +21,11 @@ const opusRate = 24000
 // clean 24 kHz voice (a browser call uses the same).
 const opusBitrate = 32000
 
+// opusComplexity is the leg's Opus encoder complexity (0-10): 5 costs
+// about half of libopus's default 9 per frame (docs/benchmarks.md) for a
+// small loss in quality, and an appliance encodes one stream per call.
+const opusComplexity = 5
+
 // mediaCodec is the media codec of a negotiated SIP codec.
 func mediaCodec(c sip.Codec) (media.Codec, bool) {
 	if c.IsOpus() {
@@ -40,6 +45,9 @@ func (l *SIPLeg) openOpus(c sip.Codec) error {
 	if l.opusEnc, err = opus.NewEncoder(opusRate, opusBitrate); err != nil {
 		l.closeOpus()
 		return err
+	}
+	if err := l.opusEnc.SetComplexity(opusComplexity); err != nil {
+		l.log.Debug().Err(err).Msg("opus complexity not applied")
 	}
 	if v, ok := c.FormatParam("maxaveragebitrate"); ok {
 		if n, err := strconv.Atoi(v); err == nil && n >= 6000 && n < opusBitrate {

@@ -1,6 +1,7 @@
 package media
 
 import (
+	"math"
 	"sync"
 	"testing"
 	"time"
@@ -13,19 +14,32 @@ import (
 
 var opusPT = OpusCodec(111)
 
-// opusFrames encodes n 20 ms frames of a 1 kHz tone at 24 kHz.
+// opusFrames encodes n 20 ms frames of a sweep at 24 kHz (speech-like
+// enough that libopus codes it with SILK, as it codes voice), with the
+// SIP leg's settings: 32 kbit/s, complexity 5.
 func opusFrames(t testing.TB, n int) [][]byte {
 	t.Helper()
 	enc, err := opus.NewEncoder(24000, 32000)
 	require.NoError(t, err)
 	defer enc.Close()
-	pcm := tone(1000, 24000, 480*n, 8000)
+	require.NoError(t, enc.SetComplexity(5))
+	pcm := sweep(480 * n)
 	out := make([][]byte, n)
 	for i := range out {
 		out[i], err = enc.Encode(nil, pcm[480*i:480*(i+1)])
 		require.NoError(t, err)
 	}
 	return out
+}
+
+// sweep is n samples at 24 kHz of a tone gliding up from 300 Hz.
+func sweep(n int) []int16 {
+	pcm := make([]int16, n)
+	for i := range pcm {
+		x := float64(i%24000) / 24000
+		pcm[i] = int16(8000 * math.Sin(2*math.Pi*(300*x+400*x*x)))
+	}
+	return pcm
 }
 
 // TestOpusPacketSamples checks the table-of-contents reading against
@@ -190,9 +204,16 @@ func TestPacketJitterBuffer(t *testing.T) {
 }
 
 // TestSessionOpus: two Opus sessions over loopback, each with libopus at
-// 24 kHz: the tone one plays reaches the other decoded at 24 kHz, the
-// timestamps advance 960 per 20 ms, and the tap sees 8 kHz frames.
+// 24 kHz, in plain RTP and in SRTP: the tone one plays reaches the other
+// decoded at 24 kHz, the timestamps advance 960 per 20 ms, and the tap
+// sees 8 kHz frames.
 func TestSessionOpus(t *testing.T) {
+	for _, suite := range []string{"", "AES_CM_128_HMAC_SHA1_80"} {
+		t.Run("srtp="+suite, func(t *testing.T) { testSessionOpus(t, suite) })
+	}
+}
+
+func testSessionOpus(t *testing.T, suite string) {
 	pool := newPool(t)
 	coder := func() (*opus.Encoder, *opus.Decoder) {
 		enc, err := opus.NewEncoder(24000, 32000)
@@ -202,13 +223,18 @@ func TestSessionOpus(t *testing.T) {
 		t.Cleanup(func() { _ = enc.Close(); _ = dec.Close() })
 		return enc, dec
 	}
+	var keysA, keysB *SRTPKeys
+	if suite != "" {
+		ka, kb := newKey(t, suite), newKey(t, suite)
+		keysA, keysB = &SRTPKeys{Suite: suite, Local: ka, Remote: kb}, &SRTPKeys{Suite: suite, Local: kb, Remote: ka}
+	}
 	encA, decA := coder()
 	encB, decB := coder()
 	var sinkB audioSink
 	var lens sync24
 	var tap countTap
-	a := newSession(t, pool, SessionOptions{Codec: opusPT, Encoder: encA, Decoder: decA})
-	b := newSession(t, pool, SessionOptions{Codec: opusPT, Encoder: encB, Decoder: decB, Tap: &tap,
+	a := newSession(t, pool, SessionOptions{Codec: opusPT, Encoder: encA, Decoder: decA, SRTP: keysA})
+	b := newSession(t, pool, SessionOptions{Codec: opusPT, Encoder: encB, Decoder: decB, Tap: &tap, SRTP: keysB,
 		OnAudio: func(pcm []int16, st FrameStatus) { lens.add(len(pcm)); sinkB.onAudio(pcm, st) }})
 	a.SetRemote(addr(b.LocalPort()))
 	b.SetRemote(addr(a.LocalPort()))
@@ -221,6 +247,7 @@ func TestSessionOpus(t *testing.T) {
 	require.Equal(t, 480, lens.get(), "20 ms at 24 kHz per packet")
 	require.Contains(t, b.String(), "Jitter(40ms opus) -> Opus(decode 24k)")
 	require.Contains(t, b.String(), "Pacer(opus 20ms)")
+	require.Zero(t, b.Stats().Strangers)
 	in, out := tap.get()
 	require.Positive(t, in)
 	require.Positive(t, out)
@@ -317,25 +344,63 @@ func BenchmarkFrameOpusConceal(b *testing.B) {
 }
 
 // BenchmarkFrameOpusOutbound is one 20 ms frame of the model's 24 kHz
-// audio queued, read by the pacer, Opus-encoded and sent (to a discard
-// writer), with a tap (health) fed 8 kHz PCMU.
+// audio queued, read by the pacer, Opus-encoded (the SIP leg's settings)
+// and sent (to a discard writer), with a tap (health) fed 8 kHz PCMU.
 func BenchmarkFrameOpusOutbound(b *testing.B) {
 	enc, err := opus.NewEncoder(24000, 32000)
 	require.NoError(b, err)
 	defer enc.Close()
+	require.NoError(b, enc.SetComplexity(5))
 	q := NewPlayoutAt(24000)
 	tap, err := NewRateTap(&countTap{}, 24000, 24000)
 	require.NoError(b, err)
 	p, err := NewPacer(discard{}, q, PacerOptions{Codec: opusPT, Encoder: enc, Tap: tap})
 	require.NoError(b, err)
-	pcm := tone(1000, 24000, 480, 8000)
+	pcm := sweep(24000)
 	now := time.Unix(0, 0)
 	b.ReportAllocs()
-	for b.Loop() {
-		q.Write("item", pcm)
+	for i := 0; b.Loop(); i++ {
+		f := i % 50
+		q.Write("item", pcm[480*f:480*(f+1)])
 		if _, err := p.Tick(now); err != nil {
 			b.Fatal(err)
 		}
 		now = now.Add(20 * time.Millisecond)
 	}
 }
+
+// TestRateTap: PCM at the leg's rate reaches the tap at 8 kHz (outbound
+// as PCMU), coded frames pass untouched, and frames without audio have
+// their length converted.
+func TestRateTap(t *testing.T) {
+	var got []Frame
+	rec := tapFunc(func(f Frame) { got = append(got, f) })
+	rt, err := NewRateTap(rec, 24000, 24000)
+	require.NoError(t, err)
+	rt.Inbound(Frame{Samples: 480, PCM: tone(1000, 24000, 480, 8000), Status: FramePlayed})
+	rt.Outbound(Frame{Samples: 480, PCM: tone(1000, 24000, 480, 8000), Speech: true})
+	rt.Outbound(Frame{Samples: 480}) // held
+	rt.Inbound(Frame{Samples: 160, Coded: make([]byte, 160), Codec: PCMA})
+	require.Len(t, got, 4)
+	require.Equal(t, 160, got[0].Samples)
+	require.Len(t, got[0].PCM, 160)
+	require.Equal(t, PCMU, got[1].Codec)
+	require.Len(t, got[1].Coded, 160)
+	require.Nil(t, got[1].PCM)
+	require.Equal(t, 160, got[2].Samples)
+	require.Nil(t, got[2].Coded)
+	require.Equal(t, PCMA, got[3].Codec)
+	require.Equal(t, 160, got[3].Samples)
+
+	got = nil
+	rt8, err := NewRateTap(rec, 8000, 8000)
+	require.NoError(t, err)
+	pcm := tone(1000, 8000, 160, 8000)
+	rt8.Inbound(Frame{Samples: 160, PCM: pcm})
+	require.Equal(t, &pcm[0], &got[0].PCM[0], "8 kHz PCM is handed on as it is")
+}
+
+type tapFunc func(Frame)
+
+func (f tapFunc) Inbound(fr Frame)  { f(fr) }
+func (f tapFunc) Outbound(fr Frame) { f(fr) }

@@ -83,10 +83,10 @@ func NewRateTap(tap Tap, inRate, outRate int) (*RateTap, error) {
 
 // Inbound resamples f's PCM to 8 kHz and hands it on.
 func (t *RateTap) Inbound(f Frame) {
-	if f.PCM != nil {
+	if f.PCM != nil && t.inRate != ClockRate {
 		t.inBuf = t.in.Process(t.inBuf[:0], f.PCM)
 		f.PCM, f.Samples = t.inBuf, len(t.inBuf)
-	} else if f.Coded == nil {
+	} else if f.PCM == nil && f.Coded == nil {
 		f.Samples = f.Samples * ClockRate / t.inRate
 	}
 	t.tap.Inbound(f)
@@ -95,9 +95,13 @@ func (t *RateTap) Inbound(f Frame) {
 // Outbound resamples f's PCM to 8 kHz, encodes it to PCMU and hands it on.
 func (t *RateTap) Outbound(f Frame) {
 	if f.PCM != nil {
-		t.outBuf = t.out.Process(t.outBuf[:0], f.PCM)
-		t.outCoded = PCMU.EncodeFrame(t.outCoded[:0], t.outBuf)
-		f.PCM, f.Coded, f.Codec, f.Samples = nil, t.outCoded, PCMU, len(t.outBuf)
+		pcm := f.PCM
+		if t.outRate != ClockRate {
+			t.outBuf = t.out.Process(t.outBuf[:0], f.PCM)
+			pcm = t.outBuf
+		}
+		t.outCoded = PCMU.EncodeFrame(t.outCoded[:0], pcm)
+		f.PCM, f.Coded, f.Codec, f.Samples = nil, t.outCoded, PCMU, len(pcm)
 	} else if f.Coded == nil {
 		f.Samples = f.Samples * ClockRate / t.outRate
 	}

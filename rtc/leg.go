@@ -56,7 +56,7 @@ type Leg struct {
 	held        bool
 	closed      bool
 	events      realtime.Session // the conversation's event channel, once Start found it
-	tap         *legTap          // the call's health and recording (nil: none)
+	tap         *sbmedia.RateTap // the call's health and recording at 8 kHz (nil: none)
 	dc          *webrtc.DataChannel
 	dcOpen      chan struct{}
 	dcOpenOnce  sync.Once
@@ -233,9 +233,9 @@ func (l *Leg) Start(sink call.LegSink, opts call.LegOptions) error {
 	if err != nil {
 		l.log.Debug().Err(err).Msg("no event channel for this call")
 	}
-	var tap *legTap
+	var tap *sbmedia.RateTap
 	if opts.Tap != nil {
-		if tap, err = newLegTap(opts.Tap, l.rate); err != nil {
+		if tap, err = sbmedia.NewRateTap(opts.Tap, l.rate, l.rate); err != nil {
 			return err
 		}
 	}
@@ -425,12 +425,12 @@ func (l *Leg) send() {
 			pcm, speech = q.Read(pcm[:0], n)
 			payload, err = l.enc.Encode(payload[:0], pcm)
 			if tap != nil {
-				tap.outPCM(next, pcm, speech)
+				tap.Outbound(sbmedia.Frame{At: next, Samples: len(pcm), PCM: pcm, Speech: speech})
 			}
 		default:
 			payload, speech = q.ReadCoded(payload[:0], n, sbmedia.PCMU)
 			if tap != nil {
-				tap.outCoded(next, payload, speech)
+				tap.Outbound(sbmedia.Frame{At: next, Samples: len(payload), Coded: payload, Codec: sbmedia.PCMU, Speech: speech})
 			}
 		}
 		if err != nil {
@@ -483,7 +483,7 @@ func (l *Leg) readTrack(tr *webrtc.TrackRemote) {
 		now := time.Now()
 		if pass {
 			if tap != nil {
-				tap.inCoded(now, pkt.Payload)
+				tap.Inbound(sbmedia.Frame{At: now, Samples: len(pkt.Payload), Coded: pkt.Payload, Codec: sbmedia.PCMU, Status: sbmedia.FramePlayed})
 			}
 			sink.Coded(pkt.Payload)
 			continue
@@ -493,7 +493,7 @@ func (l *Leg) readTrack(tr *webrtc.TrackRemote) {
 				if pcm, err = l.dec.Decode(pcm[:0], nil, lastSamples); err == nil {
 					l.stats.concealed.Add(1)
 					if tap != nil {
-						tap.inPCM(now, pcm, sbmedia.FrameConcealed)
+						tap.Inbound(sbmedia.Frame{At: now, Samples: len(pcm), PCM: pcm, Status: sbmedia.FrameConcealed})
 					}
 					sink.Audio(pcm)
 				}
@@ -507,7 +507,7 @@ func (l *Leg) readTrack(tr *webrtc.TrackRemote) {
 			pcm = sbmedia.PCMU.DecodeFrame(pcm[:0], pkt.Payload)
 		}
 		if tap != nil {
-			tap.inPCM(now, pcm, sbmedia.FramePlayed)
+			tap.Inbound(sbmedia.Frame{At: now, Samples: len(pcm), PCM: pcm, Status: sbmedia.FramePlayed})
 		}
 		sink.Audio(pcm)
 	}

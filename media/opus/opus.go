@@ -7,6 +7,9 @@ package opus
 static int sb_set_bitrate(OpusEncoder *e, opus_int32 v) { return opus_encoder_ctl(e, OPUS_SET_BITRATE(v)); }
 static int sb_set_fec(OpusEncoder *e, opus_int32 v) { return opus_encoder_ctl(e, OPUS_SET_INBAND_FEC(v)); }
 static int sb_set_loss(OpusEncoder *e, opus_int32 v) { return opus_encoder_ctl(e, OPUS_SET_PACKET_LOSS_PERC(v)); }
+static int sb_set_signal_voice(OpusEncoder *e) { return opus_encoder_ctl(e, OPUS_SET_SIGNAL(OPUS_SIGNAL_VOICE)); }
+static int sb_set_complexity(OpusEncoder *e, opus_int32 v) { return opus_encoder_ctl(e, OPUS_SET_COMPLEXITY(v)); }
+static int sb_get_complexity(OpusEncoder *e, opus_int32 *v) { return opus_encoder_ctl(e, OPUS_GET_COMPLEXITY(v)); }
 static int sb_set_max_bandwidth(OpusEncoder *e, opus_int32 v) { return opus_encoder_ctl(e, OPUS_SET_MAX_BANDWIDTH(v)); }
 */
 import "C"
@@ -40,7 +43,7 @@ type Encoder struct {
 	rate int
 }
 
-// NewEncoder returns a VoIP encoder of mono PCM at rate, with in-band FEC
+// NewEncoder returns a VoIP encoder of mono speech PCM at rate, with in-band FEC
 // on and the bitrate given (0 leaves libopus's default).
 func NewEncoder(rate, bitrate int) (*Encoder, error) {
 	if !rates[rate] {
@@ -56,6 +59,8 @@ func NewEncoder(rate, bitrate int) (*Encoder, error) {
 	}
 	C.sb_set_fec(enc, 1)
 	C.sb_set_loss(enc, 5)
+	// Speech: the modes with SILK, whose frames carry the FEC data.
+	C.sb_set_signal_voice(enc)
 	return &Encoder{enc: enc, rate: rate}, nil
 }
 
@@ -74,6 +79,32 @@ func (e *Encoder) SetBitrate(bitrate int) error {
 		return fmt.Errorf("opus bitrate %d: %w", bitrate, Error(code))
 	}
 	return nil
+}
+
+// SetComplexity sets the encoder's computational complexity, 0 to 10
+// (libopus's default is 9 or 10): lower is cheaper and sounds a little
+// worse.
+func (e *Encoder) SetComplexity(c int) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.enc == nil {
+		return errors.New("opus: encoder closed")
+	}
+	if code := C.sb_set_complexity(e.enc, C.opus_int32(c)); code != C.OPUS_OK {
+		return fmt.Errorf("opus complexity %d: %w", c, Error(code))
+	}
+	return nil
+}
+
+// Complexity returns the encoder's complexity.
+func (e *Encoder) Complexity() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var v C.opus_int32
+	if e.enc == nil || C.sb_get_complexity(e.enc, &v) != C.OPUS_OK {
+		return -1
+	}
+	return int(v)
 }
 
 // SetMaxPlaybackRate limits the coded audio band to what a receiver

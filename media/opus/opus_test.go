@@ -1,6 +1,7 @@
 package opus
 
 import (
+	"fmt"
 	"math"
 	"testing"
 
@@ -72,15 +73,81 @@ func TestBadInput(t *testing.T) {
 	require.NoError(t, enc.Close())
 }
 
-func BenchmarkEncode20ms(b *testing.B) {
-	enc, _ := NewEncoder(24000, 32000)
+// TestFEC: a lost packet rebuilt from the in-band FEC data of the next
+// one is closer to what the lost packet decodes to than the decoder's
+// loss concealment is (the encoder puts LBRR data in each packet, RFC
+// 6716 section 2.1.7, since it expects some loss).
+func TestFEC(t *testing.T) {
+	const rate, frame, n, lost = 24000, 480, 40, 30
+	enc, err := NewEncoder(rate, 32000)
+	require.NoError(t, err)
 	defer enc.Close()
-	pcm := make([]int16, 480)
-	for i := range pcm {
-		pcm[i] = int16(5000 * math.Sin(float64(i)/5))
+	pkts := make([][]byte, n)
+	for f := range pkts {
+		pcm := make([]int16, frame)
+		for i := range pcm {
+			x := float64(f*frame+i) / rate
+			// A sweeping tone, so repeating the past does not predict it.
+			pcm[i] = int16(8000 * math.Sin(2*math.Pi*(300*x+400*x*x)))
+		}
+		pkts[f], err = enc.Encode(nil, pcm)
+		require.NoError(t, err)
 	}
-	var dst []byte
-	for b.Loop() {
-		dst, _ = enc.Encode(dst[:0], pcm)
+	decode := func(mode string) []int16 {
+		dec, err := NewDecoder(rate)
+		require.NoError(t, err)
+		defer dec.Close()
+		var out []int16
+		for f := 0; f <= lost; f++ {
+			switch {
+			case f < lost || mode == "none":
+				out, err = dec.Decode(out[:0], pkts[f], 0)
+			case mode == "fec":
+				out, err = dec.DecodeFEC(out[:0], pkts[f+1], frame)
+			default:
+				out, err = dec.Decode(out[:0], nil, frame)
+			}
+			require.NoError(t, err)
+		}
+		require.Len(t, out, frame)
+		return out
+	}
+	ref, fec, plc := decode("none"), decode("fec"), decode("plc")
+	errOf := func(x []int16) float64 {
+		var e float64
+		for i := range x {
+			d := float64(x[i]) - float64(ref[i])
+			e += d * d
+		}
+		return e
+	}
+	t.Logf("error energy of the rebuilt frame: FEC %.3g, PLC %.3g", errOf(fec), errOf(plc))
+	require.Less(t, errOf(fec), errOf(plc))
+}
+
+// BenchmarkEncode20ms is one 20 ms frame of a sweep at 24 kHz, 32 kbit/s,
+// by encoder complexity.
+func BenchmarkEncode20ms(b *testing.B) {
+	pcm := make([]int16, 480*50)
+	for i := range pcm {
+		x := float64(i) / 24000
+		pcm[i] = int16(8000 * math.Sin(2*math.Pi*(300*x+400*x*x)))
+	}
+	for _, c := range []int{-1, 5, 3} {
+		b.Run(fmt.Sprintf("complexity=%d", c), func(b *testing.B) {
+			enc, err := NewEncoder(24000, 32000)
+			require.NoError(b, err)
+			defer enc.Close()
+			if c >= 0 {
+				require.NoError(b, enc.SetComplexity(c))
+			}
+			b.Logf("complexity %d", enc.Complexity())
+			out := make([]byte, 0, 1500)
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				f := i % 50
+				out, _ = enc.Encode(out[:0], pcm[480*f:480*(f+1)])
+			}
+		})
 	}
 }
