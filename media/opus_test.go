@@ -404,3 +404,51 @@ type tapFunc func(Frame)
 
 func (f tapFunc) Inbound(fr Frame)  { f(fr) }
 func (f tapFunc) Outbound(fr Frame) { f(fr) }
+
+// FuzzPacketJitterBuffer pushes hostile packets (sequence numbers,
+// timestamps, SSRCs and payloads from the input) into an Opus jitter
+// buffer and pops after each one, decoding what comes out with libopus as
+// an Opus session does: nothing panics, durations stay within Opus's, and
+// the buffer's delay stays bounded.
+func FuzzPacketJitterBuffer(f *testing.F) {
+	frames := opusFrames(f, 3)
+	var seed []byte
+	for i, p := range frames {
+		seed = append(seed, 0, byte(i), 0, 0, byte(i*3), 192, byte(len(p)))
+		seed = append(seed, p...)
+	}
+	f.Add(seed)
+	f.Add([]byte{1, 0, 5, 0, 0, 0, 0, 2, 0xfb, 0x30})
+	dec, err := opus.NewDecoder(24000)
+	require.NoError(f, err)
+	f.Cleanup(func() { _ = dec.Close() })
+	f.Fuzz(func(t *testing.T, data []byte) {
+		j, _ := NewPacketJitterBuffer(opusPT, JitterOptions{})
+		pcm := make([]int16, 0, 2880)
+		var pkt []byte
+		for len(data) >= 7 {
+			h := &rtp.Header{PayloadType: opusPT.PayloadType, SSRC: uint32(data[0] & 1),
+				SequenceNumber: uint16(data[1])<<8 | uint16(data[2]),
+				Timestamp:      uint32(data[3])<<16 | uint32(data[4])<<8 | uint32(data[5])}
+			n := min(int(data[6]), len(data)-7)
+			j.Push(h, data[7:7+n])
+			data = data[7+n:]
+			var fec bool
+			var dur int
+			var st FrameStatus
+			pkt, fec, dur, st = j.Pop(pkt[:0])
+			if dur < 120 || dur > opusMaxSamples {
+				t.Fatalf("popped %d ticks", dur)
+			}
+			switch {
+			case st == FramePlayed:
+				pcm, _ = dec.Decode(pcm[:0], pkt, 0)
+			case st == FrameConcealed && fec:
+				pcm, _ = dec.DecodeFEC(pcm[:0], pkt, dur/2)
+			}
+			if j.Buffered() > 2*40*time.Millisecond+100*time.Millisecond+120*time.Millisecond {
+				t.Fatalf("buffered %v", j.Buffered())
+			}
+		}
+	})
+}
