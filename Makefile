@@ -79,7 +79,7 @@ fuzz: deps-go
 	done
 
 bench: deps-go
-	$(GO) test -run '^$$' -bench . -benchmem ./media/... ./dtmf/... ./realtime/... ./webhook/...
+	$(GO) test -run '^$$' -bench . -benchmem ./media/... ./dtmf/... ./amd/... ./realtime/... ./webhook/...
 
 bench-calls: deps build
 	$(GO) run ./test/loadbench -calls $${CALLS:-200} -duration $${DURATION:-30s} -engine $${ENGINE:-echo}

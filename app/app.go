@@ -26,6 +26,7 @@ import (
 	"switchboard/conversation"
 	"switchboard/media"
 	"switchboard/numbers"
+	"switchboard/outbound"
 	"switchboard/recording"
 	"switchboard/records"
 	"switchboard/rtc"
@@ -62,6 +63,7 @@ type App struct {
 	usage      *usage.Service
 	ports      *media.PortPool
 	calls      *call.Manager
+	outbound   *outbound.Service
 	control    *control.Service
 	browsers   *rtc.Server
 	webhooks   *webhook.Dispatcher
@@ -149,7 +151,7 @@ func New(ctx context.Context, cfg *config.Config, log zerolog.Logger) (_ *App, e
 		return nil, err
 	}
 	a.usage = usage.NewService(a.st.Usage(), usage.Options{})
-	modules := []api.Module{a.keys, a.numbers, a.agents, a.speech, a.callLog, a.control, a.usage, console.New()}
+	modules := []api.Module{a.keys, a.numbers, a.agents, a.speech, a.callLog, a.outbound, a.control, a.usage, console.New()}
 	if a.cluster != nil {
 		modules = append(modules, a.cluster)
 	}

@@ -19,6 +19,7 @@ import (
 	"switchboard/conversation"
 	"switchboard/media"
 	"switchboard/numbers"
+	"switchboard/outbound"
 	"switchboard/realtime"
 	"switchboard/realtime/echo"
 	"switchboard/records"
@@ -140,6 +141,12 @@ func (a *App) buildCalls(cfg *config.Config, log zerolog.Logger) error {
 		return fmt.Errorf("sip: %w", err)
 	}
 	a.registerFloodMetrics()
+	if a.outbound, err = outbound.NewService(outbound.Options{Numbers: originNumbers{a.numbers}, Agents: a.agents, Placer: a.sip,
+		Calls: a.calls, Records: func(s call.Snapshot) any { return records.Of(s) }, MaxConcurrent: cfg.Outbound.MaxConcurrent,
+		CallsPerSecond: cfg.Outbound.CallsPerSecond, RingTimeout: cfg.Outbound.RingTimeout, Addresses: addrs,
+		Log: log.With().Str("component", "outbound").Logger()}); err != nil {
+		return fmt.Errorf("outbound: %w", err)
+	}
 	demo, err := a.seedDemo(context.Background(), cfg.DemoNumber, sipHost)
 	if err != nil {
 		return fmt.Errorf("seed demo number: %w", err)

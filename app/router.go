@@ -8,6 +8,7 @@ import (
 	"switchboard/call"
 	"switchboard/control"
 	"switchboard/numbers"
+	"switchboard/outbound"
 	"switchboard/sip"
 	"switchboard/store"
 )
@@ -24,11 +25,7 @@ func (a sipNumbers) LookupNumber(ctx context.Context, e164 string) (*sip.Route, 
 	if err != nil {
 		return nil, err
 	}
-	route := &call.Route{NumberID: r.NumberID, PhoneNumber: r.E164, TeamID: r.TeamID, AgentID: r.AgentID,
-		WebhookID: r.WebhookID, DTMFInband: call.Inband(r.DTMFInband), Recording: r.Recording}
-	if w := r.Webhook; w != nil {
-		route.Webhook = &call.WebhookTarget{ID: w.WebhookID, URL: w.URL, AuthURL: w.AuthURL, AuthToken: w.AuthToken, SigningSecret: w.SigningSecret}
-	}
+	route := callRoute(r)
 	return &sip.Route{NumberID: r.NumberID, PhoneNumber: r.E164, AllowedAddresses: r.AllowedPrefixes,
 		AuthUsername: r.AuthUsername, AuthPassword: r.AuthPassword, SRTP: sip.SRTPPolicy(r.SRTP), Codecs: r.Codecs, Data: route}, nil
 }
@@ -63,4 +60,31 @@ func (b browserNumbers) NumberRoute(ctx context.Context, teamID, id string) (cal
 		return call.Route{}, fmt.Errorf("number %s: no route", id)
 	}
 	return *route, nil
+}
+
+// callRoute is the call.Route of a resolved number: the one home of this
+// conversion, for the calls it receives and those it places.
+func callRoute(r *numbers.Resolved) *call.Route {
+	route := &call.Route{NumberID: r.NumberID, PhoneNumber: r.E164, TeamID: r.TeamID, AgentID: r.AgentID,
+		WebhookID: r.WebhookID, DTMFInband: call.Inband(r.DTMFInband), Recording: r.Recording}
+	if w := r.Webhook; w != nil {
+		route.Webhook = &call.WebhookTarget{ID: w.WebhookID, URL: w.URL, AuthURL: w.AuthURL, AuthToken: w.AuthToken, SigningSecret: w.SigningSecret}
+	}
+	return route
+}
+
+// originNumbers reads the number a team places a call from
+// (outbound.Numbers).
+type originNumbers struct{ n *numbers.Service }
+
+func (o originNumbers) Origin(ctx context.Context, teamID, e164 string) (*outbound.Origin, error) {
+	r, err := o.n.Originate(ctx, teamID, e164)
+	if errors.Is(err, numbers.ErrUnknownNumber) {
+		return nil, fmt.Errorf("%w: %s", outbound.ErrUnknownNumber, e164)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &outbound.Origin{Route: *callRoute(r.Resolved), SRTP: r.SRTP, Codecs: r.Codecs, TrunkURI: r.TrunkURI,
+		AuthUsername: r.AuthUsername, AuthPassword: r.AuthPassword, CallerID: r.CallerID}, nil
 }

@@ -60,6 +60,11 @@ type Call struct {
 	monWG   sync.WaitGroup
 	rec     atomic.Pointer[recBox]
 	policy  dtmf.Policy
+	// opening listens to a placed call's callee until the conversation
+	// may speak (outbound.go); nil before the answer and for received
+	// calls. helpers are the call's goroutines teardown waits for.
+	opening atomic.Pointer[opening]
+	helpers sync.WaitGroup
 
 	mu         sync.Mutex
 	state      State
@@ -70,6 +75,10 @@ type Call struct {
 	finalStats media.StatsSnapshot
 	finalMH    *MediaHealth
 	notes      []Note
+	// A placed call's dial and machine detection (outbound.go).
+	dialProgress string
+	sipStatus    int
+	answeredBy   string
 }
 
 var _ Phone = (*Call)(nil)
@@ -85,6 +94,9 @@ func newCall(m *Manager, leg Leg, log zerolog.Logger) *Call {
 	c := &Call{m: m, leg: leg, id: leg.ID(), log: log, route: info.Route, info: info, started: started, state: StateRinging,
 		health: newHealth(m.opts.Health, m.opts.Metrics)}
 	c.mon = newMonitor(c.health, leg.Stats, c.degraded)
+	if c.Outbound() {
+		c.dialProgress = ProgressDialing
+	}
 	return c
 }
 
@@ -130,6 +142,14 @@ type Snapshot struct {
 	// Recorded says the call is (or was) recorded.
 	Recorded bool
 	Notes    []Note
+	// Direction is DirectionOutbound for a placed call, else inbound.
+	Direction string
+	// Progress, SIPStatus, MachineDetection and AnsweredBy describe a
+	// placed call's dial and the machine detection's verdict.
+	Progress         string
+	SIPStatus        int
+	MachineDetection MachineDetection
+	AnsweredBy       string
 }
 
 // Snapshot returns the call's current view.
@@ -138,7 +158,12 @@ func (c *Call) Snapshot() Snapshot {
 	s := Snapshot{ID: c.id, NumberID: c.route.NumberID, PhoneNumber: c.route.PhoneNumber, TeamID: c.route.TeamID,
 		From: c.info.From, To: c.info.To, SIPCallID: c.info.RemoteID, State: c.state,
 		Started: c.started, Answered: c.answered, Ended: c.ended, EndedBy: c.endedBy, EndReason: c.endReason, Media: c.finalStats,
-		Route: c.route.String(), Channel: c.info.Kind, Notes: append([]Note(nil), c.notes...), Recorded: c.rec.Load() != nil}
+		Route: c.route.String(), Channel: c.info.Kind, Notes: append([]Note(nil), c.notes...), Recorded: c.rec.Load() != nil,
+		Direction: DirectionInbound, Progress: c.dialProgress, SIPStatus: c.sipStatus, MachineDetection: c.info.MachineDetection,
+		AnsweredBy: c.answeredBy}
+	if c.Outbound() {
+		s.Direction = DirectionOutbound
+	}
 	final := c.finalMH
 	c.mu.Unlock()
 	if s.State != StateEnded {
@@ -288,6 +313,10 @@ func (c *Call) run(ctx context.Context) {
 	}
 	c.conv.Store(&convHolder{conv})
 	if err := c.leg.Answer(ctx); err != nil {
+		if c.Outbound() {
+			c.dialFailed(conv, err)
+			return
+		}
 		c.setEnd(EndedByCaller, "not answered: "+err.Error())
 		return
 	}
@@ -301,12 +330,16 @@ func (c *Call) run(ctx context.Context) {
 	c.state, c.answered = StateActive, answered
 	c.mu.Unlock()
 	c.changed()
+	if c.Outbound() {
+		c.progress(conv, Progress{Status: ProgressAnswered, SIPStatus: 200})
+		c.startOpening(ctx, conv)
+	}
 
 	err = conv.Run(ctx, c)
 	var he *HangupError
 	switch {
 	case ctx.Err() != nil:
-		c.setEnd(EndedByCaller, causeText(context.Cause(ctx)))
+		c.setEnd(c.remoteParty(), causeText(context.Cause(ctx)))
 	case errors.As(err, &he):
 		c.hangup(he.Reason)
 	case err != nil:
@@ -315,6 +348,15 @@ func (c *Call) run(ctx context.Context) {
 	default:
 		c.hangup("conversation ended")
 	}
+}
+
+// remoteParty is who ended the call when the phone side did: the caller,
+// or the callee of a placed call.
+func (c *Call) remoteParty() string {
+	if c.Outbound() {
+		return EndedByCallee
+	}
+	return EndedByCaller
 }
 
 func causeText(err error) string {
@@ -372,6 +414,7 @@ func (c *Call) teardown() {
 		c.log.Debug().Err(err).Msg("close leg")
 	}
 	c.stopRecording()
+	c.helpers.Wait()
 	if c.monDone != nil {
 		close(c.monDone)
 		c.monWG.Wait()
@@ -381,7 +424,7 @@ func (c *Call) teardown() {
 	c.mu.Lock()
 	c.state, c.ended, c.finalStats, c.finalMH = StateEnded, time.Now(), st, &mh
 	if c.endedBy == "" {
-		c.endedBy, c.endReason = EndedByCaller, causeText(context.Cause(c.leg.Context()))
+		c.endedBy, c.endReason = c.remoteParty(), causeText(context.Cause(c.leg.Context()))
 	}
 	answered, by := c.answered, c.endedBy
 	c.mu.Unlock()
@@ -451,9 +494,21 @@ func (c *Call) SendDTMF(ctx context.Context, digits string) error {
 // legSink is what the leg hands its media to.
 type legSink struct{ c *Call }
 
-// Audio takes a PCM frame from the leg (media goroutine).
+// Audio takes a PCM frame from the leg (media goroutine). A placed
+// call's audio goes nowhere while it rings (early media is not the
+// callee), and to the machine detector until the callee is ready.
 func (s legSink) Audio(pcm []int16) {
 	defer s.c.contain("audio in", true)
+	if s.c.Outbound() {
+		o := s.c.opening.Load()
+		if o == nil {
+			return
+		}
+		if !o.open.Load() {
+			o.frame(pcm)
+			return
+		}
+	}
 	h := s.c.conv.Load()
 	if h == nil {
 		return
@@ -476,6 +531,9 @@ func (s legSink) Key(ev dtmf.Event) {
 		k.Add(ev)
 	}
 }
+
+// Ringing reports a placed call's callee being alerted.
+func (s legSink) Ringing() { s.c.ringing() }
 
 // PeerHold pauses the health checks of the caller's audio while the
 // caller's side holds the call.

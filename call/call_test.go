@@ -19,6 +19,7 @@ import (
 // fakeLeg records what the Call asks of its phone side.
 type fakeLeg struct {
 	codec    string
+	md       MachineDetection // set: a placed call's leg
 	route    Route
 	startErr error
 	ansErr   error
@@ -49,7 +50,11 @@ func (l *fakeLeg) step(s string) {
 
 func (l *fakeLeg) ID() string { return "call-1" }
 func (l *fakeLeg) Info() LegInfo {
-	return LegInfo{Kind: "fake", From: "alice", To: "bob", Route: l.route}
+	info := LegInfo{Kind: "fake", From: "alice", To: "bob", Route: l.route}
+	if l.md != "" {
+		info.Direction, info.MachineDetection = DirectionOutbound, l.md
+	}
+	return info
 }
 func (l *fakeLeg) Context() context.Context { return l.ctx }
 func (l *fakeLeg) Rate() int                { return media.ClockRate }
@@ -113,17 +118,29 @@ type fakeConv struct {
 	prepareErr error
 	run        func(ctx context.Context, p Phone) error
 
-	mu     sync.Mutex
-	audio  [][]byte
-	keys   []byte
-	digits []string
-	closed int
+	mu       sync.Mutex
+	audio    [][]byte
+	keys     []byte
+	digits   []string
+	closed   int
+	progress []Progress
+	openings []Opening
 }
 
-func (c *fakeConv) Format() AudioFormat                    { return c.format }
-func (c *fakeConv) Keypad() KeypadSettings                 { return c.keypad }
-func (c *fakeConv) Recording() bool                        { return false }
-func (c *fakeConv) Prepare(context.Context, Phone) error   { return c.prepareErr }
+func (c *fakeConv) Format() AudioFormat                  { return c.format }
+func (c *fakeConv) Keypad() KeypadSettings               { return c.keypad }
+func (c *fakeConv) Recording() bool                      { return false }
+func (c *fakeConv) Prepare(context.Context, Phone) error { return c.prepareErr }
+func (c *fakeConv) Progress(p Progress) {
+	c.mu.Lock()
+	c.progress = append(c.progress, p)
+	c.mu.Unlock()
+}
+func (c *fakeConv) Opened(o Opening) {
+	c.mu.Lock()
+	c.openings = append(c.openings, o)
+	c.mu.Unlock()
+}
 func (c *fakeConv) Run(ctx context.Context, p Phone) error { return c.run(ctx, p) }
 func (c *fakeConv) Audio(b []byte) {
 	c.mu.Lock()

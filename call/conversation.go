@@ -40,7 +40,18 @@ type Conversation interface {
 	Digits(text string)
 	// Run drives the conversation after the answer until it ends or ctx
 	// (the call) is done. A HangupError ends the call with its reason.
+	// On a call the appliance placed, the conversation speaks first only
+	// once Opened says so.
 	Run(ctx context.Context, p Phone) error
+	// Progress reports a step of a placed call's dial (ringing, answered,
+	// busy, no-answer, failed, canceled) and the answering-machine
+	// detection's verdict; it must not block.
+	Progress(p Progress)
+	// Opened tells the conversation of a placed call that the callee is
+	// ready to hear it (their greeting is over, or the machine's beep
+	// sounded): it speaks first now. It comes once, after Run started,
+	// and must not block.
+	Opened(o Opening)
 	// Close releases the conversation; it runs once, after Run.
 	Close() error
 }
@@ -177,6 +188,9 @@ const (
 	NoteWebhook    = "webhook"
 	NoteEvent      = "event"
 	NoteMedia      = "media"
+	// NoteProgress is a step of a placed call's dial or the machine
+	// detection's verdict.
+	NoteProgress = "progress"
 )
 
 // RejectError tells the Call which SIP status to refuse a call with.

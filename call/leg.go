@@ -87,8 +87,14 @@ type LegInfo struct {
 	// Headers are the transport's headers a webhook may carry (SIP
 	// headers for a SIP leg).
 	Headers []Header
-	// Route is what admission resolved from the called number.
+	// Route is what admission resolved from the called number (for a
+	// call the appliance places, the calling number's).
 	Route Route
+	// Direction is DirectionOutbound for a call the appliance placed;
+	// "" or DirectionInbound for one it answered.
+	Direction string
+	// MachineDetection is a placed call's answering-machine detection.
+	MachineDetection MachineDetection
 }
 
 // Header is one name/value pair of a leg's signalling.
@@ -125,6 +131,9 @@ type LegSink interface {
 	// audio (on), or resumed: its silence is then no sign of a broken
 	// path (media health).
 	PeerHold(on bool)
+	// Ringing says the callee of a call the appliance placed is being
+	// alerted (a 180 or 183 to its INVITE); it may come more than once.
+	Ringing()
 }
 
 // Route is where admission sent a call, resolved once from the called

@@ -94,6 +94,37 @@ func (m *Manager) HandleCall(ctx context.Context, in *sip.InboundCall) {
 // Run runs one call on leg from admission to its end; ctx is the leg's
 // lifetime.
 func (m *Manager) Run(ctx context.Context, leg Leg, log zerolog.Logger) {
+	c := m.admit(leg, log)
+	defer m.finish(c)
+	c.run(ctx)
+}
+
+// Start admits a call on leg (a call the appliance places) and runs it in
+// the background: it returns once the call is in the registry and its
+// record stored (Journal.Admitted), so its id answers the API at once.
+// done, when set, runs after the call is over and out of the registry.
+func (m *Manager) Start(ctx context.Context, leg Leg, log zerolog.Logger, done func()) *Call {
+	c := m.admit(leg, log)
+	go func() {
+		defer func() {
+			m.finish(c)
+			if done != nil {
+				done()
+			}
+		}()
+		c.run(ctx)
+	}()
+	return c
+}
+
+// Place runs a call the SIP server placed (sip.Server.Place) on a placed
+// leg, in the background (Start): in dials when the call is ready.
+func (m *Manager) Place(in *sip.InboundCall, md MachineDetection, done func()) *Call {
+	return m.Start(in.Context(), NewPlacedLeg(in, m.opts.SIP, md), in.Logger(), done)
+}
+
+// admit records a new call and puts it in the registry.
+func (m *Manager) admit(leg Leg, log zerolog.Logger) *Call {
 	c := newCall(m, leg, log)
 	if m.opts.Journal != nil {
 		m.opts.Journal.Admitted(c)
@@ -103,17 +134,19 @@ func (m *Manager) Run(ctx context.Context, leg Leg, log zerolog.Logger) {
 	m.wg.Add(1)
 	m.mu.Unlock()
 	m.opts.Metrics.active.Inc()
-	defer func() {
-		m.opts.Metrics.active.Dec()
-		m.mu.Lock()
-		delete(m.calls, c.id)
-		m.mu.Unlock()
-		if m.opts.Journal != nil {
-			m.opts.Journal.Ended(c)
-		}
-		m.wg.Done()
-	}()
-	c.run(ctx)
+	return c
+}
+
+// finish takes an ended call out of the registry and stores its record.
+func (m *Manager) finish(c *Call) {
+	m.opts.Metrics.active.Dec()
+	m.mu.Lock()
+	delete(m.calls, c.id)
+	m.mu.Unlock()
+	if m.opts.Journal != nil {
+		m.opts.Journal.Ended(c)
+	}
+	m.wg.Done()
 }
 
 // Get returns a live call by id.

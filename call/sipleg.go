@@ -88,6 +88,8 @@ type SIPLeg struct {
 	peerOK   bool // the peer's direction lets us receive our audio
 	peerHeld bool // the peer sends nothing (inactive, recvonly)
 	closed   bool
+
+	placed bool // the appliance placed the call (NewPlacedLeg)
 }
 
 var _ Leg = (*SIPLeg)(nil)
@@ -146,7 +148,7 @@ func (l *SIPLeg) Rate() int {
 // a passthrough; "" for G.722 and Opus (nothing to pass through).
 func (l *SIPLeg) Codec() string {
 	switch {
-	case l.wide, l.opus:
+	case l.wide, l.opus, l.placed:
 		return ""
 	case l.codec.Load().PayloadType == media.PCMA.PayloadType:
 		return EncodingPCMA
@@ -435,6 +437,8 @@ func (l *SIPLeg) watch() {
 		case p := <-l.in.MediaUpdates():
 			l.log.Info().Str("media", p.String()).Msg("media updated")
 			l.applyMedia(p)
+		case <-l.in.Provisionals():
+			l.sink.Ringing()
 		case in := <-l.in.Infos():
 			if err := l.keys.INFO(in.ContentType, in.Body, time.Now()); err != nil {
 				l.log.Debug().Err(err).Str("content_type", in.ContentType).Msg("INFO without a DTMF key")

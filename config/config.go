@@ -45,6 +45,8 @@ type Config struct {
 	ToolsSecret string `yaml:"-"`
 	// Control configures webhook-routed calls and their controllers.
 	Control Control `yaml:"control"`
+	// Outbound limits the calls teams place (POST /v1/calls).
+	Outbound Outbound `yaml:"outbound"`
 	// AnswerTimeout bounds how long a caller hears ringing while the
 	// conversation gets ready.
 	AnswerTimeout time.Duration `yaml:"answer_timeout"`
@@ -91,6 +93,16 @@ type Cluster struct {
 // Fleet reports whether the configuration makes this node one of a fleet:
 // a PostgreSQL database, which other nodes may share.
 func (c *Config) Fleet() bool { return c.DatabaseURL != "" }
+
+// Outbound limits the calls the appliance places for a team.
+type Outbound struct {
+	// MaxConcurrent is a team's placed calls in progress at once.
+	MaxConcurrent int `yaml:"max_concurrent"`
+	// CallsPerSecond is the rate a team may place calls at.
+	CallsPerSecond int `yaml:"calls_per_second"`
+	// RingTimeout is the default ring time of a placed call.
+	RingTimeout time.Duration `yaml:"ring_timeout"`
+}
 
 // Records configures call records.
 type Records struct {
@@ -486,6 +498,12 @@ func (c *Config) Validate() error {
 	}
 	if c.AnswerTimeout <= 0 {
 		errs = append(errs, errors.New("answer_timeout: must be positive"))
+	}
+	if c.Outbound.MaxConcurrent < 1 || c.Outbound.CallsPerSecond < 1 {
+		errs = append(errs, errors.New("outbound.max_concurrent and outbound.calls_per_second: must be at least 1"))
+	}
+	if c.Outbound.RingTimeout < 5*time.Second || c.Outbound.RingTimeout > 120*time.Second {
+		errs = append(errs, errors.New("outbound.ring_timeout: must be within 5s..120s"))
 	}
 	if c.Keys.RotationGrace <= 0 || c.Keys.RotationGrace > 7*24*time.Hour {
 		errs = append(errs, errors.New("keys.rotation_grace: must be in (0, 168h]"))

@@ -177,6 +177,9 @@ func settings(c *Config) []Setting {
 		{"control.ring_timeout", "", "SWITCHBOARD_RING_TIMEOUT", "20s", "how long a call to a webhook-routed number rings waiting for a controller on /v1/realtime?call_id=; then 480", duration(&c.Control.RingTimeout)},
 		{"control.controller_grace", "", "SWITCHBOARD_CONTROLLER_GRACE", "30s", "how long a webhook-routed call goes on with its last configuration after its controller dropped", duration(&c.Control.Grace)},
 		{"control.engine", "", "SWITCHBOARD_CONTROL_ENGINE", "", "realtime engine of webhook-routed calls and of /v1/realtime sessions: echo or upstream; empty: upstream when upstream.url is set, else echo", str(&c.Control.Engine)},
+		{"outbound.max_concurrent", "", "SWITCHBOARD_OUTBOUND_MAX_CONCURRENT", "10", "calls a team may have placed (POST /v1/calls) and in progress at once; more get 429 with Retry-After", integer(&c.Outbound.MaxConcurrent)},
+		{"outbound.calls_per_second", "", "SWITCHBOARD_OUTBOUND_CALLS_PER_SECOND", "2", "calls a team may place per second; more get 429 with Retry-After", integer(&c.Outbound.CallsPerSecond)},
+		{"outbound.ring_timeout", "", "SWITCHBOARD_OUTBOUND_RING_TIMEOUT", "30s", "how long a placed call rings before it is cancelled as no-answer, when the request gives no ring_timeout_s (5s to 120s)", duration(&c.Outbound.RingTimeout)},
 		{"numbers.pool", "", "SWITCHBOARD_NUMBER_POOL", "+14155550100,+14155550101,+12125550100", "comma-separated E.164 DIDs that svc_provisioned numbers are allocated from", list(&c.Numbers.Pool)},
 
 		{"", "", "SWITCHBOARD_SECRET_KEY", "", "AES-256 master key (64 hex or 44 base64 characters) for secrets at rest; default: a 0600 key file in data_dir", str(&c.Keys.SecretKey)},

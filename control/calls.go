@@ -23,7 +23,11 @@ func (s *Service) forwarded(w http.ResponseWriter, r *http.Request, id string) b
 // liveCall finds the call of a call-control request: 404 when unknown or
 // of another team, 409 when not answered yet or already over (also once
 // it left the live registry: its record says it ended).
-func (s *Service) liveCall(r *http.Request) (Call, error) {
+func (s *Service) liveCall(r *http.Request) (Call, error) { return s.findCall(r, false) }
+
+// findCall is liveCall; placedRinging also takes a call the appliance
+// placed while it rings (its hangup cancels the INVITE).
+func (s *Service) findCall(r *http.Request, placedRinging bool) (Call, error) {
 	id := r.PathValue("call_id")
 	rc, ok := s.opts.Calls.Get(id)
 	p := httpx.PrincipalFrom(r.Context())
@@ -42,6 +46,9 @@ func (s *Service) liveCall(r *http.Request) (Call, error) {
 	case call.StateActive:
 		return rc, nil
 	case call.StateRinging:
+		if placedRinging && rc.Phone().Info().Direction == call.DirectionOutbound {
+			return rc, nil
+		}
 		return nil, httpx.Conflict("call_id", "call %s is not answered yet", id)
 	default:
 		return nil, httpx.Conflict("call_id", "call %s has ended", id)
@@ -91,18 +98,23 @@ func (s *Service) refer(w http.ResponseWriter, r *http.Request) error {
 const hangupReason = "hung up by the API"
 
 // hangup is POST /v1/realtime/calls/{call_id}/hangup: BYE with a Reason
-// header, then {} once the call is ending.
+// header (a call the appliance placed and that still rings: CANCEL), then
+// {} once the call is ending.
 func (s *Service) hangup(w http.ResponseWriter, r *http.Request) error {
 	if s.forwarded(w, r, r.PathValue("call_id")) {
 		return nil
 	}
-	rc, err := s.liveCall(r)
+	rc, err := s.findCall(r, true)
 	if err != nil {
 		return err
 	}
 	p := rc.Phone()
 	p.Note(call.Note{Kind: call.NoteEvent, Text: hangupReason})
-	rc.Hangup(hangupReason)
+	if p.Snapshot().State == call.StateRinging {
+		p.Hangup(hangupReason) // a placed call: CANCEL
+	} else {
+		rc.Hangup(hangupReason)
+	}
 	t := time.NewTimer(s.opts.HangupWait)
 	defer t.Stop()
 	select {

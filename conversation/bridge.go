@@ -59,7 +59,10 @@ type bridge struct {
 	dtmfText    chan string
 	reconnected time.Time // last reconnect: one per ReconnectWindow
 	greetQueued bool      // Prepare queued the greeting
-	wg          sync.WaitGroup
+	// A placed call (outbound.go): the greeting waits for Opened.
+	outbound bool
+	opened   chan call.Opening
+	wg       sync.WaitGroup
 
 	// The STT fallback (nil turns without a Transcriber).
 	turns       *turnAudio
@@ -98,7 +101,7 @@ type toolResult struct {
 func newBridge(rt *Runtime, cfg *agent.Config, log zerolog.Logger) *bridge {
 	format := rt.format(cfg.Settings.Engine)
 	b := &bridge{rt: rt, cfg: cfg, log: log, sessCfg: sessionConfig(cfg, format), format: audioFormatOf(format), assistant: map[string]bool{},
-		toolDone: make(chan toolResult, 8), transferErr: make(chan error, 1), dtmfText: make(chan string, 16)}
+		toolDone: make(chan toolResult, 8), transferErr: make(chan error, 1), dtmfText: make(chan string, 16), opened: make(chan call.Opening, 1)}
 	if rt.opts.Transcriber != nil {
 		b.turns = newTurnAudio(b.format)
 		b.sttDone = make(chan sttResult, maxTranscriptions)
@@ -149,7 +152,9 @@ func (b *bridge) Prepare(ctx context.Context, p call.Phone) error {
 		return &call.RejectError{Status: 503, Reason: "Service Unavailable", Err: err}
 	}
 	b.sess.Store(&sessionBox{s})
-	b.queueGreeting(p)
+	if b.outbound = p.Info().Direction == call.DirectionOutbound; !b.outbound {
+		b.queueGreeting(p)
+	}
 	return nil
 }
 
@@ -238,7 +243,9 @@ func (b *bridge) Run(ctx context.Context, phone call.Phone) error {
 		return b.apologize(ctx, b.failure)
 	}
 	s := b.session()
-	b.greet(ctx, s)
+	if !b.outbound {
+		b.greet(ctx, s)
+	}
 	b.renderPrompts(ctx)
 	var maxC <-chan time.Time
 	if d := b.cfg.Settings.MaxDurationS; d > 0 {
@@ -270,6 +277,8 @@ func (b *bridge) Run(ctx context.Context, phone call.Phone) error {
 			b.toolFinished(ctx, s, r)
 		case text := <-b.dtmfText:
 			b.digits(ctx, s, text)
+		case o := <-b.opened:
+			b.speakFirst(ctx, s, o)
 		case r := <-b.sttDone:
 			b.transcribed(r)
 		case err := <-b.transferErr:

@@ -184,7 +184,9 @@ func (cc *Controlled) Prepare(ctx context.Context, _ call.Phone) error {
 	cc.mu.Lock()
 	cc.stopAnnounce = cancel
 	cc.mu.Unlock()
-	if !cc.opts.direct {
+	// A call the appliance placed is announced by its POST /v1/calls
+	// answer (the call id), not by realtime.call.incoming.
+	if !cc.opts.direct && cc.phone.Info().Direction != call.DirectionOutbound {
 		cc.wg.Add(1)
 		go func() {
 			defer cc.wg.Done()

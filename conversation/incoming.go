@@ -89,6 +89,8 @@ func (cc *Controlled) ended(by string) {
 		switch snap.EndedBy {
 		case call.EndedByCaller:
 			by = webhook.EndedByCaller
+		case call.EndedByCallee:
+			by = webhook.EndedByCallee
 		default:
 			by = webhook.EndedBySystem
 		}

@@ -62,6 +62,13 @@ func (e *Loopback) Digits(string) {}
 // Prepare is immediate: the loopback needs nothing before answer.
 func (e *Loopback) Prepare(context.Context, call.Phone) error { return nil }
 
+// Progress ignores a placed call's dial: the line test has nothing to
+// tell.
+func (e *Loopback) Progress(call.Progress) {}
+
+// Opened does nothing: the line test repeats the callee from the start.
+func (e *Loopback) Opened(call.Opening) {}
+
 // Audio queues a copy of the frame; when the queue is full the frame is
 // dropped rather than blocking the media goroutine.
 func (e *Loopback) Audio(audio []byte) {

@@ -78,6 +78,19 @@ type Record struct {
 	Events []Entry `json:"events"`
 	// NodeID is the node of the fleet that holds (or held) the call.
 	NodeID string `json:"node_id"`
+	// Direction is "inbound" (answered) or "outbound" (placed with
+	// POST /v1/calls).
+	Direction string `json:"direction"`
+	// Progress is how far a placed call's dial got: dialing, ringing,
+	// answered, busy, no-answer, failed or canceled; SIPStatus the final
+	// status of its INVITE.
+	Progress  string `json:"progress,omitempty"`
+	SIPStatus int    `json:"sip_status,omitempty"`
+	// MachineDetection is a placed call's answering-machine detection
+	// (off, detect, hangup_on_machine) and AnsweredBy its verdict (human,
+	// machine, unknown; absent before it decided).
+	MachineDetection string `json:"machine_detection,omitempty"`
+	AnsweredBy       string `json:"answered_by,omitempty"`
 }
 
 // TranscriptLine is one transcript entry: role is "user" (the caller) or
@@ -192,7 +205,11 @@ func fromSnapshot(s call.Snapshot, now time.Time) *Record {
 		SIPCallID: s.SIPCallID, Route: s.Route, Channel: s.Channel, State: string(s.State),
 		InvitedAt: Timestamp(s.Started), AnsweredAt: Timestamp(s.Answered), EndedAt: Timestamp(s.Ended),
 		DurationMS: durationMS(s.Answered, s.Ended, now), EndedBy: s.EndedBy, EndReason: s.EndReason,
-		Media: mediaOf(s.Media, s.Health),
+		Media: mediaOf(s.Media, s.Health), Direction: s.Direction, Progress: s.Progress, SIPStatus: s.SIPStatus,
+		MachineDetection: string(s.MachineDetection), AnsweredBy: s.AnsweredBy,
+	}
+	if r.Direction == "" {
+		r.Direction = call.DirectionInbound
 	}
 	entries := make([]Entry, 0, len(s.Notes))
 	for _, n := range s.Notes {
@@ -201,6 +218,10 @@ func fromSnapshot(s call.Snapshot, now time.Time) *Record {
 	r.split(entries)
 	return r
 }
+
+// Of is the record of a call's current view (a live call's, as the API
+// shows it).
+func Of(s call.Snapshot) *Record { return fromSnapshot(s, time.Now()) }
 
 // toStore is the stored form of a finished call's snapshot.
 func toStore(s call.Snapshot, teamID string) (*store.Call, error) {
@@ -220,6 +241,8 @@ func toStore(s call.Snapshot, teamID string) (*store.Call, error) {
 		ID: s.ID, TeamID: teamID, PhoneNumberID: s.NumberID, PhoneNumber: s.PhoneNumber, From: s.From, To: s.To,
 		SIPCallID: s.SIPCallID, Route: s.Route, Channel: s.Channel, State: string(s.State), InviteTime: s.Started, AnswerTime: s.Answered,
 		EndTime: s.Ended, EndedBy: s.EndedBy, EndReason: s.EndReason, Media: m, Notes: notes,
+		Direction: s.Direction, Progress: s.Progress, SIPStatus: s.SIPStatus, MachineDetection: string(s.MachineDetection),
+		AnsweredBy: s.AnsweredBy,
 	}, nil
 }
 
@@ -230,7 +253,11 @@ func fromStore(c *store.Call) (*Record, error) {
 		SIPCallID: c.SIPCallID, Route: c.Route, Channel: c.Channel, State: c.State,
 		InvitedAt: Timestamp(c.InviteTime), AnsweredAt: Timestamp(c.AnswerTime), EndedAt: Timestamp(c.EndTime),
 		DurationMS: durationMS(c.AnswerTime, c.EndTime, c.EndTime), EndedBy: c.EndedBy, EndReason: c.EndReason,
-		NodeID: c.NodeID,
+		NodeID: c.NodeID, Direction: c.Direction, Progress: c.Progress, SIPStatus: c.SIPStatus,
+		MachineDetection: c.MachineDetection, AnsweredBy: c.AnsweredBy,
+	}
+	if r.Direction == "" {
+		r.Direction = call.DirectionInbound
 	}
 	if len(c.Media) > 0 {
 		if err := json.Unmarshal(c.Media, &r.Media); err != nil {

@@ -41,6 +41,7 @@ type nopSink struct{}
 func (nopSink) Audio([]int16)  {}
 func (nopSink) Coded([]byte)   {}
 func (nopSink) Key(dtmf.Event) {}
+func (nopSink) Ringing()       {}
 func (nopSink) Lost(string)    {}
 func (nopSink) PeerHold(bool)  {}
 

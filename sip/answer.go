@@ -19,7 +19,13 @@ import (
 // taken from the ACK; when our offer already went out in a reliable 180,
 // Answer first waits for its PRACK, which carries the answer (RFC 3262
 // section 3: no 2xx before the PRACK of a provisional response with SDP).
+//
+// A placed call (Place) is dialed instead: the INVITE goes out with our
+// offer at local and Answer returns once the callee answered (see dial).
 func (c *InboundCall) Answer(ctx context.Context, local netip.AddrPort) error {
+	if c.placed != nil {
+		return c.dial(ctx, local)
+	}
 	c.mu.Lock()
 	if c.state != stateEarly {
 		c.mu.Unlock()

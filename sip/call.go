@@ -71,6 +71,10 @@ type InboundCall struct {
 	finalOnce sync.Once
 	finalSent chan struct{} // closed when the final response is sent
 
+	// placed is set for a call the server places (place.go): Answer
+	// dials, Ringing does nothing, Reject and an early hangup cancel.
+	placed *placement
+
 	// Session timer (RFC 4028, timer.go): nil without one.
 	timer       atomic.Pointer[sessionTimer]
 	refreshes   chan struct{} // a refresh from the peer was accepted
@@ -257,6 +261,9 @@ func (c *InboundCall) Ringing() error { return c.provisional(180, "Ringing") }
 func (c *InboundCall) SessionProgress() error { return c.provisional(183, "Session Progress") }
 
 func (c *InboundCall) provisional(status int, reason string) error {
+	if c.placed != nil {
+		return nil // the callee rings, we send nothing
+	}
 	c.mu.Lock()
 	early := c.state == stateEarly
 	reliable := c.reliable
@@ -302,6 +309,14 @@ func (c *InboundCall) Reject(status int, reason string, headers ...Header) error
 	if status < 300 || status > 699 {
 		return fmt.Errorf("reject: status %d is not a final error status", status)
 	}
+	if c.placed != nil {
+		// A placed call refused before (or while) it dials: the INVITE,
+		// if out, is cancelled.
+		cause := fmt.Errorf("%w: %d %s", ErrRejected, status, reason)
+		c.placed.stop(cause)
+		c.end(cause)
+		return nil
+	}
 	c.mu.Lock()
 	if c.state != stateEarly {
 		c.mu.Unlock()
@@ -341,6 +356,11 @@ func (c *InboundCall) hangup(ctx context.Context, cause error, text string) erro
 	case stateEnded:
 		return nil
 	case stateEarly:
+		if c.placed != nil {
+			c.placed.stop(cause) // the dial sends CANCEL
+			c.end(cause)
+			return nil
+		}
 		status, reason := 480, "Temporarily Unavailable"
 		var hs []Header
 		if errors.Is(cause, ErrShutdown) {
@@ -381,6 +401,9 @@ func (c *InboundCall) end(cause error) {
 
 // handlerReturned rejects a call the Handler left without final answer.
 func (c *InboundCall) handlerReturned() {
+	if c.placed != nil {
+		return
+	}
 	c.mu.Lock()
 	early := c.state == stateEarly
 	c.mu.Unlock()

@@ -332,48 +332,18 @@ func (d *Dialer) Dial(ctx context.Context, r DialRequest) (*OutboundCall, error)
 // waitFinal follows the INVITE transaction to its final response; a
 // cancelled ctx sends CANCEL and waits (briefly) for the 487.
 func (c *OutboundCall) waitFinal(ctx context.Context, tx sip.ClientTransaction, invite *sip.Request, emit func(Event)) (*sip.Response, error) {
-	done := ctx.Done()
-	canceled := false
-	for {
-		select {
-		case res := <-tx.Responses():
-			if res.IsProvisional() {
-				if c.dlg.laddr == nil { // over UDP the socket tap reports them in order
-					emit(Event{Kind: "provisional", Status: res.StatusCode, Reason: res.Reason})
-				}
-				continue
-			}
-			if canceled && !res.IsSuccess() {
-				return nil, context.Cause(ctx)
-			}
-			return res, nil
-		case <-tx.Done():
-			if err := tx.Err(); err != nil {
-				return nil, fmt.Errorf("invite: %w", err)
-			}
-			return nil, errors.New("invite: transaction ended without final response")
-		case <-done:
-			done, canceled = nil, true
-			cancel := sip.NewRequest(sip.CANCEL, invite.Recipient)
-			cancel.AppendHeader(sip.HeaderClone(invite.Via()))
-			for _, n := range []string{"From", "To", "Call-ID", "Route", "Max-Forwards"} {
-				for _, h := range invite.GetHeaders(n) {
-					cancel.AppendHeader(sip.HeaderClone(h))
-				}
-			}
-			cancel.AppendHeader(&sip.CSeqHeader{SeqNo: invite.CSeq().SeqNo, MethodName: sip.CANCEL})
-			cancel.SetBody(nil)
-			cancel.SetTransport(invite.Transport())
-			cancel.SetDestination(invite.Destination())
-			emit(Event{Kind: "cancel_sent"})
-			cctx, stop := context.WithTimeout(context.Background(), cancelTimeout)
-			_, err := c.d.client.Do(cctx, cancel, func(*sipgo.Client, *sip.Request) error { return nil })
-			stop()
-			if err != nil {
-				return nil, fmt.Errorf("cancel: %w", err)
-			}
+	res, canceled, err := awaitFinal(ctx, c.d.client, tx, invite, func(res *sip.Response) {
+		if c.dlg.laddr == nil { // over UDP the socket tap reports them in order
+			emit(Event{Kind: "provisional", Status: res.StatusCode, Reason: res.Reason})
 		}
+	}, func() { emit(Event{Kind: "cancel_sent"}) })
+	if err != nil {
+		return nil, err
 	}
+	if canceled && !res.IsSuccess() {
+		return nil, context.Cause(ctx)
+	}
+	return res, nil
 }
 
 // authorization answers a digest challenge (SHA-256 preferred over MD5).

@@ -22,7 +22,8 @@ import (
 // allowMethods is what the server answers; REFER is only sent by us.
 const allowMethods = "INVITE, ACK, BYE, CANCEL, OPTIONS, UPDATE, INFO, NOTIFY, PRACK"
 
-// Server is the inbound SIP endpoint.
+// Server is the appliance's SIP endpoint: it answers the calls it
+// receives and places the outbound ones (Place) from the same socket.
 type Server struct {
 	opts    Options
 	numbers Numbers
@@ -110,7 +111,8 @@ func NewServer(opts Options, numbers Numbers, handler Handler, log zerolog.Logge
 	uaOpts := []sipgo.UserAgentOption{
 		sipgo.WithUserAgent(opts.UserAgent),
 		sipgo.WithUserAgentHostname(s.pubHost),
-		sipgo.WithUserAgentTransactionLayerOptions(sip.WithTransactionLayerLogger(slogger)),
+		sipgo.WithUserAgentTransactionLayerOptions(sip.WithTransactionLayerLogger(slogger),
+			sip.WithTransactionLayerUnhandledResponseHandler(s.onStrayResponse)),
 		sipgo.WithUserAgentTransportLayerOptions(sip.WithTransportLayerLogger(slogger), sip.WithTransportLayerReadFilter(s.readFilter),
 			sip.WithTransportLayerTransports(sip.TransportsConfig{
 				TCP: &sip.TransportTCP{DialerCreate: s.streamDialer},

@@ -25,6 +25,11 @@ const (
 	// TypeCallRecordingReady is POSTed when a call's recording is
 	// finished and can be fetched. Data is CallRecordingReady.
 	TypeCallRecordingReady = "realtime.call.recording_ready"
+	// TypeCallProgress is POSTed at each step of a call the appliance
+	// placed (POST /v1/calls): ringing, answered, busy, no-answer,
+	// failed, canceled, and the answering-machine detection's verdict
+	// (detected, with answered_by). Data is CallProgress.
+	TypeCallProgress = "realtime.call.progress"
 )
 
 // eventIDPrefix starts every event id.
@@ -106,6 +111,9 @@ func NewCallIncoming(now time.Time, data CallIncoming) Event {
 const (
 	// EndedByCaller: the remote party sent BYE or CANCEL.
 	EndedByCaller = "caller"
+	// EndedByCallee: the callee of a call the appliance placed hung up,
+	// or refused it (busy, declined, not answered).
+	EndedByCallee = "callee"
 	// EndedByAgent: the model's end-call tool hung up.
 	EndedByAgent = "agent"
 	// EndedByController: a client called /v1/realtime/calls/{id}/hangup
@@ -192,4 +200,21 @@ type CallRecordingReady struct {
 	DurationMS  int64  `json:"duration_ms"`
 	Bytes       int64  `json:"bytes"`
 	Encrypted   bool   `json:"encrypted"`
+}
+
+// CallProgress is the data of a realtime.call.progress event.
+type CallProgress struct {
+	CallID        string `json:"call_id"`
+	PhoneNumberID string `json:"phone_number_id,omitempty"`
+	// Direction is always "outbound".
+	Direction string `json:"direction"`
+	// Status is ringing, answered, busy, no-answer, failed, canceled or
+	// detected (the machine detection's verdict).
+	Status string `json:"status"`
+	// SIPStatus is the INVITE's final status (0: none, or none yet).
+	SIPStatus int `json:"sip_status,omitempty"`
+	// Reason says more (the SIP reason phrase, or the detector's reason).
+	Reason string `json:"reason,omitempty"`
+	// AnsweredBy is human, machine or unknown (status detected only).
+	AnsweredBy string `json:"answered_by,omitempty"`
 }

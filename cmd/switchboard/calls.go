@@ -10,9 +10,9 @@ import (
 )
 
 func init() {
-	register("calls", "calls: list|show, and live call control: refer|hangup|dtmf", func(env *cliEnv, args []string) error {
+	register("calls", "calls: list|show, dial (place a call), and live call control: refer|hangup|dtmf", func(env *cliEnv, args []string) error {
 		return subcommand(env, "calls", args, map[string]func(*cliEnv, []string) error{
-			"list": callsList, "show": callsShow, "refer": callsRefer, "hangup": callsHangup, "dtmf": callsDTMF,
+			"list": callsList, "show": callsShow, "dial": callsDial, "refer": callsRefer, "hangup": callsHangup, "dtmf": callsDTMF,
 		})
 	})
 }
@@ -69,6 +69,12 @@ type callRecord struct {
 	Transcript []callEntry `json:"transcript"`
 	ToolCalls  []callEntry `json:"tool_calls"`
 	Events     []callEntry `json:"events"`
+	// A placed call's direction, dial and machine detection.
+	Direction        string `json:"direction"`
+	Progress         string `json:"progress"`
+	SIPStatus        int    `json:"sip_status"`
+	MachineDetection string `json:"machine_detection"`
+	AnsweredBy       string `json:"answered_by"`
 }
 
 // localTime shows an RFC 3339 time of the API in the local zone.
@@ -248,9 +254,16 @@ func (e *cliEnv) showCall(c *callRecord) {
 		{"Answered", localTime(c.AnsweredAt)}, {"Ended", ended}, {"Duration", c.duration()},
 		{"Media", fmt.Sprintf("%d packets in, %d out, %d lost, jitter %.1f ms, %d late, %d concealed",
 			c.Media.PacketsIn, c.Media.PacketsOut, c.Media.Lost, c.Media.JitterMS, c.Media.Late, c.Media.Concealed)},
-		{"Health", c.health()}, {"Recording", c.recording()},
+		{"Health", c.health()}, {"Recording", c.recording()}, {"Direction", orDash(c.Direction)},
 	} {
 		fmt.Fprintf(w, "%-12s %s\n", l[0], l[1])
+	}
+	if c.Direction == "outbound" {
+		dial := orDash(c.Progress)
+		if c.SIPStatus != 0 {
+			dial += fmt.Sprintf(" (SIP %d)", c.SIPStatus)
+		}
+		fmt.Fprintf(w, "%-12s %s\n%-12s %s, answered by %s\n", "Dial", dial, "Detection", orDash(c.MachineDetection), orDash(c.AnsweredBy))
 	}
 	start, _ := time.Parse(time.RFC3339Nano, c.InvitedAt)
 	offset := func(at string) string {

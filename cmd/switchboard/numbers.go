@@ -183,6 +183,7 @@ func numbersCreate(env *cliEnv, args []string) error {
 	origin := fs.String("origin", "", "svc_provisioned or byo_trunk (default: byo_trunk with --number, else svc_provisioned)")
 	areaCode := fs.String("area-code", "", "3-digit US area code to pick a pool number from (svc_provisioned)")
 	f := addNumberFlags(fs)
+	of := addOutboundFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -216,6 +217,13 @@ func numbersCreate(env *cliEnv, args []string) error {
 	if wh := f.webhook(set); wh != nil {
 		body["webhook"] = wh
 	}
+	ob, err := of.body(set)
+	if err != nil {
+		return err
+	}
+	if ob != nil {
+		body["outbound_trunk"] = ob
+	}
 	c, err := env.client()
 	if err != nil {
 		return err
@@ -234,6 +242,8 @@ func numbersUpdate(env *cliEnv, args []string) error {
 	noWebhook := fs.Bool("no-webhook", false, "remove the webhook (and its secret)")
 	noDigest := fs.Bool("no-digest", false, "remove the SIP digest credentials")
 	noAllow := fs.Bool("no-allow", false, "remove every allowed source address")
+	of := addOutboundFlags(fs)
+	noOutbound := fs.Bool("no-outbound", false, "remove the outbound trunk")
 	id, err := idAndFlags(fs, args, "phone number id")
 	if err != nil {
 		return err
@@ -286,6 +296,17 @@ func numbersUpdate(env *cliEnv, args []string) error {
 	}
 	if sa != nil {
 		body["sip_auth"] = sa
+	}
+	ob, err := of.body(set)
+	switch {
+	case err != nil:
+		return err
+	case *noOutbound && ob != nil:
+		return errors.New("--no-outbound and --outbound-* are exclusive")
+	case *noOutbound:
+		body["outbound_trunk"] = nil
+	case ob != nil:
+		body["outbound_trunk"] = ob
 	}
 	if len(body) == 0 {
 		return errors.New("nothing to change: give at least one flag")

@@ -25,8 +25,8 @@ func (s *session) responseCreate(v *realtime.ResponseCreate) {
 		if it.it.Type != realtime.ItemMessage || it.it.Role == realtime.RoleAssistant {
 			break
 		}
-		if it.it.Role == realtime.RoleUser {
-			src = it
+		if it.it.Role == realtime.RoleUser || it.it.Role == realtime.RoleSystem {
+			src = it // a system note (a placed call's opening, a failed transfer) is read out
 			break
 		}
 	}

@@ -1,6 +1,7 @@
 package pcap
 
 import (
+	"bytes"
 	"encoding/binary"
 	"os"
 	"path/filepath"
@@ -69,4 +70,16 @@ func FuzzParse(f *testing.F) {
 			return nil
 		})
 	})
+}
+
+func TestWriteRTPReadsBack(t *testing.T) {
+	path := t.TempDir() + "/w.pcap"
+	payloads := [][]byte{bytes.Repeat([]byte{0xff}, 160), bytes.Repeat([]byte{0x7f}, 160), bytes.Repeat([]byte{0x01}, 160)}
+	require.NoError(t, WriteRTP(path, 0, payloads, 20*time.Millisecond))
+	pkts, err := ReadRTP(path)
+	require.NoError(t, err)
+	require.Len(t, pkts, 3)
+	for i, p := range pkts {
+		require.Equal(t, payloads[i], p.RTP.Payload)
+	}
 }

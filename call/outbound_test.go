@@ -1,0 +1,107 @@
+package call
+
+import (
+	"context"
+	"errors"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"switchboard/sip"
+)
+
+// TestDialOutcomes: a placed call whose dial failed ends with the outcome
+// its error says, in the record and to the conversation.
+func TestDialOutcomes(t *testing.T) {
+	for _, tc := range []struct {
+		err      error
+		progress string
+		status   int
+		by       string
+	}{
+		{&sip.DialError{Status: 486, Reason: "Busy Here"}, ProgressBusy, 486, EndedByCallee},
+		{&sip.DialError{Status: 603, Reason: "Decline"}, ProgressBusy, 603, EndedByCallee},
+		{&sip.DialError{Status: 480, Reason: "Temporarily Unavailable"}, ProgressNoAnswer, 480, EndedByCallee},
+		{&sip.DialError{Status: 487, Reason: "Request Terminated", Err: sip.ErrRingTimeout}, ProgressNoAnswer, 487, EndedByAppliance},
+		{&sip.DialError{Status: 487, Reason: "Request Terminated", Err: sip.ErrLocalHangup}, ProgressCanceled, 487, EndedByAppliance},
+		{&sip.DialError{Status: 404, Reason: "Not Found"}, ProgressFailed, 404, EndedByCallee},
+		{&sip.DialError{Err: errors.New("invite: transaction timed out")}, ProgressFailed, 0, EndedByAppliance},
+	} {
+		t.Run(tc.progress+"/"+tc.err.Error(), func(t *testing.T) {
+			leg := newFakeLeg("", Route{})
+			leg.md, leg.ansErr = MachineDetectionDetect, tc.err
+			conv := &fakeConv{format: PCM16(8000)}
+			c := runCall(t, leg, conv, nil, Options{})
+			s := c.Snapshot()
+			require.Equal(t, DirectionOutbound, s.Direction)
+			require.Equal(t, tc.progress, s.Progress)
+			require.Equal(t, tc.status, s.SIPStatus)
+			require.Equal(t, tc.by, s.EndedBy)
+			require.True(t, s.Answered.IsZero())
+			require.Len(t, conv.progress, 1)
+			require.Equal(t, tc.progress, conv.progress[0].Status)
+		})
+	}
+}
+
+func tone(n int, f, a float64) []int16 {
+	out := make([]int16, n)
+	for i := range out {
+		// Several harmonics: speech-like, no pure tone.
+		var v float64
+		for h := 1.0; h <= 6; h++ {
+			v += math.Sin(2*math.Pi*f*h*float64(i)/8000) / h
+		}
+		out[i] = int16(a * v)
+	}
+	return out
+}
+
+// TestOpeningGatesTheCallee: between the answer and the callee's end of
+// greeting the conversation gets none of the callee's audio; then it is
+// told who answered, and the audio flows.
+func TestOpeningGatesTheCallee(t *testing.T) {
+	leg := newFakeLeg("", Route{})
+	leg.md = MachineDetectionDetect
+	opened := make(chan struct{})
+	conv := &fakeConv{format: PCM16(8000)}
+	conv.run = func(ctx context.Context, p Phone) error {
+		sink := leg.sink
+		sink.Ringing() // after the answer: no second ringing step
+		speech := tone(160, 140, 3000)
+		for i := 0; i < 25; i++ { // 500 ms of "hello"
+			sink.Audio(speech)
+		}
+		silence := make([]int16, 160)
+		for i := 0; i < 60; i++ { // 1.2 s of silence
+			sink.Audio(silence)
+		}
+		require.Eventually(t, func() bool {
+			conv.mu.Lock()
+			defer conv.mu.Unlock()
+			return len(conv.openings) == 1
+		}, 2*time.Second, 5*time.Millisecond)
+		conv.mu.Lock()
+		require.Empty(t, conv.audio, "the model heard the callee's greeting")
+		conv.mu.Unlock()
+		sink.Audio(speech)
+		conv.mu.Lock()
+		require.Len(t, conv.audio, 1, "after the opening the callee is heard")
+		conv.mu.Unlock()
+		close(opened)
+		return Hangup("done")
+	}
+	c := runCall(t, leg, conv, nil, Options{})
+	<-opened
+	s := c.Snapshot()
+	require.Equal(t, ProgressAnswered, s.Progress)
+	require.Equal(t, AnsweredByHuman, s.AnsweredBy)
+	require.Equal(t, []Opening{{AnsweredBy: AnsweredByHuman, Reason: "short_greeting"}}, conv.openings)
+	var statuses []string
+	for _, p := range conv.progress {
+		statuses = append(statuses, p.Status)
+	}
+	require.Equal(t, []string{ProgressAnswered, ProgressDetected}, statuses)
+}

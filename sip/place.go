@@ -1,0 +1,447 @@
+package sip
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"net/netip"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/emiago/sipgo"
+	"github.com/emiago/sipgo/sip"
+	"github.com/google/uuid"
+)
+
+// Errors of placed calls.
+var (
+	// ErrOverloaded means the server holds sip.max_calls calls already.
+	ErrOverloaded = errors.New("sip: at the maximum number of calls")
+	// ErrRingTimeout is the cause of a placed call cancelled because
+	// nobody answered within its ring timeout.
+	ErrRingTimeout = errors.New("sip: no answer within the ring timeout")
+)
+
+// PlaceRequest describes a call the server places (an outbound call).
+type PlaceRequest struct {
+	// Target is the Request-URI: the callee, sip:user@host[:port] with an
+	// optional transport parameter (TrunkTarget builds it for a number
+	// called through a carrier's trunk).
+	Target string
+	// From is the user part of the From URI: the caller id.
+	From string
+	// AuthUsername and AuthPassword answer one 401/407 digest challenge
+	// of the INVITE (SHA-256 preferred over MD5).
+	AuthUsername, AuthPassword string
+	// Codecs are offered in this order: names among PCMU and PCMA
+	// (default both). The audio rate of a placed call is 8 kHz.
+	Codecs []string
+	// RingTimeout cancels the INVITE (CANCEL, then the 487) when no final
+	// response came within it; 0: only ctx and hangup cancel it.
+	RingTimeout time.Duration
+	// Route is carried with the call (Route); this package reads its SRTP
+	// policy only.
+	Route *Route
+}
+
+// DialError says why a placed call was not answered: the INVITE's final
+// response (Status > 0), or Err (ErrRingTimeout after our CANCEL, the
+// cause of a call ended while it rang, a transport failure).
+type DialError struct {
+	Status int
+	Reason string
+	Err    error
+}
+
+func (e *DialError) Error() string {
+	switch {
+	case e.Status > 0 && e.Err != nil:
+		return fmt.Sprintf("sip: invite answered %d %s: %v", e.Status, e.Reason, e.Err)
+	case e.Status > 0:
+		return fmt.Sprintf("sip: invite answered %d %s", e.Status, e.Reason)
+	case e.Err != nil:
+		return "sip: invite: " + e.Err.Error()
+	}
+	return "sip: invite failed"
+}
+
+func (e *DialError) Unwrap() error { return e.Err }
+
+// placement is what a placed call keeps of its dial (InboundCall.placed).
+type placement struct {
+	req    PlaceRequest
+	codecs []Codec
+	// provisionals gets the status of each provisional response but 100.
+	provisionals chan int
+
+	mu     sync.Mutex
+	cancel context.CancelCauseFunc // ends the dial (hangup before answer)
+	ack    *sip.Request            // the ACK of our 2xx, re-sent for its retransmissions
+}
+
+func (p *placement) stop(cause error) {
+	p.mu.Lock()
+	cancel := p.cancel
+	p.mu.Unlock()
+	if cancel != nil {
+		cancel(cause)
+	}
+}
+
+// Place prepares a call to r.Target: it is counted against max_calls and
+// registered, so the callee's requests in the dialog (BYE, re-INVITE,
+// INFO, NOTIFY) reach it, and they arrive on the server's own socket, to
+// its Contact. The INVITE goes out when Answer is called with our RTP
+// address (its SDP offer), so a media leg drives a placed call the way it
+// answers a received one: Answer returns once the callee answered (a
+// *DialError when it did not). Ringing and Reject before Answer only end
+// it. ErrShutdown while draining, ErrOverloaded at max_calls.
+func (s *Server) Place(ctx context.Context, r PlaceRequest) (*InboundCall, error) {
+	if s.closed.Load() || s.draining.Load() {
+		return nil, ErrShutdown
+	}
+	target, err := parseURI(r.Target)
+	if err != nil || target.User == "" {
+		return nil, fmt.Errorf("place %q: %w", r.Target, errors.Join(errTargetURI, err))
+	}
+	transport := "UDP"
+	if tr, ok := target.UriParams.Get("transport"); ok {
+		transport = strings.ToUpper(tr)
+	}
+	dst, err := s.resolveTarget(ctx, target)
+	if err != nil {
+		return nil, fmt.Errorf("place %q: %w", r.Target, err)
+	}
+	codecs, err := placeCodecs(r.Codecs)
+	if err != nil {
+		return nil, fmt.Errorf("place %q: %w", r.Target, err)
+	}
+	if r.Route == nil {
+		r.Route = &Route{}
+	}
+	if !s.reserve() {
+		return nil, ErrOverloaded
+	}
+	params := MediaParams{Codec: codecs[0], DTMFPayloadType: delayedOfferDTMF, Ptime: defaultPtime, Direction: SendRecv}
+	id, callID := uuid.NewString(), uuid.NewString()
+	c := &InboundCall{
+		srv: s, id: id, route: r.Route, src: dst,
+		log:     s.log.With().Str("call_id", id).Str("sip_call_id", callID).Str("direction", "outbound").Logger(),
+		acks:    make(chan *sip.Request, 4),
+		updates: make(chan MediaParams, 4),
+		infos:   make(chan Info, 64),
+		initial: params, params: params,
+		sdp:       newLocalSDP(uint64(time.Now().Unix())),
+		delayed:   true, // our offer, their answer
+		finalSent: make(chan struct{}),
+		refreshes: make(chan struct{}, 1),
+		received:  s.now(),
+		placed:    &placement{req: r, codecs: codecs, provisionals: make(chan int, 8)},
+	}
+	c.dlg = &dialog{
+		client: s.client, callID: callID,
+		local:     sip.Uri{Scheme: "sip", User: r.From, Host: s.pubHost},
+		localTag:  sip.GenerateTagN(16),
+		remote:    sip.Uri{Scheme: "sip", User: target.User, Host: target.Host, Port: target.Port},
+		contact:   s.contactFor(transport),
+		transport: transport,
+		peer:      dst.String(),
+		target:    target,
+		cseq:      uint32(rand.IntN(1 << 15)),
+	}
+	if transport == "UDP" {
+		// Requests leave from the server's socket, so that the callee's
+		// answers and in-dialog requests come back to it.
+		la := s.UDPAddr()
+		c.dlg.laddr = &sip.Addr{IP: la.Addr().AsSlice(), Port: int(la.Port()), Hostname: la.Addr().String()}
+	}
+	c.invite = c.dlg.newRequest(sip.INVITE, nil)
+	c.key = dialogKey(callID, c.dlg.localTag)
+	c.ctx, c.cancel = context.WithCancelCause(context.Background())
+	s.register(c)
+	c.log.Info().Str("target", r.Target).Msg("placing call")
+	return c, nil
+}
+
+// resolveTarget is the address of a target's host (an IP address, or
+// the first address of its name) and port (5060 by default).
+func (s *Server) resolveTarget(ctx context.Context, u sip.Uri) (netip.AddrPort, error) {
+	host, port, _ := net.SplitHostPort(hostPort(u))
+	if a, err := netip.ParseAddr(host); err == nil {
+		p, _ := netip.ParseAddrPort(net.JoinHostPort(a.Unmap().String(), port))
+		return p, nil
+	}
+	r := s.resolver
+	if r == nil {
+		r = net.DefaultResolver
+	}
+	addrs, err := r.LookupNetIP(ctx, "ip", host)
+	if err != nil || len(addrs) == 0 {
+		return netip.AddrPort{}, fmt.Errorf("resolve %s: %w", host, errors.Join(errTargetURI, err))
+	}
+	return netip.ParseAddrPort(net.JoinHostPort(addrs[0].Unmap().String(), port))
+}
+
+// placeCodecs are the codecs a placed call offers, from their names.
+func placeCodecs(names []string) ([]Codec, error) {
+	if len(names) == 0 {
+		return []Codec{PCMU, PCMA}, nil
+	}
+	var out []Codec
+	for _, n := range names {
+		switch strings.ToUpper(n) {
+		case PCMU.Name:
+			out = append(out, PCMU)
+		case PCMA.Name:
+			out = append(out, PCMA)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%w: placed calls speak PCMU or PCMA", errNoCommonCodec)
+	}
+	return out, nil
+}
+
+// Outbound reports whether the server placed this call (Place).
+func (c *InboundCall) Outbound() bool { return c.placed != nil }
+
+// Provisionals delivers the status of each provisional response (180,
+// 183, …) to a placed call's INVITE while it dials; nil for a received
+// call. A reader that falls behind misses some: the callee rings anyway.
+func (c *InboundCall) Provisionals() <-chan int {
+	if c.placed == nil {
+		return nil
+	}
+	return c.placed.provisionals
+}
+
+// dial sends the INVITE of a placed call with our offer at local and
+// follows it to its final response: one digest challenge is answered,
+// the ring timeout or a hangup cancels it (CANCEL), a 2xx is ACKed and
+// its SDP answer taken. It returns nil once the call is answered, else a
+// *DialError (the call has then ended).
+func (c *InboundCall) dial(ctx context.Context, local netip.AddrPort) error {
+	p := c.placed
+	c.mu.Lock()
+	if c.state != stateEarly {
+		c.mu.Unlock()
+		return fmt.Errorf("dial: %w", c.stateErr())
+	}
+	if ip := c.srv.opts.RTPPublicIP; ip.IsValid() {
+		local = netip.AddrPortFrom(ip, local.Port())
+	}
+	c.local = local
+	offer, err := c.sdp.offer(local, p.codecs, delayedOfferDTMF, defaultPtime, SendRecv)
+	c.mu.Unlock()
+	if err != nil {
+		c.end(err)
+		return &DialError{Err: err}
+	}
+	dctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	p.mu.Lock()
+	p.cancel = cancel
+	p.mu.Unlock()
+	stop := context.AfterFunc(c.ctx, func() { cancel(context.Cause(c.ctx)) })
+	defer stop()
+	if d := p.req.RingTimeout; d > 0 {
+		t := time.AfterFunc(d, func() { cancel(ErrRingTimeout) })
+		defer t.Stop()
+	}
+	fail := func(de *DialError) error {
+		cause := error(de)
+		c.end(fmt.Errorf("%w: %w", ErrRejected, cause))
+		c.log.Info().Int("status", de.Status).AnErr("cause", de.Err).Msg("placed call not answered")
+		return de
+	}
+	extra := []sip.Header{sip.NewHeader("Content-Type", "application/sdp"), sip.NewHeader("Allow", allowMethods),
+		supportedHeader(), sip.NewHeader("User-Agent", c.srv.opts.UserAgent)}
+	authTried := false
+	for {
+		invite := c.dlg.newRequest(sip.INVITE, offer, extra...)
+		tx, err := c.srv.client.TransactionRequest(dctx, invite, sipgo.ClientRequestAddVia)
+		if err != nil {
+			return fail(&DialError{Err: err})
+		}
+		res, canceled, err := awaitFinal(dctx, c.srv.client, tx, invite, func(res *sip.Response) {
+			select {
+			case p.provisionals <- res.StatusCode:
+			default:
+			}
+		}, nil)
+		tx.Terminate()
+		switch {
+		case err != nil:
+			return fail(&DialError{Err: errors.Join(context.Cause(dctx), err)})
+		case canceled && res.IsSuccess():
+			// The answer crossed our CANCEL: the call is up, end it.
+			if err := c.confirm(invite, res); err == nil {
+				c.bye("canceled")
+			}
+			return fail(&DialError{Status: res.StatusCode, Reason: res.Reason, Err: context.Cause(dctx)})
+		case canceled:
+			return fail(&DialError{Status: res.StatusCode, Reason: res.Reason, Err: context.Cause(dctx)})
+		case (res.StatusCode == 401 || res.StatusCode == 407) && !authTried && p.req.AuthUsername != "":
+			authTried = true
+			h, err := authorization(res, invite, p.req.AuthUsername, p.req.AuthPassword)
+			if err != nil {
+				return fail(&DialError{Status: res.StatusCode, Reason: res.Reason, Err: err})
+			}
+			extra = append(extra, h)
+			continue
+		case !res.IsSuccess():
+			return fail(&DialError{Status: res.StatusCode, Reason: res.Reason})
+		}
+		if err := c.confirm(invite, res); err != nil {
+			return fail(&DialError{Status: res.StatusCode, Reason: res.Reason, Err: err})
+		}
+		return nil
+	}
+}
+
+// confirm makes the dialog of a placed call from its 2xx: the callee's
+// tag, Contact and route set; ACK; the media of its SDP answer.
+func (c *InboundCall) confirm(invite *sip.Request, res *sip.Response) error {
+	tag, _ := res.To().Params.Get("tag")
+	c.dlg.mu.Lock()
+	c.dlg.remoteTag = tag
+	c.dlg.mu.Unlock()
+	c.dlg.setTarget(res.Contact())
+	var routes []sip.Uri
+	for _, h := range res.GetHeaders("Record-Route") {
+		for _, part := range strings.Split(h.Value(), ",") {
+			var u sip.Uri
+			part = strings.Trim(strings.TrimSpace(part), "<>")
+			if i := strings.Index(part, ">"); i >= 0 {
+				part = part[:i]
+			}
+			if err := sip.ParseUri(part, &u); err == nil {
+				routes = append(routes, u)
+			}
+		}
+	}
+	// RFC 3261 section 12.1.2: the UAC's route set is the Record-Route in
+	// reverse order.
+	c.dlg.mu.Lock()
+	for i := len(routes) - 1; i >= 0; i-- {
+		c.dlg.routeSet = append(c.dlg.routeSet, routes[i])
+	}
+	c.dlg.cseq-- // the ACK of a 2xx has the INVITE's CSeq
+	c.dlg.mu.Unlock()
+	ack := c.dlg.newRequest(sip.ACK, nil)
+	ack.CSeq().SeqNo = invite.CSeq().SeqNo
+	c.placed.mu.Lock()
+	c.placed.ack = ack
+	c.placed.mu.Unlock()
+	if err := c.srv.client.WriteRequest(ack, sipgo.ClientRequestAddVia); err != nil {
+		return fmt.Errorf("ack: %w", err)
+	}
+	params, err := answerMatch(res.Body(), c.placed.codecs)
+	if err != nil {
+		c.bye("no usable SDP answer")
+		return fmt.Errorf("%w: %w", ErrNoAnswer, err)
+	}
+	c.setAnswered(params)
+	c.mu.Lock()
+	if c.state == stateEarly {
+		c.state = stateConfirmed
+	}
+	c.mu.Unlock()
+	c.finalResponse()
+	c.log.Info().Str("media", params.String()).Msg("placed call answered")
+	return nil
+}
+
+// bye ends a dialog that is up although the call is not going on (an
+// answer that crossed our CANCEL, an answer without usable SDP).
+func (c *InboundCall) bye(text string) {
+	ctx, cancel := context.WithTimeout(context.Background(), c.srv.opts.RequestTimeout)
+	defer cancel()
+	if _, err := c.dlg.do(ctx, c.dlg.newRequest(sip.BYE, nil, reasonHeader("SIP", 200, text))); err != nil {
+		c.log.Debug().Err(err).Msg("bye")
+	}
+}
+
+// onStrayResponse re-sends the ACK of a placed call's 2xx when the 2xx
+// is retransmitted (our ACK was lost): RFC 3261 section 13.2.2.4.
+func (s *Server) onStrayResponse(res *sip.Response) {
+	if !res.IsSuccess() || res.CSeq() == nil || res.CSeq().MethodName != sip.INVITE || res.From() == nil || res.CallID() == nil {
+		return
+	}
+	tag, _ := res.From().Params.Get("tag")
+	s.mu.Lock()
+	c := s.calls[dialogKey(res.CallID().Value(), tag)]
+	s.mu.Unlock()
+	if c == nil || c.placed == nil {
+		return
+	}
+	c.placed.mu.Lock()
+	ack := c.placed.ack
+	c.placed.mu.Unlock()
+	if ack != nil {
+		_ = s.client.WriteRequest(ack.Clone(), func(*sipgo.Client, *sip.Request) error { return nil })
+	}
+}
+
+// awaitFinal follows an INVITE client transaction to its final response.
+// A ctx done before it sends CANCEL (once; canceling, when set, is told)
+// and keeps waiting for the final response (the 487, or a 2xx that
+// crossed the CANCEL), at most 64×T1 (RFC 3261 section 9.1); canceled
+// reports that it did. provisional gets each 1xx but 100.
+func awaitFinal(ctx context.Context, client *sipgo.Client, tx sip.ClientTransaction, invite *sip.Request,
+	provisional func(*sip.Response), canceling func()) (res *sip.Response, canceled bool, err error) {
+	done := ctx.Done()
+	var giveUp <-chan time.Time
+	for {
+		select {
+		case res := <-tx.Responses():
+			if res.IsProvisional() {
+				if res.StatusCode > 100 && provisional != nil {
+					provisional(res)
+				}
+				continue
+			}
+			return res, canceled, nil
+		case <-tx.Done():
+			if err := tx.Err(); err != nil {
+				return nil, canceled, fmt.Errorf("invite: %w", err)
+			}
+			return nil, canceled, errors.New("invite: transaction ended without final response")
+		case <-giveUp:
+			return nil, canceled, errors.New("invite: no final response after CANCEL")
+		case <-done:
+			done, canceled = nil, true
+			giveUp = time.After(64 * sip.T1)
+			if canceling != nil {
+				canceling()
+			}
+			cctx, stop := context.WithTimeout(context.Background(), cancelTimeout)
+			_, err := client.Do(cctx, newCancel(invite), func(*sipgo.Client, *sip.Request) error { return nil })
+			stop()
+			if err != nil {
+				return nil, canceled, fmt.Errorf("cancel: %w", err)
+			}
+		}
+	}
+}
+
+// newCancel builds the CANCEL of invite (RFC 3261 section 9.1): the same
+// Request-URI, top Via, From, To, Call-ID and Route, CSeq number.
+func newCancel(invite *sip.Request) *sip.Request {
+	cancel := sip.NewRequest(sip.CANCEL, invite.Recipient)
+	cancel.AppendHeader(sip.HeaderClone(invite.Via()))
+	for _, n := range []string{"From", "To", "Call-ID", "Route", "Max-Forwards"} {
+		for _, h := range invite.GetHeaders(n) {
+			cancel.AppendHeader(sip.HeaderClone(h))
+		}
+	}
+	cancel.AppendHeader(&sip.CSeqHeader{SeqNo: invite.CSeq().SeqNo, MethodName: sip.CANCEL})
+	cancel.SetBody(nil)
+	cancel.SetTransport(invite.Transport())
+	cancel.SetDestination(invite.Destination())
+	cancel.Laddr = invite.Laddr
+	return cancel
+}
