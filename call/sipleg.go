@@ -201,6 +201,14 @@ func (l *SIPLeg) Start(sink LegSink, opts LegOptions) error {
 		// it plays.
 		l.dec, l.enc = media.NewG722Decoder(), media.NewG722Encoder()
 		so.Passthrough, so.OnPayload, so.OnAudio = true, l.onG722, nil
+		if opts.Tap != nil {
+			t, err := newG722Tap(l, opts.Tap)
+			if err != nil {
+				pair.Close()
+				return err
+			}
+			so.Tap = t
+		}
 	case opts.Passthrough:
 		// The caller's bytes go to the conversation untouched; PCM is
 		// decoded only for the in-band detector.

@@ -102,7 +102,10 @@ func (l *SIPLeg) onG722(payload []byte, st media.FrameStatus) {
 	if st == media.FramePlayed {
 		l.decBuf = l.dec.Decode(l.decBuf[:0], payload)
 	} else {
-		l.decBuf = append(l.decBuf[:0], make([]int16, 2*len(payload))...)
+		l.decBuf = l.decBuf[:0]
+		for range 2 * len(payload) {
+			l.decBuf = append(l.decBuf, 0)
+		}
 	}
 	l.inband(l.decBuf)
 	l.sink.Audio(l.decBuf)

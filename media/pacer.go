@@ -294,7 +294,7 @@ func (p *Pacer) sendFrame(due time.Time) error {
 	}
 	p.talking = speech
 	if p.tap != nil {
-		p.tap.Outbound(Frame{At: due, Samples: p.frame, Coded: tapCoded(p.codec, p.payload), Codec: p.codec, Speech: speech})
+		p.tap.Outbound(Frame{At: due, Samples: p.frame, Coded: p.payload, Codec: p.codec, Speech: speech})
 	}
 	return p.write(p.codec.PayloadType, marker, ts, p.payload)
 }

@@ -511,7 +511,7 @@ func (s *Session) deliver(in *inFrame, due time.Time) {
 			s.opts.OnPayload(in.coded, st)
 		}
 		if s.opts.Tap != nil {
-			s.opts.Tap.Inbound(Frame{At: due, Samples: len(in.coded), Coded: tapCoded(s.opts.Codec, in.coded), Codec: s.opts.Codec, Status: st})
+			s.opts.Tap.Inbound(Frame{At: due, Samples: len(in.coded), Coded: in.coded, Codec: s.opts.Codec, Status: st})
 		}
 		if s.opts.OnAudio == nil {
 			return

@@ -25,8 +25,9 @@ type Frame struct {
 	// Samples is the frame's length in samples at 8 kHz.
 	Samples int
 	// PCM holds the samples when the session has them decoded; otherwise
-	// Coded holds Codec's code words (G.711 only: the frames of a G.722
-	// call carry neither, and read as silence).
+	// Coded holds Codec's code words. G.722's words need the call's
+	// stateful decoder: a G.722 leg gives its taps PCM instead (the call
+	// package's g722Tap), so taps read only G.711 words.
 	PCM   []int16
 	Coded []byte
 	Codec Codec
@@ -37,15 +38,6 @@ type Frame struct {
 	Speech bool
 	// Event says a telephone-event packet was sent in this frame's slot.
 	Event bool
-}
-
-// tapCoded is what a Frame carries of c's code words: nothing for G.722,
-// whose bytes a tap cannot read without the call's decoder.
-func tapCoded(c Codec, b []byte) []byte {
-	if c.g722 {
-		return nil
-	}
-	return b
 }
 
 // RateTap adapts a Tap to a leg whose PCM is not at 8 kHz (Opus at

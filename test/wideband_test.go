@@ -42,7 +42,10 @@ func upperBandShare(pcm []int16) float64 {
 // model (24 kHz) and back without passing through 8 kHz.
 func TestBaresipG722Wideband(t *testing.T) {
 	d := callDaemon(t, nil)
-	t.Run("G722", func(t *testing.T) { testBaresipWideband(t, d, "G722", lineTestNumber) })
+	t.Run("G722", func(t *testing.T) {
+		c := testBaresipWideband(t, d, "G722", recordedLineTest(t, d, "+14155550153"))
+		requireTapsHeard(t, d, c)
+	})
 	// The control: the same caller offering only PCMU is heard in
 	// narrowband, and the measure says so.
 	t.Run("PCMU", func(t *testing.T) { testBaresipWideband(t, d, "PCMU", lineTestNumber) })
@@ -56,13 +59,26 @@ func TestBaresipG722Wideband(t *testing.T) {
 // speech (left) and the echo (right).
 func TestBaresipOpusWideband(t *testing.T) {
 	d := callDaemon(t, nil)
-	const number = "+14155550152"
-	ag := d.JSON(t, "POST", "/v1/agents", d.OwnerKey, map[string]any{"name": "opus line test", "engine": "loopback",
-		"recording": map[string]any{"enabled": true}}, 200)
-	d.JSON(t, "POST", "/v2/phone-numbers", d.OwnerKey, map[string]any{"origin": "byo_trunk", "name": "opus line test",
-		"phone_number": number, "agent_id": ag["agent_id"]}, 200)
-	c := testBaresipWideband(t, d, "opus", number)
+	c := testBaresipWideband(t, d, "opus", recordedLineTest(t, d, "+14155550152"))
+	requireTapsHeard(t, d, c)
+}
 
+// recordedLineTest makes number a line test (the loopback engine) whose
+// calls are recorded.
+func recordedLineTest(t *testing.T, d *apptest.Daemon, number string) string {
+	t.Helper()
+	ag := d.JSON(t, "POST", "/v1/agents", d.OwnerKey, map[string]any{"name": "recorded line test " + number, "engine": "loopback",
+		"recording": map[string]any{"enabled": true}}, 200)
+	d.JSON(t, "POST", "/v2/phone-numbers", d.OwnerKey, map[string]any{"origin": "byo_trunk", "name": "recorded line test",
+		"phone_number": number, "agent_id": ag["agent_id"]}, 200)
+	return number
+}
+
+// requireTapsHeard checks a wideband call's taps: its media health heard
+// both sides and its recording holds the caller's speech (left) and the
+// echo (right).
+func requireTapsHeard(t *testing.T, d *apptest.Daemon, c *call.Call) {
+	t.Helper()
 	h := c.Snapshot().Health
 	t.Logf("health: %+v", h)
 	require.False(t, h.OneWaySeen, "audio both ways")
