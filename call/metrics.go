@@ -26,6 +26,8 @@ type Metrics struct {
 	degraded    *prometheus.CounterVec
 	panics      prometheus.Counter
 	strangers   prometheus.Counter
+	outbound    *prometheus.CounterVec
+	answeredBy  *prometheus.CounterVec
 }
 
 // NewMetrics registers the call metrics with reg.
@@ -72,10 +74,15 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "Panics recovered in a call's code; each ended only its call."}),
 		strangers: prometheus.NewCounter(prometheus.CounterOpts{Name: "switchboard_rtp_stranger_packets_total",
 			Help: "RTP and RTCP packets dropped because they came from a source other than the call's latched peer."}),
+		outbound: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "switchboard_outbound_calls_total",
+			Help: "Calls the appliance placed, by how their dial ended (answered, busy, no-answer, failed, canceled)."}, []string{"progress"}),
+		answeredBy: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "switchboard_outbound_answered_by_total",
+			Help: "Verdicts of answering-machine detection on placed calls (human, machine, unknown)."}, []string{"answered_by"}),
 	}
 	if reg != nil {
 		reg.MustRegister(m.panics, m.invites, m.active, m.duration, m.rtpPackets, m.rtpLost, m.rtpLate, m.concealed, m.jitter, m.ended,
-			m.answered, m.lossRatio, m.turnLatency, m.firstAudio, m.bargeIns, m.silence, m.oneWay, m.degradedNow, m.degraded, m.strangers)
+			m.answered, m.lossRatio, m.turnLatency, m.firstAudio, m.bargeIns, m.silence, m.oneWay, m.degradedNow, m.degraded, m.strangers,
+			m.outbound, m.answeredBy)
 	}
 	return m
 }

@@ -101,6 +101,12 @@ func (c *Call) Outbound() bool { return c.info.Direction == DirectionOutbound }
 
 // progress records a step of the dial and tells the conversation.
 func (c *Call) progress(conv Conversation, p Progress) {
+	switch p.Status {
+	case ProgressDetected:
+		c.m.opts.Metrics.answeredBy.WithLabelValues(p.AnsweredBy).Inc()
+	case ProgressAnswered, ProgressBusy, ProgressNoAnswer, ProgressFailed, ProgressCanceled:
+		c.m.opts.Metrics.outbound.WithLabelValues(p.Status).Inc()
+	}
 	c.mu.Lock()
 	if p.Status == ProgressDetected {
 		c.answeredBy = p.AnsweredBy

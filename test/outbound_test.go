@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 )
 
 // TestOutboundHumanAnswers places a call through a carrier that
@@ -18,6 +19,7 @@ import (
 // detector hears a person; the agent's greeting starts only after the
 // callee's hello (never into the ringing), and the model is told.
 func TestOutboundHumanAnswers(t *testing.T) {
+	ignore := goleak.IgnoreCurrent()
 	hello, helloLen := calleePcap(t, silencePCM(300*time.Millisecond), espeakPCM(t, "Hello?"), silencePCM(4*time.Second))
 	port, sipp := startCallee(t, callee{Name: "human", Challenge: 401, User: "acct-7", Password: "Carrier-Pass-93", RingMs: 800, Pcap: hello})
 	d := callDaemon(t, nil)
@@ -69,7 +71,13 @@ func TestOutboundHumanAnswers(t *testing.T) {
 	rec = waitRecord(t, d, id, 10*time.Second, func(r map[string]any) bool { return r["state"] == "ended" })
 	require.Equal(t, "appliance", rec["ended_by"])
 	require.Greater(t, rec["media"].(map[string]any)["packets_out"].(float64), 10.0, "the greeting went out as RTP")
+	_, _, metrics := d.Do(t, "GET", "/metrics", "", nil)
+	require.Contains(t, string(metrics), `switchboard_outbound_answered_by_total{answered_by="human"} 1`)
+	require.Contains(t, string(metrics), `switchboard_outbound_calls_total{progress="answered"} 1`)
 	requireNoCalls(t, d)
+	d.Stop(t)
+	requirePortsFree(t)
+	goleak.VerifyNone(t, ignore)
 }
 
 // TestOutboundMachineLeavesMessage: a 12-second voicemail greeting and a
@@ -125,6 +133,7 @@ func TestOutboundMachineLeavesMessage(t *testing.T) {
 // cancelled (CANCEL, its 487) and recorded as no-answer. Neither was
 // answered, and the ports are free again.
 func TestOutboundBusyAndNoAnswer(t *testing.T) {
+	ignore := goleak.IgnoreCurrent()
 	d := callDaemon(t, nil)
 	busyPort, busy := startCallee(t, callee{Name: "busy", Status: 486, Reason: "Busy Here"})
 	agentID := outboundNumber(t, d, "+18005550144", busyPort, "", "")
@@ -154,9 +163,13 @@ func TestOutboundBusyAndNoAnswer(t *testing.T) {
 		steps = append(steps, e["text"].(string))
 	}
 	require.Equal(t, []string{"ringing", "no-answer"}, steps)
+	_, _, metrics := d.Do(t, "GET", "/metrics", "", nil)
+	require.Contains(t, string(metrics), `switchboard_outbound_calls_total{progress="busy"} 1`)
+	require.Contains(t, string(metrics), `switchboard_outbound_calls_total{progress="no-answer"} 1`)
 	requireNoCalls(t, d)
 	d.Stop(t)
 	requirePortsFree(t)
+	goleak.VerifyNone(t, ignore)
 }
 
 // TestOutboundHangupOnMachine: hangup_on_machine ends the call with a BYE

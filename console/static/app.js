@@ -222,7 +222,8 @@ async function numbersPage() {
       h('td', { class: 'mono' }, n.phone_number), h('td', {}, n.name),
       h('td', {}, n.agent_id ? `agent ${n.agent_name || n.agent_id}` : (n.webhook ? `webhook ${n.webhook.url}` : '—')),
       h('td', {}, n.sip_auth && n.sip_auth.auth_username ? `digest user ${n.sip_auth.auth_username}` : 'none',
-        n.sip_auth && n.sip_auth.allowed_addresses && n.sip_auth.allowed_addresses.length ? ` · ${n.sip_auth.allowed_addresses.join(', ')}` : ''),
+        n.sip_auth && n.sip_auth.allowed_addresses && n.sip_auth.allowed_addresses.length ? ` · ${n.sip_auth.allowed_addresses.join(', ')}` : '',
+        n.outbound_trunk ? ` · outbound via ${n.outbound_trunk.uri}` : ''),
       h('td', {}, h('button', { class: 'secondary', type: 'button', onclick: () => editNumber(n, agents, msg) }, 'Edit')))));
   page().replaceChildren(h('h2', {}, 'Numbers'), msg, table, numberForm(agents, msg));
 }
@@ -267,6 +268,11 @@ function editNumber(n, agents, msg) {
   const user = h('input', { name: 'auth_username', type: 'text', value: (n.sip_auth && n.sip_auth.auth_username) || '' });
   const pass = h('input', { name: 'auth_password', type: 'password', placeholder: 'unchanged unless set' });
   const allow = h('input', { name: 'allowed_addresses', type: 'text', value: ((n.sip_auth && n.sip_auth.allowed_addresses) || []).join(', ') });
+  const ob = n.outbound_trunk || {};
+  const obURI = h('input', { name: 'outbound_uri', type: 'text', placeholder: 'sip:sip.carrier.example:5060', value: ob.uri || '' });
+  const obUser = h('input', { name: 'outbound_username', type: 'text', value: ob.auth_username || '' });
+  const obPass = h('input', { name: 'outbound_password', type: 'password', placeholder: 'unchanged unless set' });
+  const obCaller = h('input', { name: 'outbound_caller_id', type: 'text', placeholder: n.phone_number, value: ob.caller_id || '' });
   const form = h('form', {
     class: 'card', id: 'number-edit', onsubmit: async (e) => {
       e.preventDefault();
@@ -274,6 +280,15 @@ function editNumber(n, agents, msg) {
       const auth = { allowed_addresses: allow.value.split(',').map((s) => s.trim()).filter(Boolean) };
       if (user.value || pass.value) { auth.auth_username = user.value; auth.auth_password = pass.value; }
       b.sip_auth = auth;
+      if (obURI.value) {
+        b.outbound_trunk = { uri: obURI.value, caller_id: obCaller.value };
+        if (obPass.value || (!obUser.value && ob.auth_username)) {
+          b.outbound_trunk.auth_username = obUser.value;
+          b.outbound_trunk.auth_password = obPass.value;
+        }
+      } else if (n.outbound_trunk) {
+        b.outbound_trunk = null;
+      }
       try {
         const r = await api('PATCH', `/v2/phone-numbers/${n.phone_number_id}`, b);
         await numbersPage();
@@ -283,6 +298,8 @@ function editNumber(n, agents, msg) {
   }, h('h3', {}, `Edit ${n.phone_number}`), rt.els,
   h('h3', {}, 'SIP authentication'), field('Digest user', user), field('Digest password', pass),
   field('Allowed source addresses (CIDR, comma-separated)', allow),
+  h('h3', {}, 'Outbound trunk (calls placed from this number)'), field('Carrier SIP URI (empty: none)', obURI),
+  field('Digest user', obUser), field('Digest password', obPass), field('Caller id', obCaller),
   h('button', { type: 'submit' }, 'Save'), ' ', h('button', { type: 'button', class: 'secondary', onclick: () => form.remove() }, 'Cancel'));
   document.querySelector('#number-edit')?.remove();
   page().append(form);

@@ -179,6 +179,9 @@ async function consoleTour(page, job) {
   await page.waitForSelector('#number-edit');
   await page.type('#number-edit input[name=auth_username]', 'pbx');
   await page.type('#number-edit input[name=auth_password]', 'console-secret-1');
+  await page.type('#number-edit input[name=outbound_uri]', 'sip:127.0.0.1:5099');
+  await page.type('#number-edit input[name=outbound_username]', 'carrier-acct');
+  await page.type('#number-edit input[name=outbound_password]', 'console-outbound-2');
   await page.click('#number-edit button[type=submit]');
   await page.waitForFunction(() => document.querySelector('#numbers-table')?.textContent.includes('digest user pbx'), { timeout: 10000 });
   seen.numbersAfter = await text('#numbers-table');
