@@ -7,7 +7,7 @@ APT_PKGS := sip-tester baresip espeak-ng sox lame postgresql kamailio libopus-de
 TOOLS    := sipp baresip espeak-ng sox lame pg_ctlcluster kamailio pkg-config gcc pocketsphinx_continuous
 DATA     := /usr/share/pocketsphinx/model/en-us/en-us
 
-.PHONY: all build run test deps deps-go deps-browser deps-sdk bench bench-calls vet fmt clean fuzz
+.PHONY: all build run test deps deps-go deps-browser deps-sdk bench bench-calls bench-cps vet fmt clean fuzz
 
 # FUZZ lists the fuzz targets as package:Target; FUZZTIME is how long
 # `make fuzz` runs each (make test runs each for FUZZTIME_SHORT).
@@ -81,8 +81,19 @@ fuzz: deps-go
 bench: deps-go
 	$(GO) test -run '^$$' -bench . -benchmem ./media/... ./dtmf/... ./amd/... ./realtime/... ./webhook/...
 
+# bench-calls: CALLS concurrent calls for DURATION to ENGINE (echo, loopback,
+# or upstream: the provider stand-in as its own process, speaking
+# PROVIDER_FORMAT pcm or pcmu), callers on CODEC (pcma or pcmu), RATE new
+# calls a second; PROFILE=dir keeps the appliance's pprof profiles.
 bench-calls: deps build
-	$(GO) run ./test/loadbench -calls $${CALLS:-200} -duration $${DURATION:-30s} -engine $${ENGINE:-echo}
+	$(GO) run ./test/loadbench -calls $${CALLS:-200} -duration $${DURATION:-30s} -engine $${ENGINE:-echo} \
+		-rate $${RATE:-20} -codec $${CODEC:-pcma} -provider-format $${PROVIDER_FORMAT:-pcm} $${PROFILE:+-profile $$PROFILE}
+
+# bench-cps: call setup, CPS calls a second (INVITE, answer, ACK, BYE) for
+# DURATION to the line test.
+bench-cps: deps build
+	$(GO) run ./test/loadbench -cps $${CPS:-1000} -duration $${DURATION:-30s} -engine $${ENGINE:-loopback} \
+		-codec $${CODEC:-pcma} $${PROFILE:+-profile $$PROFILE}
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')

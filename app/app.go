@@ -70,6 +70,7 @@ type App struct {
 	tools      *webhook.ToolClient
 	sip        *sip.Server
 	httpLn     net.Listener
+	pprofLn    net.Listener // nil: profiler off
 	httpSrv    *http.Server
 	certs      *api.CertReloader
 	draining   atomic.Bool
@@ -129,6 +130,9 @@ func New(ctx context.Context, cfg *config.Config, log zerolog.Logger) (_ *App, e
 	a.httpLn, err = net.Listen("tcp", cfg.HTTPAddr)
 	if err != nil {
 		return nil, fmt.Errorf("http listen: %w", err)
+	}
+	if a.pprofLn, err = listenPprof(cfg.PprofAddr); err != nil {
+		return nil, fmt.Errorf("pprof listen: %w", err)
 	}
 	if err := a.buildCluster(cfg); err != nil {
 		return nil, err
@@ -222,6 +226,18 @@ func (a *App) Run(ctx context.Context) error {
 	defer stopSIP()
 	sipDone := make(chan error, 1)
 	go func() { sipDone <- a.sip.Serve(sipCtx) }()
+	if a.pprofLn != nil {
+		pctx, stopPprof := context.WithCancel(context.Background())
+		pdone := make(chan struct{})
+		go func() {
+			defer close(pdone)
+			if err := servePprof(pctx, a.pprofLn); err != nil {
+				a.log.Warn().Err(err).Msg("pprof listener stopped")
+			}
+		}()
+		defer func() { stopPprof(); <-pdone }()
+		a.log.Info().Str("pprof_addr", a.pprofLn.Addr().String()).Msg("profiler listening (loopback only)")
+	}
 	recCtx, stopRecorder := context.WithCancel(context.Background())
 	recDone := make(chan struct{})
 	go func() { defer close(recDone); a.recorder.Run(recCtx) }()
@@ -267,6 +283,11 @@ func (a *App) Close() error {
 	var errs []error
 	if a.httpLn != nil {
 		if err := a.httpLn.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
+			errs = append(errs, err)
+		}
+	}
+	if a.pprofLn != nil {
+		if err := a.pprofLn.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
 			errs = append(errs, err)
 		}
 	}

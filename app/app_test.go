@@ -93,3 +93,29 @@ func loopbackRTP(t *testing.T) netip.AddrPort {
 	t.Cleanup(func() { conn.Close() })
 	return netip.MustParseAddrPort(conn.LocalAddr().String())
 }
+
+// TestPprofListener: with pprof_addr set, Go's profiler answers there and
+// the API's routes do not; without it, the API's listener has no profiler.
+func TestPprofListener(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close())
+	d := apptest.Start(t, apptest.Config(t, t.TempDir(), map[string]string{"SWITCHBOARD_PPROF_ADDR": addr}))
+	get := func(url string) int {
+		res, err := http.Get(url)
+		require.NoError(t, err)
+		res.Body.Close()
+		return res.StatusCode
+	}
+	require.Eventually(t, func() bool {
+		res, err := http.Get("http://" + addr + "/debug/pprof/goroutine?debug=1")
+		if err != nil {
+			return false
+		}
+		res.Body.Close()
+		return res.StatusCode == http.StatusOK
+	}, 5*time.Second, 20*time.Millisecond)
+	require.Equal(t, http.StatusNotFound, get("http://"+addr+"/healthz"), "nothing of the API on the profiler's listener")
+	require.NotEqual(t, http.StatusOK, get(d.URL+"/debug/pprof/goroutine"), "no profiler on the API's listener")
+}

@@ -34,6 +34,9 @@ type Config struct {
 	MaxBodyBytes int64 `yaml:"max_body_bytes"`
 	// ShutdownTimeout bounds the HTTP server's graceful stop.
 	ShutdownTimeout time.Duration `yaml:"shutdown_timeout"`
+	// PprofAddr, when set, serves Go's profiler (net/http/pprof) there:
+	// a loopback address only, never the API's listener.
+	PprofAddr string `yaml:"pprof_addr"`
 
 	// HTTP holds the HTTP API's TLS settings (the address is HTTPAddr).
 	HTTP     HTTP     `yaml:"http"`
@@ -386,6 +389,11 @@ func (c *Config) Validate() error {
 	if _, _, err := net.SplitHostPort(c.SIP.Addr); err != nil {
 		errs = append(errs, fmt.Errorf("sip.addr: %w", err))
 	}
+	if c.PprofAddr != "" {
+		if err := checkLoopbackAddr(c.PprofAddr); err != nil {
+			errs = append(errs, fmt.Errorf("pprof_addr: %w", err))
+		}
+	}
 	if c.SIP.ChallengeStatus != 401 && c.SIP.ChallengeStatus != 407 {
 		errs = append(errs, errors.New("sip.challenge_status: must be 401 or 407"))
 	}
@@ -509,4 +517,20 @@ func (c *Config) Validate() error {
 		errs = append(errs, errors.New("keys.rotation_grace: must be in (0, 168h]"))
 	}
 	return errors.Join(errs...)
+}
+
+// checkLoopbackAddr accepts host:port whose host is a loopback address
+// (127.0.0.0/8, ::1) or "localhost".
+func checkLoopbackAddr(hostport string) error {
+	host, _, err := net.SplitHostPort(hostport)
+	if err != nil {
+		return err
+	}
+	if host == "localhost" {
+		return nil
+	}
+	if ip, err := netip.ParseAddr(host); err == nil && ip.Unmap().IsLoopback() {
+		return nil
+	}
+	return fmt.Errorf("%q is not a loopback address (127.0.0.1, ::1, localhost)", host)
 }

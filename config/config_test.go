@@ -124,3 +124,20 @@ func TestFleetNeedsSharedSecrets(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, c.Fleet(), "SQLite is one node")
 }
+
+// TestPprofAddrLoopbackOnly: the profiler listens on loopback or not at
+// all; any other address is refused at load.
+func TestPprofAddrLoopbackOnly(t *testing.T) {
+	c, err := Load(nil, env(nil))
+	require.NoError(t, err)
+	require.Empty(t, c.PprofAddr, "off by default")
+	for _, ok := range []string{"127.0.0.1:6060", "[::1]:6060", "localhost:0", "127.0.0.2:1"} {
+		c, err := Load([]string{"--pprof-addr", ok}, env(nil))
+		require.NoError(t, err, ok)
+		require.Equal(t, ok, c.PprofAddr)
+	}
+	for _, bad := range []string{"0.0.0.0:6060", ":6060", "[::]:6060", "192.0.2.1:6060", "example.com:6060", "127.0.0.1"} {
+		_, err := Load(nil, env(map[string]string{"SWITCHBOARD_PPROF_ADDR": bad}))
+		require.ErrorContains(t, err, "pprof_addr", bad)
+	}
+}

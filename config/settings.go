@@ -118,6 +118,7 @@ func settings(c *Config) []Setting {
 		{"demo_number", "demo-number", "SWITCHBOARD_DEMO_NUMBER", "+18005550100", "on first start (no numbers yet), this number is created and routed to a demo agent; empty: none", str(&c.DemoNumber)},
 		{"max_body_bytes", "", "SWITCHBOARD_MAX_BODY_BYTES", "1048576", "largest accepted JSON request body (413 past it)", int64v(&c.MaxBodyBytes)},
 		{"shutdown_timeout", "", "SWITCHBOARD_SHUTDOWN_TIMEOUT", "10s", "how long the HTTP server waits for requests in flight on stop", duration(&c.ShutdownTimeout)},
+		{"pprof_addr", "pprof-addr", "SWITCHBOARD_PPROF_ADDR", "", "loopback host:port serving Go's profiler (/debug/pprof/, e.g. go tool pprof http://127.0.0.1:6060/debug/pprof/profile); empty: off", str(&c.PprofAddr)},
 
 		{"sip.addr", "sip-addr", "SWITCHBOARD_SIP_ADDR", "127.0.0.1:5060", "SIP listen address (UDP and TCP)", str(&c.SIP.Addr)},
 		{"sip.public_addr", "sip-public-addr", "SWITCHBOARD_SIP_PUBLIC_ADDR", "", "host[:port] that carriers and PBXs send calls to (sip_host of numbers, Contact); defaults to sip.addr", str(&c.SIP.PublicAddr)},

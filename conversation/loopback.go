@@ -2,6 +2,7 @@ package conversation
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"switchboard/call"
@@ -13,17 +14,20 @@ import (
 // deployment end to end (SIP, RTP both ways, the jitter buffer, the pacer)
 // without any model. It takes the leg's own audio (call.LegFormat): a G.711
 // caller's bytes are passed through untouched, nothing is resampled.
+//
+// The delay is a FIFO of the caller's audio filled on the media goroutine:
+// each frame in pushes the audio that is now delay old out to the playout,
+// so the loopback needs no goroutine, timer or channel of its own.
 type Loopback struct {
 	// Record asks for the line test to be recorded (the agent's setting).
 	Record bool
 	delay  time.Duration
-	queue  chan echoFrame
-	free   chan []byte
-}
 
-type echoFrame struct {
-	at    time.Time
-	audio []byte
+	mu    sync.Mutex
+	phone call.Phone
+	fifo  []byte // queued audio is fifo[head:]
+	head  int
+	limit int // bytes of delay at the call's format
 }
 
 // DefaultLoopbackDelay is the loopback's delay: long enough to hear
@@ -38,10 +42,7 @@ func NewLoopback(delay time.Duration) *Loopback {
 	if delay <= 0 {
 		delay = DefaultLoopbackDelay
 	}
-	// Room for the delay plus one second of 10 ms frames.
-	n := int((delay+time.Second)/(10*time.Millisecond)) + 1
-	e := &Loopback{delay: delay, queue: make(chan echoFrame, n), free: make(chan []byte, n)}
-	return e
+	return &Loopback{delay: delay}
 }
 
 // Format is the leg's own: the caller hears exactly what they sent.
@@ -59,8 +60,15 @@ func (e *Loopback) Key(dtmf.Event) {}
 // Digits ignores flushed digits.
 func (e *Loopback) Digits(string) {}
 
-// Prepare is immediate: the loopback needs nothing before answer.
-func (e *Loopback) Prepare(context.Context, call.Phone) error { return nil }
+// Prepare sizes the delay for the call's format.
+func (e *Loopback) Prepare(_ context.Context, p call.Phone) error {
+	limit := int(int64(p.Format().BytesPerSecond()) * int64(e.delay) / int64(time.Second))
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.phone, e.limit = p, limit
+	e.fifo = make([]byte, 0, 2*limit+4096)
+	return nil
+}
 
 // Progress ignores a placed call's dial: the line test has nothing to
 // tell.
@@ -69,47 +77,29 @@ func (e *Loopback) Progress(call.Progress) {}
 // Opened does nothing: the line test repeats the callee from the start.
 func (e *Loopback) Opened(call.Opening) {}
 
-// Audio queues a copy of the frame; when the queue is full the frame is
-// dropped rather than blocking the media goroutine.
+// Audio queues the frame and plays what is now delay old (media
+// goroutine; it does not block or allocate).
 func (e *Loopback) Audio(audio []byte) {
-	var buf []byte
-	select {
-	case buf = <-e.free:
-	default:
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.phone == nil {
+		return
 	}
-	buf = append(buf[:0], audio...)
-	select {
-	case e.queue <- echoFrame{at: time.Now(), audio: buf}:
-	default:
+	if e.head > 0 && len(e.fifo)+len(audio) > cap(e.fifo) {
+		e.fifo = e.fifo[:copy(e.fifo, e.fifo[e.head:])]
+		e.head = 0
+	}
+	e.fifo = append(e.fifo, audio...)
+	if over := len(e.fifo) - e.head - e.limit; over > 0 {
+		e.phone.Play("loopback", e.fifo[e.head:e.head+over])
+		e.head += over
 	}
 }
 
-// Run plays each frame back once it is delay old.
-func (e *Loopback) Run(ctx context.Context, p call.Phone) error {
-	t := time.NewTimer(0)
-	defer t.Stop()
-	<-t.C
-	for {
-		var f echoFrame
-		select {
-		case <-ctx.Done():
-			return nil
-		case f = <-e.queue:
-		}
-		if wait := time.Until(f.at.Add(e.delay)); wait > 0 {
-			t.Reset(wait)
-			select {
-			case <-ctx.Done():
-				return nil
-			case <-t.C:
-			}
-		}
-		p.Play("loopback", f.audio)
-		select {
-		case e.free <- f.audio:
-		default:
-		}
-	}
+// Run waits for the call's end: the audio flows on the media goroutine.
+func (e *Loopback) Run(ctx context.Context, _ call.Phone) error {
+	<-ctx.Done()
+	return nil
 }
 
 // Close releases nothing: the loopback owns no resources.

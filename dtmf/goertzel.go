@@ -240,12 +240,22 @@ func (d *Detector) run(pcm []int16) {
 		e += v * v
 	}
 	d.energy = e
-	for f := range 8 {
-		c, s1, s2 := d.coef[f], d.s1[f], d.s2[f]
+	// Four filters per pass: their recurrences are independent, so the
+	// CPU overlaps them instead of waiting on one chain's multiply-add
+	// (same operations in the same order: the sums are bit for bit those
+	// of one filter at a time).
+	for f := 0; f < 8; f += 4 {
+		c0, c1, c2, c3 := d.coef[f], d.coef[f+1], d.coef[f+2], d.coef[f+3]
+		a0, a1, a2, a3 := d.s1[f], d.s1[f+1], d.s1[f+2], d.s1[f+3]
+		b0, b1, b2, b3 := d.s2[f], d.s2[f+1], d.s2[f+2], d.s2[f+3]
 		for _, v := range buf {
-			s1, s2 = v+c*s1-s2, s1
+			a0, b0 = v+c0*a0-b0, a0
+			a1, b1 = v+c1*a1-b1, a1
+			a2, b2 = v+c2*a2-b2, a2
+			a3, b3 = v+c3*a3-b3, a3
 		}
-		d.s1[f], d.s2[f] = s1, s2
+		d.s1[f], d.s1[f+1], d.s1[f+2], d.s1[f+3] = a0, a1, a2, a3
+		d.s2[f], d.s2[f+1], d.s2[f+2], d.s2[f+3] = b0, b1, b2, b3
 	}
 }
 

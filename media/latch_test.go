@@ -180,6 +180,8 @@ func TestSessionStrangerDropped(t *testing.T) {
 	require.Equal(t, caller.addr(), s.Remote())
 	require.Zero(t, stranger.got.Load(), "the stranger hears nothing")
 	require.Zero(t, sink.loud.Load(), "the stranger's audio is never played")
+	// Packets are read at the session's next frame tick: all of them first.
+	require.Eventually(t, func() bool { return s.Stats().Strangers == 40 }, 2*time.Second, 5*time.Millisecond)
 	st := s.Stats()
 	require.Equal(t, uint64(40), st.Strangers)
 	require.Equal(t, int64(40), strangers.n.Load())
@@ -236,6 +238,8 @@ func TestSessionRelatch(t *testing.T) {
 	second.send(t, to, 7, 16, 5, 1000)
 	require.Equal(t, second.addr(), s.Remote())
 	require.Eventually(t, func() bool { return second.got.Load() > 0 }, 2*time.Second, 5*time.Millisecond)
+	// Packets are read at the session's next frame tick: all of them first.
+	require.Eventually(t, func() bool { return s.Stats().PacketsIn == 10 }, 2*time.Second, 5*time.Millisecond)
 	st := s.Stats()
 	require.Equal(t, uint64(2), st.Latches)
 	require.Equal(t, uint64(10), st.Strangers)
@@ -245,6 +249,7 @@ func TestSessionRelatch(t *testing.T) {
 	third.send(t, to, 9, 1, 5, 1000)
 	second.send(t, to, 7, 21, 5, 1000)
 	require.Equal(t, third.addr(), s.Remote())
+	require.Eventually(t, func() bool { return s.Stats().Strangers == 15 }, 2*time.Second, 5*time.Millisecond)
 	require.Equal(t, uint64(15), s.Stats().Strangers)
 }
 
@@ -287,7 +292,7 @@ func BenchmarkFrameHandleRTPStranger(b *testing.B) {
 	src := ap("127.0.0.1:5000")
 	b.ReportAllocs()
 	for b.Loop() {
-		s.handleRTP(p, src, 172)
+		s.handleRTP(p, src, 172, s.now())
 	}
 }
 

@@ -2,34 +2,29 @@ package media
 
 import (
 	"encoding/binary"
-	"errors"
-	"net"
 	"net/netip"
+	"time"
 
 	"github.com/pion/rtcp"
 	"github.com/pion/rtp"
 )
 
-// readRTP is the RTP reader goroutine: SRTP authentication first, then
-// the source latch, then the jitter buffer.
-func (s *Session) readRTP() {
-	defer s.wg.Done()
-	buf, dec := make([]byte, 1500), make([]byte, 1500)
+// drainRTP reads every RTP packet queued on the socket (frame tick):
+// SRTP authentication first, then the source latch, then the jitter
+// buffer. Each keeps the time it arrived.
+func (s *Session) drainRTP(now time.Time) {
 	var p rtp.Packet
 	for {
-		n, src, err := s.pair.RTP.ReadFromUDPAddrPort(buf)
-		if err != nil {
-			if errors.Is(err, net.ErrClosed) {
-				return
-			}
-			continue // e.g. ICMP port unreachable reported on Linux
+		pkt, src, at, ok := s.rtpRx.read(now)
+		if !ok {
+			return
 		}
-		pkt := buf[:n]
 		if st := s.srtp.Load(); st != nil {
 			// Authenticated before anything trusts it: who cannot sign
 			// the call's packets is a stranger, whatever its address.
-			if pkt, err = st.rxRTP.DecryptRTP(dec, pkt, &p.Header); err != nil {
-				s.stranger(netip.AddrPortFrom(src.Addr().Unmap(), src.Port()))
+			var err error
+			if pkt, err = st.rxRTP.DecryptRTP(s.decBuf, pkt, &p.Header); err != nil {
+				s.stranger(src)
 				continue
 			}
 		}
@@ -37,15 +32,14 @@ func (s *Session) readRTP() {
 			s.stats.ignored.Add(1)
 			continue
 		}
-		s.handleRTP(&p, src, len(pkt))
+		s.handleRTP(&p, src, len(pkt), at)
 	}
 }
 
 // handleRTP takes one (authenticated) RTP packet from src: the latch
 // decides whether src may steer the call, then the packet is counted and
 // buffered, or handed to OnEvent.
-func (s *Session) handleRTP(p *rtp.Packet, src netip.AddrPort, size int) {
-	now := s.now()
+func (s *Session) handleRTP(p *rtp.Packet, src netip.AddrPort, size int, now time.Time) {
 	src = netip.AddrPortFrom(src.Addr().Unmap(), src.Port())
 	_, audio := CodecByPayloadType(p.PayloadType)
 	event := p.PayloadType == s.opts.EventPayloadType
@@ -106,34 +100,28 @@ func (s *Session) stranger(src netip.AddrPort) {
 	}
 }
 
-// readRTCP is the RTCP reader goroutine: the latch's check on the sender
-// first (its SSRC is in clear, also in SRTCP), then SRTCP authentication,
-// then the reports.
-func (s *Session) readRTCP() {
-	defer s.wg.Done()
-	buf, dec := make([]byte, 1500), make([]byte, 1500)
+// drainRTCP reads every RTCP packet queued on the socket: the latch's
+// check on the sender first (its SSRC is in clear, also in SRTCP), then
+// SRTCP authentication, then the reports.
+func (s *Session) drainRTCP(now time.Time) {
 	for {
-		n, src, err := s.pair.RTCP.ReadFromUDPAddrPort(buf)
-		if err != nil {
-			if errors.Is(err, net.ErrClosed) {
-				return
-			}
+		pkt, src, _, ok := s.rtcpRx.read(now)
+		if !ok {
+			return
+		}
+		if len(pkt) < 8 {
 			continue
 		}
-		if n < 8 {
-			continue
-		}
-		src = netip.AddrPortFrom(src.Addr().Unmap(), src.Port())
 		s.mu.Lock()
-		ok := s.latch.rtcpFrom(src, binary.BigEndian.Uint32(buf[4:8])) // SR/RR sender SSRC
+		ok = s.latch.rtcpFrom(src, binary.BigEndian.Uint32(pkt[4:8])) // SR/RR sender SSRC
 		s.mu.Unlock()
 		if !ok {
 			s.stranger(src)
 			continue
 		}
-		pkt := buf[:n]
 		if st := s.srtp.Load(); st != nil {
-			if pkt, err = st.rxRTCP.DecryptRTCP(dec, pkt, nil); err != nil {
+			var err error
+			if pkt, err = st.rxRTCP.DecryptRTCP(s.decBuf, pkt, nil); err != nil {
 				s.stranger(src)
 				continue
 			}
@@ -145,7 +133,7 @@ func (s *Session) readRTCP() {
 		s.mu.Lock()
 		s.stats.rtcpIn.Add(1)
 		s.remoteRTCP = src
-		handleReport(s.now(), pkts, s.pacer.SSRC(), &s.report, &s.stats)
+		handleReport(now, pkts, s.pacer.SSRC(), &s.report, &s.stats)
 		s.mu.Unlock()
 	}
 }

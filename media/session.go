@@ -1,7 +1,6 @@
 package media
 
 import (
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"net/netip"
@@ -94,7 +93,8 @@ type SessionOptions struct {
 	// OnPayload has had the bytes; nil, nothing is decoded.
 	OnAudio func(pcm []int16, status FrameStatus)
 	// OnEvent receives telephone-event packets raw, with their header, on
-	// the reader goroutine. The slices are reused after the call returns.
+	// the media goroutine as they are read. The slices are reused after the
+	// call returns.
 	OnEvent func(h *rtp.Header, payload []byte)
 	// OnTimeout is called once, on the media goroutine, with an error
 	// wrapping ErrMediaTimeout. The caller sends BYE with a Reason header.
@@ -106,15 +106,22 @@ type SessionOptions struct {
 	Logger zerolog.Logger
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// Scheduler runs the session's frame ticks (default SharedScheduler).
+	Scheduler *Scheduler
 }
 
 // Counter counts events, e.g. a prometheus.Counter.
 type Counter interface{ Inc() }
 
-// Session is the media of one call: it owns an RTP/RTCP port pair, a
-// reader goroutine per socket and one media goroutine that runs the
-// pacer, pulls the jitter buffer, sends RTCP reports and watches the media
-// timeout. Close releases everything and returns the ports to the pool.
+// Session is the media of one call: it owns an RTP/RTCP port pair and a
+// frame clock run by a Scheduler, whose ticks read the sockets without
+// blocking (each packet keeps the kernel's receive time), run the pacer,
+// pull the jitter buffer, send RTCP reports and watch the media timeout.
+// The session has no goroutine of its own: the scheduler's few workers
+// tick every session. Everything called back (OnAudio, OnPayload, OnEvent,
+// OnTimeout, the Tap) runs on the ticking worker, one tick of a session at
+// a time; "the media goroutine" in this package means that. Close
+// releases everything and returns the ports to the pool.
 type Session struct {
 	opts  SessionOptions
 	pair  *PortPair
@@ -136,8 +143,6 @@ type Session struct {
 	tap        Tap                 // opts.Tap, behind a RateTap in an Opus session
 	rx         rxStats
 	report     reportState
-	ptimeCh    chan struct{}
-	wakeCh     chan struct{}
 	timeout    time.Duration
 	timedOut   bool
 	outBuf     []byte
@@ -148,11 +153,32 @@ type Session struct {
 	encBuf []byte                    // SRTP output of WriteRTP (pacer only)
 	encHdr rtp.Header                // scratch header of WriteRTP
 
-	cancel    context.CancelFunc
-	wg        sync.WaitGroup
+	// The frame clock (scheduler): worker and the heap fields are the
+	// worker's (under its mutex), the rest is the tick's (under tickMu).
+	worker       *schedWorker
+	due          int64 // mono()
+	idx          int
+	woken        bool
+	removed      atomic.Bool
+	tickMu       sync.Mutex
+	ptimeChanged atomic.Bool
+	inStart      time.Time
+	inN          int64
+	inPtime      time.Duration
+	in           inFrame
+	nextReport   time.Time
+	nextRTCPRead time.Time
+	rtpRx        *rxSocket
+	rtcpRx       *rxSocket
+	decBuf       []byte
+
 	closeOnce sync.Once
 	closeErr  error
 }
+
+// rtcpPoll is how often a tick reads the RTCP socket: reports come every
+// few seconds and nothing about them is urgent.
+const rtcpPoll = 100 * time.Millisecond
 
 // NewSession starts the media of a call on pair, which it owns from now on
 // (Close closes it).
@@ -176,7 +202,7 @@ func NewSession(pair *PortPair, opts SessionOptions) (*Session, error) {
 		opts.Now = time.Now
 	}
 	s := &Session{opts: opts, pair: pair, log: opts.Logger, now: opts.Now, playout: NewPlayout(),
-		timeout: opts.MediaTimeout, outBuf: make([]byte, 1500), ptimeCh: make(chan struct{}, 1), wakeCh: make(chan struct{}, 1)}
+		timeout: opts.MediaTimeout, outBuf: make([]byte, 1500), decBuf: make([]byte, 1500)}
 	jopts := JitterOptions{Ptime: opts.Ptime, Delay: opts.JitterDelay}
 	s.tap = opts.Tap
 	var err error
@@ -212,13 +238,20 @@ func NewSession(pair *PortPair, opts SessionOptions) (*Session, error) {
 	s.stats.clock, s.rx.clock = opts.Codec.ClockRate, opts.Codec.ClockRate
 	s.latch.signal(opts.Remote)
 	s.setRemoteLocked(opts.Remote)
-	s.lastRTP.Store(s.now().UnixNano())
-	ctx, cancel := context.WithCancel(context.Background())
-	s.cancel = cancel
-	s.wg.Add(3)
-	go s.readRTP()
-	go s.readRTCP()
-	go s.run(ctx)
+	now := s.now()
+	s.lastRTP.Store(now.UnixNano())
+	s.rtpRx, s.rtcpRx = newRxSocket(pair.RTP, 1500), newRxSocket(pair.RTCP, 1500)
+	s.in = inFrame{pcm: make([]int16, 0, 480), coded: make([]byte, 0, 480)}
+	if s.pktJB != nil {
+		s.in.pcm, s.in.coded = make([]int16, 0, opusMaxSamples), make([]byte, 0, maxPacket)
+	}
+	s.inStart, s.inPtime = now, s.jitter().Ptime()
+	s.nextReport = now.Add(s.reportInterval())
+	sched := opts.Scheduler
+	if sched == nil {
+		sched = SharedScheduler()
+	}
+	sched.add(s)
 	return s, nil
 }
 
@@ -360,10 +393,8 @@ func (s *Session) SetPtime(d time.Duration) error {
 	s.mu.Lock()
 	s.jitter().SetPtime(d)
 	s.mu.Unlock()
-	select {
-	case s.ptimeCh <- struct{}{}:
-	default:
-	}
+	s.ptimeChanged.Store(true)
+	s.worker.wakeNow(s)
 	return nil
 }
 
@@ -373,10 +404,7 @@ func (s *Session) Hold() { s.pacer.Pause() }
 // Resume undoes Hold.
 func (s *Session) Resume() {
 	s.pacer.Resume()
-	select {
-	case s.wakeCh <- struct{}{}:
-	default:
-	}
+	s.worker.wakeNow(s)
 }
 
 // SetMediaTimeout changes the media timeout (zero disables it, e.g. while
@@ -423,57 +451,47 @@ func (s *Session) WriteRTP(h *rtp.Header, payload []byte) error {
 	return nil
 }
 
-// run is the media goroutine: the outbound pacer and the inbound frame
-// clock share one drift-free schedule.
-func (s *Session) run(ctx context.Context) {
-	defer s.wg.Done()
-	start := s.now()
-	s.mu.Lock()
-	ptime := s.jitter().Ptime()
-	s.mu.Unlock()
-	var inN int64
-	in := &inFrame{pcm: make([]int16, 0, 480), coded: make([]byte, 0, 480)}
-	if s.pktJB != nil {
-		in.pcm, in.coded = make([]int16, 0, opusMaxSamples), make([]byte, 0, maxPacket)
+// tick runs everything of the session that is due within lead from now
+// (on a scheduler worker, which runs sessions due within SchedulerSlack
+// together) and returns when it is next due. The outbound pacer and the
+// inbound frame clock keep their own drift-free schedules; the packets
+// queued on the sockets are read first, so a frame is only late when its
+// packet really came after its playout time.
+func (s *Session) tick(lead time.Duration) time.Time {
+	real := s.now()
+	s.drainRTP(real)
+	if !real.Before(s.nextRTCPRead) {
+		s.drainRTCP(real)
+		s.nextRTCPRead = real.Add(rtcpPoll)
 	}
-	nextReport := start.Add(s.reportInterval())
-	timer := time.NewTimer(0)
-	defer timer.Stop()
+	now := real.Add(lead)
+	if s.ptimeChanged.Swap(false) {
+		s.inStart, s.inN = now, 0
+		s.mu.Lock()
+		s.inPtime = s.jitter().Ptime()
+		s.mu.Unlock()
+	}
+	next, _ := s.pacer.Tick(now) // write errors: nothing to do but keep time
+	ptime := s.inPtime
 	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-s.ptimeCh:
-			start, inN = s.now(), 0
-			s.mu.Lock()
-			ptime = s.jitter().Ptime()
-			s.mu.Unlock()
-		case <-s.wakeCh: // Resume: the pacer sends at once
-		case <-timer.C:
+		due := s.inStart.Add(time.Duration(s.inN) * ptime)
+		if due.After(now) {
+			next = minTime(next, due)
+			break
 		}
-		now := s.now()
-		next, _ := s.pacer.Tick(now) // write errors: nothing to do but keep time
-		for {
-			due := start.Add(time.Duration(inN) * ptime)
-			if due.After(now) {
-				next = minTime(next, due)
-				break
-			}
-			if now.Sub(due) > 5*ptime { // stalled: skip, like the pacer
-				inN += int64(now.Sub(due) / ptime)
-				continue
-			}
-			inN++
-			s.deliver(in, due)
+		if now.Sub(due) > 5*ptime { // stalled: skip, like the pacer
+			s.inN += int64(now.Sub(due) / ptime)
+			continue
 		}
-		s.checkTimeout(now)
-		if !now.Before(nextReport) {
-			s.sendReport(now)
-			nextReport = now.Add(s.reportInterval())
-		}
-		next = minTime(next, nextReport)
-		timer.Reset(next.Sub(s.now()))
+		s.inN++
+		s.deliver(&s.in, due)
 	}
+	s.checkTimeout(now)
+	if !now.Before(s.nextReport) {
+		s.sendReport(now)
+		s.nextReport = now.Add(s.reportInterval())
+	}
+	return minTime(minTime(next, s.nextReport), s.nextRTCPRead)
 }
 
 // inFrame holds the inbound frame between deliveries (media goroutine).
@@ -575,14 +593,14 @@ func (s *Session) sendReport(now time.Time) {
 	}
 }
 
-// Close stops the goroutines, closes the sockets and returns the ports to
-// the pool. It is idempotent and safe to call from any goroutine except
-// the session's own callbacks.
+// Close takes the session off its scheduler (waiting for a tick in
+// progress), closes the sockets and returns the ports to the pool. It is
+// idempotent and safe to call from any goroutine except the session's own
+// callbacks.
 func (s *Session) Close() error {
 	s.closeOnce.Do(func() {
-		s.cancel()
+		s.worker.remove(s)
 		s.closeErr = s.pair.Close()
-		s.wg.Wait()
 	})
 	return s.closeErr
 }

@@ -143,14 +143,14 @@ func TestSessionNoLatchOnPortZero(t *testing.T) {
 	b := newSession(t, pool, SessionOptions{})
 	b.SetRemote(addr(40000))
 	p := &rtp.Packet{Header: rtp.Header{Version: 2, PayloadType: 0, SequenceNumber: 1, Timestamp: 160, SSRC: 7}, Payload: make([]byte, 160)}
-	b.handleRTP(p, addr(0), 172)
+	b.handleRTP(p, addr(0), 172, time.Now())
 	require.Equal(t, addr(40000), b.Remote())
 	require.Equal(t, uint64(1), b.Stats().Latches)
 	require.Equal(t, uint64(1), b.Stats().PacketsIn)
 	p.SequenceNumber, p.Timestamp = 2, 320
-	b.handleRTP(p, addr(0), 172)
+	b.handleRTP(p, addr(0), 172, time.Now())
 	require.Equal(t, uint64(2), b.Stats().PacketsIn)
-	b.handleRTP(p, netip.MustParseAddrPort("127.0.0.2:0"), 172)
+	b.handleRTP(p, netip.MustParseAddrPort("127.0.0.2:0"), 172, time.Now())
 	require.Equal(t, addr(40000), b.Remote())
 	require.Equal(t, uint64(2), b.Stats().PacketsIn)
 	require.Equal(t, uint64(1), b.Stats().Strangers)

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"switchboard/media"
 )
 
 // TestSippCounts reads the cumulative call counts from the last line of
@@ -30,7 +32,7 @@ func TestSippCounts(t *testing.T) {
 // TestScenario: the generated sipp scenario is well-formed XML that plays
 // the audio file for the hold time.
 func TestScenario(t *testing.T) {
-	s := scenario("/tmp/a.raw", 30*time.Second)
+	s := scenario("/tmp/a.raw", 30*time.Second, media.PCMU)
 	dec := xml.NewDecoder(strings.NewReader(s))
 	dec.Strict = true
 	dec.Entity = xml.HTMLEntity
@@ -42,6 +44,8 @@ func TestScenario(t *testing.T) {
 		}
 		require.NoError(t, err)
 	}
-	require.Contains(t, s, "/tmp/a.raw")
+	require.Contains(t, s, "/tmp/a.raw,-1,0")
 	require.Contains(t, s, "30000")
+	require.Contains(t, s, "a=rtpmap:0 PCMU/8000")
+	require.NotContains(t, scenario("", 0, media.PCMA), "rtp_stream", "call setup only: no media")
 }

@@ -1,14 +1,16 @@
 // Command loadbench measures the appliance under concurrent calls: it
 // starts the built switchboard binary on loopback, has sipp place -calls
 // concurrent calls to the demo number (or a line-test number with
-// -engine loopback) that play sipp's G.711 speech pcap
+// -engine loopback, or an agent bridged to the provider stand-in with
+// -engine upstream) that play sipp's G.711 speech pcap
 // for -duration, and reports completed and failed calls, the appliance's
 // CPU and memory per call (read from /proc, the appliance being its own
 // process), and the appliance's own media statistics (late, lost and
 // concealed frames, scraped from GET /metrics before and after). With
 // -api-rate it also floods the HTTP API (GET /v1/calls with the owner key
 // by default) for as long as the calls last, and reports what the API
-// answered.
+// answered. With -cps it measures call setup instead: -cps calls a second
+// (INVITE, answer, ACK, BYE) for -duration.
 //
 // Run it with `make bench-calls` (CALLS=200 DURATION=30s by default).
 package main
@@ -32,7 +34,11 @@ func main() {
 	flag.StringVar(&o.pcap, "pcap", "/usr/share/sip-tester/g711a.pcap", "G.711 A-law RTP capture sipp plays (7.08 s, 30 ms packets)")
 	flag.IntVar(&o.rtpBase, "rtp-base", 40000, "first RTP port of the appliance's range (4 ports per call are reserved)")
 	flag.BoolVar(&o.keep, "keep", false, "keep the temporary directory (logs, sipp statistics)")
-	flag.StringVar(&o.engine, "engine", "echo", "what answers: echo (the demo agent on the offline echo engine: VAD, greeting, turns) or loopback (the line test: media only)")
+	flag.StringVar(&o.engine, "engine", "echo", "what answers: echo (the demo agent on the offline echo engine: VAD, greeting, turns), loopback (the line test: media only) or upstream (an agent bridged over WebSocket to the provider stand-in ./test/loadbench/provider, its own process, which echoes every audio frame back as the model's audio)")
+	flag.StringVar(&o.providerFormat, "provider-format", "pcm", "audio with the provider stand-in (-engine upstream): pcm (PCM16 24 kHz) or pcmu (with -codec pcmu: a passthrough)")
+	flag.StringVar(&o.codec, "codec", "pcma", "the callers' codec: pcma or pcmu (the capture's A-law transcoded)")
+	flag.Float64Var(&o.cps, "cps", 0, "call setup rate instead of concurrent calls: this many calls a second (INVITE, answer, ACK, BYE at once) for -duration")
+	flag.StringVar(&o.profile, "profile", "", "directory for the appliance's profiles taken at the steady state over its loopback pprof listener (cpu.pprof for 8 s, heap.pprof, goroutines.txt)")
 	flag.IntVar(&o.apiRate, "api-rate", 0, "API flood alongside the calls: GET requests per second with the owner key (0: none)")
 	flag.IntVar(&o.apiWorkers, "api-workers", 32, "concurrent clients of the API flood")
 	flag.StringVar(&o.apiPath, "api-path", "/v1/calls", "what the API flood asks for")

@@ -9,8 +9,8 @@ import (
 
 // sample is one second of the run.
 type sample struct {
-	app, sipp procSample
-	active    int
+	app, sipp, prov procSample
+	active          int
 }
 
 // report holds what a run measured.
@@ -20,6 +20,10 @@ type report struct {
 	cmdline     string
 	audioLen    time.Duration
 	idle, final procSample
+	// start and end are the appliance at sipp's start and end.
+	start, end procSample
+	provFinal  procSample
+	profiled   string
 	samples     []sample
 	wall        time.Duration
 	sippExit    int
@@ -32,7 +36,7 @@ type report struct {
 
 // steady is the span of samples at the peak number of live calls (at least
 // 95% of it): its CPU use divided by the calls is the cost of one call.
-func (r *report) steady() (peak int, cpu, sippCPU float64, span time.Duration, avgActive float64) {
+func (r *report) steady() (peak int, cpu, sippCPU, provCPU float64, span time.Duration, avgActive float64) {
 	for _, s := range r.samples {
 		peak = max(peak, s.active)
 	}
@@ -46,21 +50,22 @@ func (r *report) steady() (peak int, cpu, sippCPU float64, span time.Duration, a
 		}
 	}
 	if first < 0 || last <= first {
-		return peak, 0, 0, 0, 0
+		return peak, 0, 0, 0, 0, 0
 	}
 	a, b := r.samples[first], r.samples[last]
 	span = b.app.at.Sub(a.app.at)
 	cpu = float64(b.app.cpu-a.app.cpu) / float64(span)
 	sippCPU = float64(b.sipp.cpu-a.sipp.cpu) / float64(span)
+	provCPU = float64(b.prov.cpu-a.prov.cpu) / float64(span)
 	var sum int
 	for _, s := range r.samples[first : last+1] {
 		sum += s.active
 	}
-	return peak, cpu, sippCPU, span, float64(sum) / float64(last-first+1)
+	return peak, cpu, sippCPU, provCPU, span, float64(sum) / float64(last-first+1)
 }
 
 func (r *report) print(w io.Writer) {
-	peak, cpu, sippCPU, span, avg := r.steady()
+	peak, cpu, sippCPU, provCPU, span, avg := r.steady()
 	var peakRSS int64
 	for _, s := range r.samples {
 		peakRSS = max(peakRSS, s.app.hwm)
@@ -75,7 +80,15 @@ func (r *report) print(w io.Writer) {
 		return fmt.Sprintf("%.3f%%", 100*v/in)
 	}
 	fmt.Fprintf(w, "\nmachine: %s\n", r.machine)
-	fmt.Fprintf(w, "load:    %d calls to the %s engine, %.0f new calls/s, each playing %v of A-law speech (%v loop) then BYE\n", r.opts.calls, r.opts.engine, r.opts.rate, r.opts.duration, r.audioLen.Round(10*time.Millisecond))
+	engine := r.opts.engine
+	if engine == "upstream" {
+		engine += " (provider stand-in speaking " + r.opts.providerFormat + ")"
+	}
+	if r.opts.cps > 0 {
+		fmt.Fprintf(w, "load:    %.0f calls/s for %v to the %s engine (%s): INVITE, answer, ACK, BYE at once, at most %d live\n", r.opts.cps, r.opts.duration, engine, r.opts.codec, r.opts.calls)
+	} else {
+		fmt.Fprintf(w, "load:    %d calls to the %s engine, %.0f new calls/s, each playing %v of speech in %s (%v loop) then BYE\n", r.opts.calls, engine, r.opts.rate, r.opts.duration, r.opts.codec, r.audioLen.Round(10*time.Millisecond))
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	row := func(k string, v ...any) { fmt.Fprintf(tw, "  %s\t%s\n", k, fmt.Sprint(v...)) }
 	fmt.Fprintln(tw, "\ncalls\t")
@@ -93,10 +106,23 @@ func (r *report) print(w io.Writer) {
 		row("CPU per call", fmt.Sprintf("%.2f%% of one core", 100*cpu/avg))
 	}
 	row("sipp CPU at peak (same span)", fmt.Sprintf("%.1f%% of one core", 100*sippCPU))
+	if r.opts.engine == "upstream" {
+		row("provider stand-in CPU at peak (same span)", fmt.Sprintf("%.1f%% of one core", 100*provCPU))
+	}
+	if r.opts.cps > 0 && r.ok > 0 {
+		secs := r.wall.Seconds()
+		setup := r.end.cpu - r.start.cpu
+		row("call setups completed per second", fmt.Sprintf("%.0f (%d in %v)", float64(r.ok)/secs, r.ok, r.wall.Round(time.Second)))
+		row("appliance CPU during the run", fmt.Sprintf("%.1f%% of one core", 100*float64(setup)/float64(r.wall)))
+		row("CPU per call setup", fmt.Sprintf("%.2f ms", float64(setup.Microseconds())/1000/float64(r.ok)))
+	}
 	row("total CPU time of the run", (r.final.cpu - r.idle.cpu).Round(10*time.Millisecond))
 	row("RSS idle / peak (VmHWM)", fmt.Sprintf("%.1f MiB / %.1f MiB", mib(r.idle.rss), mib(peakRSS)))
 	if peak > 0 {
 		row("RSS per call ((peak-idle)/peak calls)", fmt.Sprintf("%.0f KiB", float64(peakRSS-r.idle.rss)/1024/float64(peak)))
+	}
+	if r.profiled != "" {
+		row("profiles at the steady state", r.profiled)
 	}
 	if r.flood != nil {
 		fmt.Fprintln(tw, "API flood\t")

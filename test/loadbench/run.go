@@ -17,6 +17,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"switchboard/media"
 )
 
 type options struct {
@@ -32,6 +34,17 @@ type options struct {
 	apiRate, apiWorkers int
 	apiPath             string
 	unlimitedKeys       bool
+	// codec is the callers' G.711 (pcma or pcmu).
+	codec string
+	// providerFormat is the upstream engine's audio with the provider
+	// stand-in: pcm (PCM16 24 kHz) or pcmu.
+	providerFormat string
+	// cps > 0 measures call setup instead: that many calls a second, each
+	// INVITE, answer, ACK, BYE, for duration.
+	cps float64
+	// profile, when set, is a directory for the appliance's pprof profiles
+	// taken at the steady state (CPU for 8 s, heap, goroutines).
+	profile string
 }
 
 func numCPU() int { return runtime.NumCPU() }
@@ -58,6 +71,17 @@ func run(ctx context.Context, o options) (*report, error) {
 	if o.calls <= 0 || o.duration <= 0 || o.rate <= 0 {
 		return nil, errors.New("-calls, -duration and -rate must be positive")
 	}
+	codec, ok := map[string]media.Codec{"pcma": media.PCMA, "pcmu": media.PCMU}[o.codec]
+	if !ok {
+		return nil, fmt.Errorf("-codec %q: want pcma or pcmu", o.codec)
+	}
+	if o.providerFormat != "pcm" && o.providerFormat != "pcmu" {
+		return nil, fmt.Errorf("-provider-format %q: want pcm or pcmu", o.providerFormat)
+	}
+	if o.cps > 0 {
+		// Call setup: as many calls may be live as a second brings.
+		o.calls = max(o.calls, int(o.cps))
+	}
 	for _, tool := range []string{"sipp"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			return nil, fmt.Errorf("%s is required (apt install sip-tester): %w", tool, err)
@@ -75,31 +99,57 @@ func run(ctx context.Context, o options) (*report, error) {
 	} else {
 		defer os.RemoveAll(tmp)
 	}
-	audio := filepath.Join(tmp, "g711a.al")
-	audioLen, err := pcapToRaw(o.pcap, audio)
+	audio := filepath.Join(tmp, "audio.g711")
+	audioLen, err := pcapToRaw(o.pcap, audio, codec)
 	if err != nil {
 		return nil, err
 	}
 	scen := filepath.Join(tmp, "load.xml")
-	if err := os.WriteFile(scen, []byte(scenario(audio, o.duration)), 0o600); err != nil {
+	body := scenario(audio, o.duration, codec)
+	if o.cps > 0 {
+		body = scenario("", 0, codec)
+	}
+	if err := os.WriteFile(scen, []byte(body), 0o600); err != nil {
 		return nil, err
 	}
 
-	app, err := startAppliance(ctx, o, tmp)
+	var prov *providerProc
+	env := []string{}
+	switch o.engine {
+	case "echo", "loopback":
+	case "upstream":
+		if prov, err = startProvider(ctx, tmp); err != nil {
+			return nil, err
+		}
+		defer prov.stop()
+		env = append(env, "SWITCHBOARD_UPSTREAM_URL=ws://"+prov.addr+"/v1/realtime",
+			"SWITCHBOARD_UPSTREAM_AUDIO_FORMAT="+o.providerFormat, "SWITCHBOARD_UPSTREAM_API_KEY=loadbench")
+	default:
+		return nil, fmt.Errorf("-engine %q: want echo, loopback or upstream", o.engine)
+	}
+	var pprofAddr string
+	if o.profile != "" {
+		port, err := freePort("tcp")
+		if err != nil {
+			return nil, err
+		}
+		pprofAddr = fmt.Sprintf("127.0.0.1:%d", port)
+		env = append(env, "SWITCHBOARD_PPROF_ADDR="+pprofAddr)
+		if err := os.MkdirAll(o.profile, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	app, err := startAppliance(ctx, o, tmp, env)
 	if err != nil {
 		return nil, err
 	}
 	defer app.stop()
 
 	number := "18005550100" // the demo agent, seeded on first start
-	switch o.engine {
-	case "echo":
-	case "loopback":
-		if number, err = lineTestNumber(ctx, app.url, filepath.Join(tmp, "data", "owner.key")); err != nil {
+	if o.engine != "echo" {
+		if number, err = agentNumber(ctx, app.url, filepath.Join(tmp, "data", "owner.key"), o.engine); err != nil {
 			return nil, err
 		}
-	default:
-		return nil, fmt.Errorf("-engine %q: want echo or loopback", o.engine)
 	}
 	rep := &report{opts: o, machine: machine(), audioLen: audioLen}
 	time.Sleep(time.Second)
@@ -112,10 +162,14 @@ func run(ctx context.Context, o options) (*report, error) {
 	}
 
 	stat := filepath.Join(tmp, "sipp_stat.csv")
+	total, rate := o.calls, o.rate
+	if o.cps > 0 {
+		total, rate = int(o.cps*o.duration.Seconds()), o.cps
+	}
 	args := []string{app.sip, "-sf", scen, "-s", number, "-t", "u1",
 		"-i", "127.0.0.1", "-mi", "127.0.0.1",
-		"-m", strconv.Itoa(o.calls), "-l", strconv.Itoa(o.calls),
-		"-r", strconv.FormatFloat(o.rate, 'f', -1, 64), "-rp", "1000",
+		"-m", strconv.Itoa(total), "-l", strconv.Itoa(o.calls),
+		"-r", strconv.FormatFloat(rate, 'f', -1, 64), "-rp", "1000",
 		"-timeout", fmt.Sprintf("%ds", int((o.duration + 2*time.Minute).Seconds())), "-timeout_error",
 		"-nostdin", "-trace_stat", "-stf", stat, "-fd", "1",
 		"-trace_err", "-error_file", filepath.Join(tmp, "sipp_err.log"),
@@ -130,6 +184,9 @@ func run(ctx context.Context, o options) (*report, error) {
 	defer sippOut.Close()
 	sipp.Stdout, sipp.Stderr = sippOut, sippOut
 	rep.cmdline = "sipp " + strings.Join(args, " ")
+	if rep.start, err = readProc(app.cmd.Process.Pid); err != nil {
+		return nil, err
+	}
 	start := time.Now()
 	if err := sipp.Start(); err != nil {
 		return nil, fmt.Errorf("start sipp: %w", err)
@@ -153,6 +210,12 @@ func run(ctx context.Context, o options) (*report, error) {
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	var sippErr error
+	profiling, profDone := false, make(chan struct{})
+	defer func() {
+		if profiling {
+			<-profDone
+		}
+	}()
 loop:
 	for {
 		select {
@@ -164,13 +227,25 @@ loop:
 				return rep, fmt.Errorf("appliance: %w", err)
 			}
 			s.sipp, _ = readProc(sipp.Process.Pid)
+			if prov != nil {
+				s.prov, _ = readProc(prov.cmd.Process.Pid)
+			}
 			if m, err := scrape(ctx, app.url); err == nil {
 				s.active = int(m["switchboard_calls_active"])
 			}
 			rep.samples = append(rep.samples, s)
+			steady := float64(s.active) >= 0.95*float64(o.calls) || (o.cps > 0 && time.Since(start) > o.duration/3)
+			if pprofAddr != "" && !profiling && steady {
+				profiling = true
+				go func() {
+					defer close(profDone)
+					rep.profiled = takeProfiles(ctx, pprofAddr, o.profile)
+				}()
+			}
 		}
 	}
 	rep.wall = time.Since(start)
+	rep.end, _ = readProc(app.cmd.Process.Pid)
 	stopFlood()
 	rep.sippExit = exitCode(sippErr)
 	// Calls end on the appliance right after the BYE; wait for the gauge.
@@ -184,6 +259,9 @@ loop:
 		return rep, err
 	}
 	rep.final, _ = readProc(app.cmd.Process.Pid)
+	if prov != nil {
+		rep.provFinal, _ = readProc(prov.cmd.Process.Pid)
+	}
 	rep.before, rep.after = before, after
 	rep.ok, rep.failed = sippCounts(stat)
 	rep.leftActive = int(after["switchboard_calls_active"])
@@ -239,7 +317,7 @@ type appliance struct {
 	done chan error
 }
 
-func startAppliance(ctx context.Context, o options, tmp string) (*appliance, error) {
+func startAppliance(ctx context.Context, o options, tmp string, env []string) (*appliance, error) {
 	httpPort, err := freePort("tcp")
 	if err != nil {
 		return nil, err
@@ -259,6 +337,7 @@ func startAppliance(ctx context.Context, o options, tmp string) (*appliance, err
 	if o.unlimitedKeys {
 		a.cmd.Env = append(a.cmd.Env, "SWITCHBOARD_KEYS_DEFAULT_QPS=0", "SWITCHBOARD_KEYS_DEFAULT_QPM=0")
 	}
+	a.cmd.Env = append(a.cmd.Env, env...)
 	logf, err := os.Create(filepath.Join(tmp, "switchboard.log"))
 	if err != nil {
 		return nil, err
@@ -319,10 +398,10 @@ func lastLines(path string) string {
 	return strings.Join(lines, "\n")
 }
 
-// lineTestNumber creates, through the appliance's API, an agent on the
-// loopback engine and a number routed to it, and returns the number's
-// digits to dial.
-func lineTestNumber(ctx context.Context, base, keyFile string) (string, error) {
+// agentNumber creates, through the appliance's API, an agent on engine
+// (loopback: the line test; upstream: the provider stand-in) and a number
+// routed to it, and returns the number's digits to dial.
+func agentNumber(ctx context.Context, base, keyFile, engine string) (string, error) {
 	key, err := os.ReadFile(keyFile)
 	if err != nil {
 		return "", fmt.Errorf("owner key: %w", err)
@@ -346,11 +425,11 @@ func lineTestNumber(ctx context.Context, base, keyFile string) (string, error) {
 		}
 		return m, nil
 	}
-	ag, err := post("/v1/agents", map[string]any{"name": "loadbench line test", "engine": "loopback"})
+	ag, err := post("/v1/agents", map[string]any{"name": "loadbench " + engine, "engine": engine})
 	if err != nil {
 		return "", err
 	}
-	if _, err := post("/v2/phone-numbers", map[string]any{"origin": "byo_trunk", "name": "loadbench line test",
+	if _, err := post("/v2/phone-numbers", map[string]any{"origin": "byo_trunk", "name": "loadbench " + engine,
 		"phone_number": "+14155550150", "agent_id": ag["agent_id"]}); err != nil {
 		return "", err
 	}

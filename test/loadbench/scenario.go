@@ -5,11 +5,13 @@ import (
 	"os"
 	"time"
 
+	"switchboard/media"
 	"switchboard/test/pcap"
 )
 
 // pcapToRaw extracts the RTP payloads of a pcap (Ethernet, IPv4, UDP) into
-// one raw G.711 file, the input of sipp's rtp_stream action.
+// one raw G.711 file, the input of sipp's rtp_stream action, in codec's law
+// (the capture's A-law transcoded to µ-law for a PCMU caller).
 //
 // sipp's play_pcap_audio replays a capture as is: looping it restarts its
 // sequence numbers and timestamps every 7 s, which the appliance rightly
@@ -17,7 +19,7 @@ import (
 // is for. rtp_stream plays the same audio with continuous sequence numbers
 // and timestamps (20 ms packets) for as long as the call lasts, from a
 // small thread pool rather than one thread per call.
-func pcapToRaw(capture, out string) (time.Duration, error) {
+func pcapToRaw(capture, out string, codec media.Codec) (time.Duration, error) {
 	pkts, err := pcap.ReadRTP(capture)
 	if err != nil {
 		return 0, err
@@ -29,12 +31,31 @@ func pcapToRaw(capture, out string) (time.Duration, error) {
 	if len(audio) == 0 {
 		return 0, fmt.Errorf("%s: no RTP audio", capture)
 	}
+	if codec.PayloadType != media.PCMA.PayloadType {
+		audio = codec.Transcode(nil, media.PCMA, audio)
+	}
 	return time.Duration(len(audio)) * time.Second / 8000, os.WriteFile(out, audio, 0o600)
 }
 
-// scenario is a sipp UAC: INVITE offering PCMA, ACK, the raw A-law file
-// looped for hold, then BYE.
-func scenario(audioFile string, hold time.Duration) string {
+// scenario is a sipp UAC: INVITE offering codec, ACK, the raw G.711 file
+// looped for hold, then BYE. With no audio file (call setup rate), BYE
+// follows the ACK at once.
+func scenario(audioFile string, hold time.Duration, codec media.Codec) string {
+	stream := fmt.Sprintf(`  <nop>
+    <action>
+      <exec rtp_stream="%s,-1,%d"/>
+    </action>
+  </nop>
+  <pause milliseconds="%d"/>
+  <nop>
+    <action>
+      <exec rtp_stream="pause"/>
+    </action>
+  </nop>
+`, audioFile, codec.PayloadType, hold.Milliseconds())
+	if audioFile == "" {
+		stream = ""
+	}
 	return fmt.Sprintf(`<?xml version="1.0" encoding="ISO-8859-1" ?>
 <!DOCTYPE scenario SYSTEM "sipp.dtd">
 <scenario name="switchboard loadbench">
@@ -56,8 +77,8 @@ func scenario(audioFile string, hold time.Duration) string {
       s=-
       c=IN IP[media_ip_type] [media_ip]
       t=0 0
-      m=audio [rtpstream_audio_port] RTP/AVP 8
-      a=rtpmap:8 PCMA/8000
+      m=audio [rtpstream_audio_port] RTP/AVP %[1]d
+      a=rtpmap:%[1]d %[2]s/8000
       a=ptime:20
 
     ]]>
@@ -79,18 +100,7 @@ func scenario(audioFile string, hold time.Duration) string {
 
     ]]>
   </send>
-  <nop>
-    <action>
-      <exec rtp_stream="%s,-1,8"/>
-    </action>
-  </nop>
-  <pause milliseconds="%d"/>
-  <nop>
-    <action>
-      <exec rtp_stream="pause"/>
-    </action>
-  </nop>
-  <send retrans="500">
+%[3]s  <send retrans="500">
     <![CDATA[
       BYE [next_url] SIP/2.0
       Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
@@ -105,5 +115,5 @@ func scenario(audioFile string, hold time.Duration) string {
   </send>
   <recv response="200"/>
 </scenario>
-`, audioFile, hold.Milliseconds())
+`, codec.PayloadType, codec.Name, stream)
 }

@@ -1,0 +1,52 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// takeProfiles fetches the appliance's profiles from its pprof listener
+// into dir: cpu.pprof (8 s), heap.pprof and goroutines.txt. It returns a
+// line for the report (how many goroutines ran, where the files are).
+func takeProfiles(ctx context.Context, addr, dir string) string {
+	get := func(path, file string, timeout time.Duration) ([]byte, error) {
+		ctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+path, nil)
+		if err != nil {
+			return nil, err
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return nil, err
+		}
+		defer res.Body.Close()
+		b, err := io.ReadAll(res.Body)
+		if err != nil {
+			return nil, err
+		}
+		if res.StatusCode != http.StatusOK {
+			return nil, fmt.Errorf("GET %s: %s", path, res.Status)
+		}
+		return b, os.WriteFile(filepath.Join(dir, file), b, 0o644)
+	}
+	g, err := get("/debug/pprof/goroutine?debug=1", "goroutines.txt", 10*time.Second)
+	if err != nil {
+		return "profiles: " + err.Error()
+	}
+	goroutines := strings.TrimSpace(string(bytes.SplitN(g, []byte("\n"), 2)[0]))
+	if _, err := get("/debug/pprof/profile?seconds=8", "cpu.pprof", 20*time.Second); err != nil {
+		return "profiles: " + err.Error()
+	}
+	if _, err := get("/debug/pprof/heap", "heap.pprof", 10*time.Second); err != nil {
+		return "profiles: " + err.Error()
+	}
+	return fmt.Sprintf("%s; cpu.pprof (8 s), heap.pprof, goroutines.txt in %s", goroutines, dir)
+}
