@@ -180,7 +180,7 @@ const modelRate = 24000
 func buildEngines(cfg *config.Config, log zerolog.Logger) (map[string]realtime.Engine, error) {
 	elog := log.With().Str("engine", agent.EngineEcho).Logger()
 	engines := map[string]realtime.Engine{
-		agent.EngineEcho: echo.New(echo.Options{Threshold: cfg.Echo.VADThreshold, SilenceDuration: cfg.Echo.SilenceDuration, Logger: &elog}),
+		agent.EngineEcho: echo.New(echo.Options{Threshold: cfg.Echo.VADThreshold, SilenceDuration: cfg.Echo.SilenceDuration, MaxTurn: cfg.Echo.MaxTurn, Logger: &elog}),
 	}
 	if cfg.Upstream.URL != "" {
 		ulog := log.With().Str("engine", agent.EngineUpstream).Logger()

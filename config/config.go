@@ -176,6 +176,8 @@ type Speech struct {
 type Echo struct {
 	VADThreshold    float64       `yaml:"vad_threshold"`
 	SilenceDuration time.Duration `yaml:"silence_duration"`
+	// MaxTurn bounds the audio a session keeps of a caller's turn.
+	MaxTurn time.Duration `yaml:"max_turn"`
 }
 
 // Control configures webhook-routed calls: how long they ring waiting for

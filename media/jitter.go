@@ -144,8 +144,8 @@ type timeline[T int16 | byte] struct {
 	frame   int // samples per Pop
 	target  int // playout delay in samples
 	ring    []T
-	present []bool
-	silence T // what a missing sample plays as
+	present bitset // which samples of ring hold received audio
+	silence T      // what a missing sample plays as
 	// attenuate fills the missing samples of out from last, for the
 	// step-th successive concealed frame (concealGains[step]).
 	attenuate func(out, last []T, miss []bool, step int)
@@ -174,7 +174,7 @@ func (j *timeline[T]) init(opts JitterOptions, silence T, attenuate func(out, la
 		return fmt.Errorf("jitter buffer: %w: %v", errBadPtime, opts.Ptime)
 	}
 	j.ring = make([]T, jitterRingSize)
-	j.present = make([]bool, jitterRingSize)
+	j.present = make(bitset, jitterRingSize/64)
 	j.silence, j.attenuate = silence, attenuate
 	j.SetPtime(opts.Ptime)
 	j.target = max(samplesOf(opts.Delay), j.frame)
@@ -276,11 +276,11 @@ func (j *timeline[T]) push(h *rtp.Header, samples []T) PushResult {
 			continue // this part is already played
 		}
 		pos := ts & jitterRingMask
-		if j.present[pos] {
+		if j.present.has(pos) {
 			continue
 		}
 		j.ring[pos] = s
-		j.present[pos] = true
+		j.present.set(pos)
 		fresh++
 	}
 	if end := h.Timestamp + uint32(n); int32(end-j.newest) > 0 {
@@ -306,7 +306,7 @@ func (j *timeline[T]) pop(dst []T) ([]T, FrameStatus) {
 	if ahead := int(int32(j.newest - j.play)); ahead > 2*j.target+overflowSlack {
 		skip := ahead - j.target
 		for i := 0; i < skip; i++ {
-			j.present[(j.play+uint32(i))&jitterRingMask] = false
+			j.present.unset((j.play + uint32(i)) & jitterRingMask)
 		}
 		j.play += uint32(skip)
 		j.dropped += skip
@@ -316,9 +316,9 @@ func (j *timeline[T]) pop(dst []T) ([]T, FrameStatus) {
 	for i := range out {
 		ts := j.play + uint32(i)
 		pos := ts & jitterRingMask
-		if j.present[pos] {
+		if j.present.has(pos) {
 			out[i] = j.ring[pos]
-			j.present[pos] = false
+			j.present.unset(pos)
 			got++
 			continue
 		}
@@ -351,3 +351,10 @@ func (j *timeline[T]) pop(dst []T) ([]T, FrameStatus) {
 	j.attenuate(out, j.last, j.miss, j.conceal-1)
 	return dst, FrameConcealed
 }
+
+// bitset is one bit per ring position (2 KiB for the ring instead of 16).
+type bitset []uint64
+
+func (b bitset) has(i uint32) bool { return b[i>>6]&(1<<(i&63)) != 0 }
+func (b bitset) set(i uint32)      { b[i>>6] |= 1 << (i & 63) }
+func (b bitset) unset(i uint32)    { b[i>>6] &^= 1 << (i & 63) }

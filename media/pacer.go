@@ -87,6 +87,11 @@ type Pacer struct {
 	reanchor bool
 	talking  bool // the previous packet carried queued audio
 	marker   bool // the next audio packet starts a talkspurt whatever came before
+	// kick asks the next Tick to start a talkspurt at once (Kick).
+	kick bool
+	// lead is how far the schedule runs ahead of the timestamps' clock
+	// after talkspurts started early; it is given back in the next silence.
+	lead time.Duration
 
 	payload []byte
 	hdr     rtp.Header
@@ -219,6 +224,24 @@ func (p *Pacer) Resume() {
 	}
 }
 
+// Kick reports whether a talkspurt may start before its slot: the pacer
+// runs, sends silence, and a whole frame of audio is queued. It then arms
+// the next Tick to send that frame at once (the caller ticks it now) and to
+// keep the ptime cadence from there. Timestamps stay continuous: the
+// schedule runs ahead of them by less than a ptime until the talkspurt
+// ends, when one silent packet waits that long (RFC 3550 §5.1: a packet
+// may leave early; the receiver's jitter buffer holds it, and its marker
+// bit says a talkspurt starts).
+func (p *Pacer) Kick() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.started || p.paused || p.talking || p.kick || p.src.Len() < p.ptime {
+		return false
+	}
+	p.kick = true
+	return true
+}
+
 // Last returns the sequence number and timestamp the next packet will carry.
 func (p *Pacer) Last() (seq uint16, ts uint32) {
 	p.mu.Lock()
@@ -242,6 +265,14 @@ func (p *Pacer) Tick(now time.Time) (next time.Time, err error) {
 			p.start = p.start.Add(now.Sub(due))
 		}
 	}
+	if p.kick {
+		p.kick = false
+		if due := p.start.Add(time.Duration(p.n) * p.ptime); due.After(now) && !p.paused && !p.talking && p.src.Len() >= p.ptime {
+			early := due.Sub(now)
+			p.start = p.start.Add(-early)
+			p.lead += early
+		}
+	}
 	for {
 		due := p.start.Add(time.Duration(p.n) * p.ptime)
 		if due.After(now) {
@@ -257,6 +288,10 @@ func (p *Pacer) Tick(now time.Time) (next time.Time, err error) {
 			err = e
 		}
 		p.n++
+		if p.lead > 0 && !p.talking { // silence again: back on the timestamps' clock
+			p.start = p.start.Add(p.lead)
+			p.lead = 0
+		}
 	}
 }
 
@@ -363,6 +398,6 @@ func (p *Pacer) rtpTimeAt(now time.Time) uint32 {
 	if !p.started {
 		return p.ts
 	}
-	due := p.start.Add(time.Duration(p.n) * p.ptime)
+	due := p.start.Add(time.Duration(p.n)*p.ptime + p.lead)
 	return p.ts - uint32(int64(due.Sub(now))*int64(p.tsStep)/int64(p.ptime))
 }

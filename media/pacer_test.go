@@ -282,3 +282,47 @@ func TestPacerResumeSendsAtOnce(t *testing.T) {
 	require.True(t, pkts[0].h.Marker)
 	require.Equal(t, clk.t.Add(20*time.Millisecond), next, "the schedule continues from there")
 }
+
+// TestPacerKickStartsTalkspurtAtOnce: audio queued between two silent
+// slots goes out at once, marked, with the timestamp that follows the last
+// packet; the talkspurt keeps the ptime cadence from there; the first
+// silent packet after it waits for the old grid, so the schedule does not
+// drift from the timestamps. No kick while talking, paused or short of a
+// frame.
+func TestPacerKickStartsTalkspurtAtOnce(t *testing.T) {
+	p, q, rec, clk := newTestPacer(t)
+	start := clk.t
+	for range 3 { // silence on the grid start + n*20ms
+		next, err := p.Tick(clk.t)
+		require.NoError(t, err)
+		clk.t = next
+	}
+	silent := rec.take()
+	require.Len(t, silent, 3)
+	require.False(t, p.Kick(), "nothing queued")
+	clk.t = start.Add(53 * time.Millisecond) // 7 ms before the slot at 60 ms
+	q.Write("a", make([]int16, 80))
+	require.False(t, p.Kick(), "half a frame only")
+	q.Write("a", tone(440, 8000, 160*3-80, 4000))
+	require.True(t, p.Kick())
+	next, err := p.Tick(clk.t)
+	require.NoError(t, err)
+	first := rec.take()
+	require.Len(t, first, 1, "sent at once")
+	require.True(t, first[0].h.Marker)
+	require.Equal(t, silent[2].h.Timestamp+160, first[0].h.Timestamp, "timestamps continuous")
+	require.Equal(t, start.Add(73*time.Millisecond), next, "cadence kept from the kick")
+	require.False(t, p.Kick(), "talking")
+	for range 3 {
+		clk.t = next
+		next, err = p.Tick(clk.t)
+		require.NoError(t, err)
+	}
+	pkts := rec.take()
+	require.Len(t, pkts, 3) // two more frames of audio, then silence at 113 ms
+	requireContinuous(t, append(first, pkts...), first[0].h.SequenceNumber, first[0].h.Timestamp)
+	require.Equal(t, start.Add(140*time.Millisecond), next, "the next silent packet waits for the old grid")
+	p.Pause()
+	q.Write("b", make([]int16, 320))
+	require.False(t, p.Kick(), "paused")
+}

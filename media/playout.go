@@ -23,6 +23,9 @@ type Playout struct {
 	coded *queue[byte]  // nil for a PCM queue
 	codec Codec         // the coded queue's codec
 	rate  int           // samples per second (8 kHz but for NewPlayoutAt)
+	// onWrite, when set (by the Session owning the queue, before use), is
+	// called after each write that queued audio, outside the lock.
+	onWrite func()
 }
 
 // NewPlayout returns an empty PCM queue.
@@ -62,6 +65,9 @@ func (q *Playout) Write(itemID string, pcm []int16) {
 	if len(pcm) == 0 {
 		return
 	}
+	if q.onWrite != nil {
+		defer q.onWrite()
+	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.coded == nil {
@@ -84,6 +90,9 @@ func (q *Playout) Write(itemID string, pcm []int16) {
 func (q *Playout) WriteCoded(itemID string, c Codec, payload []byte) {
 	if len(payload) == 0 {
 		return
+	}
+	if q.onWrite != nil {
+		defer q.onWrite()
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()

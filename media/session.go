@@ -233,6 +233,7 @@ func NewSession(pair *PortPair, opts SessionOptions) (*Session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("new session: %w", err)
 	}
+	s.playout.onWrite = s.startTalkspurt
 	s.latch = newSourceLatch(opts.RelatchAfter, opts.NATGrace)
 	s.codecPT = opts.Codec.PayloadType
 	s.stats.clock, s.rx.clock = opts.Codec.ClockRate, opts.Codec.ClockRate
@@ -405,6 +406,15 @@ func (s *Session) Hold() { s.pacer.Pause() }
 func (s *Session) Resume() {
 	s.pacer.Resume()
 	s.worker.wakeNow(s)
+}
+
+// startTalkspurt runs after each write to the playout: audio that starts
+// a talkspurt goes out at once, not at the next ptime slot (the pacer keeps
+// the cadence from there).
+func (s *Session) startTalkspurt() {
+	if s.pacer.Kick() {
+		s.worker.wakeNow(s)
+	}
 }
 
 // SetMediaTimeout changes the media timeout (zero disables it, e.g. while

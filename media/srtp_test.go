@@ -101,6 +101,8 @@ func TestSessionSRTPWire(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	require.Eventually(t, func() bool { n, _ := sink.get(); return n >= 10 }, 2*time.Second, 10*time.Millisecond)
+	// Packets are read at the session's next frame tick: all of them first.
+	require.Eventually(t, func() bool { return s.Stats().PacketsIn == 20 }, 2*time.Second, 5*time.Millisecond)
 	st := s.Stats()
 	require.Equal(t, uint64(1), st.Latches)
 	require.Equal(t, uint64(20), st.PacketsIn)

@@ -440,3 +440,18 @@ func TestOldItemsForgetTheirAudio(t *testing.T) {
 	require.NoError(t, s.Send(context.Background(), &realtime.ConversationItemTruncate{ItemID: answers[5], AudioEndMs: 10}))
 	until(t, s, realtime.TypeConversationItemTruncated)
 }
+
+// TestEchoLongTurnKeepsItsLastMaxTurn: a caller who speaks for 6 s in one
+// turn is answered with the turn's last MaxTurn (1 s here), which is all a
+// session keeps of it, so its memory does not grow with the turn (the
+// appliance's RSS per call is measured by make bench-calls ENGINE=echo).
+func TestEchoLongTurnKeepsItsLastMaxTurn(t *testing.T) {
+	s := open(t, Options{Unpaced: true, MaxTurn: time.Second}, realtime.SessionConfig{})
+	speech := pcm(6000, 8000)
+	in := cat(pcm(500, 0), speech, pcm(800, 0))
+	feed(t, s, in, 960)
+	evs := until(t, s, realtime.TypeResponseDone)
+	stopped := find[*realtime.InputAudioBufferSpeechStopped](t, evs)
+	require.Equal(t, 7000, stopped.AudioEndMs, "speech end 6500 ms plus 500 ms silence")
+	eqBytes(t, in[6000*48:7000*48], deltas(evs))
+}

@@ -44,6 +44,11 @@ type Options struct {
 	EventBuffer int
 	// SynthTimeout bounds one synthesis (default 10 s).
 	SynthTimeout time.Duration
+	// MaxTurn is the most of a caller's turn a session keeps (default 3 s):
+	// the answer repeats the turn's last MaxTurn, and the items of the
+	// conversation keep at most twice that of audio in all, so a session's
+	// memory stays bounded however long the caller speaks.
+	MaxTurn time.Duration
 	// Logger receives the engine's logs; default is disabled.
 	Logger *zerolog.Logger
 }
@@ -86,6 +91,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.SynthTimeout <= 0 {
 		o.SynthTimeout = 10 * time.Second
+	}
+	if o.MaxTurn <= 0 {
+		o.MaxTurn = 3 * time.Second
 	}
 	if o.Logger == nil {
 		l := zerolog.Nop()

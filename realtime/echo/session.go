@@ -316,6 +316,7 @@ func (s *session) onAudio(b []byte) {
 	}
 	s.buf = append(s.buf, b...)
 	s.pos += int64(len(b) / bps)
+	s.capTurn()
 	if !s.vadOn {
 		return
 	}
@@ -349,19 +350,43 @@ func (s *session) onAudio(b []byte) {
 	}
 }
 
+// capTurn keeps at most MaxTurn of the input buffer (the turn in
+// progress, or what its prefix padding may need): a longer turn loses its
+// oldest audio, and the committed item holds its last MaxTurn.
+func (s *session) capTurn() {
+	bps := int64(s.in.bytesPerSample())
+	limit := int64(s.e.opts.MaxTurn) * int64(s.in.rate) / int64(time.Second)
+	if drop := s.pos - s.bufStart - limit; drop > 0 {
+		// Copy down rather than reslice, so the array does not grow.
+		n := copy(s.buf, s.buf[drop*bps:])
+		s.buf = s.buf[:n]
+		s.bufStart += drop
+	}
+}
+
 // keptAudioItems is how many of the newest items keep their audio. Older
 // items keep their place in the conversation but not their audio, so a long
 // call's memory stays bounded (the caller cannot barge into, truncate or
-// replay an answer that old anyway).
+// replay an answer that old anyway). Besides the count, the items keep at
+// most 2×MaxTurn of audio in all (the newest first).
 const keptAudioItems = 8
 
-// forgetAudio drops the audio of items older than the newest keptAudioItems.
+// forgetAudio drops the audio of items older than the newest keptAudioItems,
+// and of older ones past the audio budget.
 func (s *session) forgetAudio() {
-	for i := len(s.items) - keptAudioItems - 1; i >= 0; i-- {
-		if s.items[i].audio == nil {
-			break
+	budget := 2 * s.e.opts.MaxTurn
+	for i, n := len(s.items)-1, 0; i >= 0; i-- {
+		it := s.items[i]
+		if it.audio == nil {
+			continue
 		}
-		s.items[i].audio = nil
+		n++
+		d := time.Duration(it.audioFm.ms(len(it.audio))) * time.Millisecond
+		if n > keptAudioItems || d > budget {
+			it.audio = nil
+			continue
+		}
+		budget -= d
 	}
 }
 

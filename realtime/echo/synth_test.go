@@ -46,7 +46,7 @@ func TestEchoRepeatsEspeakSpeech(t *testing.T) {
 	require.NoError(t, err)
 	pcmFmt := format{typ: realtime.FormatPCM, rate: 24000}
 	in := cat(pcm(400, 0), pcmFmt.encode(nil, speech), pcm(1200, 0))
-	s := open(t, Options{Unpaced: true, Synthesizer: Tone{}}, realtime.SessionConfig{})
+	s := open(t, Options{Unpaced: true, Synthesizer: Tone{}, MaxTurn: 10 * time.Second}, realtime.SessionConfig{}) // the whole turn is kept
 	feed(t, s, in, 960)
 	evs := until(t, s, realtime.TypeResponseDone)
 	started := find[*realtime.InputAudioBufferSpeechStarted](t, evs)

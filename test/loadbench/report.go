@@ -24,14 +24,14 @@ type report struct {
 	start, end procSample
 	provFinal  procSample
 	profiled   string
-	samples     []sample
-	wall        time.Duration
-	sippExit    int
-	ok, failed  int
-	leftActive  int
-	before      metrics
-	after       metrics
-	flood       *flood
+	samples    []sample
+	wall       time.Duration
+	sippExit   int
+	ok, failed int
+	leftActive int
+	before     metrics
+	after      metrics
+	flood      *flood
 }
 
 // steady is the span of samples at the peak number of live calls (at least
