@@ -56,8 +56,9 @@ type Call struct {
 	keypad  atomic.Pointer[dtmf.Keypad]
 	health  *health
 	mon     *monitor
-	monDone chan struct{}
-	monWG   sync.WaitGroup
+	// monitored: the Manager's monitor clock ticks mon (from Leg.Start
+	// to teardown).
+	monitored bool
 	rec     atomic.Pointer[recBox]
 	policy  dtmf.Policy
 	// opening listens to a placed call's callee until the conversation
@@ -295,13 +296,8 @@ func (c *Call) run(ctx context.Context) {
 		c.rejectErr(err, 500, "Server Internal Error")
 		return
 	}
-	monDone := make(chan struct{})
-	c.monDone = monDone
-	c.monWG.Add(1)
-	go func() {
-		defer c.monWG.Done()
-		c.mon.run(monDone)
-	}()
+	c.m.monitors.add(c.mon)
+	c.monitored = true
 	c.log.Debug().Str("audio", c.audio.String()).Msg("media ready")
 	if err := conv.Prepare(ctx, c); err != nil {
 		if ctx.Err() != nil {
@@ -415,9 +411,9 @@ func (c *Call) teardown() {
 	}
 	c.stopRecording()
 	c.helpers.Wait()
-	if c.monDone != nil {
-		close(c.monDone)
-		c.monWG.Wait()
+	if c.monitored {
+		c.m.monitors.remove(c.mon)
+		c.mon.tick() // the final figures
 		c.mon.end()
 	}
 	mh := c.mon.health()

@@ -10,7 +10,8 @@ import (
 
 // monitor turns a call's counters into its MediaHealth every Interval
 // while the call runs: the loss window, the degraded thresholds, the live
-// metrics. It runs on its own goroutine (run), owned by the call.
+// metrics. The Manager's monitorClock ticks it (one goroutine for all
+// calls); the call ticks it once more at its end.
 type monitor struct {
 	h          *health
 	stats      func() media.StatsSnapshot
@@ -38,22 +39,6 @@ type lossSample struct {
 func newMonitor(h *health, stats func() media.StatsSnapshot, onDegraded func(string, MediaHealth)) *monitor {
 	return &monitor{h: h, stats: stats, now: time.Now, onDegraded: onDegraded, seen: map[string]bool{},
 		cur: MediaHealth{FirstAudioMS: -1, Degraded: []string{}, DegradedSeen: []string{}}}
-}
-
-// run computes the figures every Interval until done is closed, then once
-// more.
-func (m *monitor) run(done <-chan struct{}) {
-	t := time.NewTicker(m.h.opts.Interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-done:
-			m.tick()
-			return
-		case <-t.C:
-			m.tick()
-		}
-	}
 }
 
 // tick computes the figures now.

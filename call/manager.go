@@ -60,6 +60,8 @@ type Manager struct {
 	mu    sync.Mutex
 	calls map[string]*Call
 	wg    sync.WaitGroup
+	// monitors ticks every call's health monitor.
+	monitors *monitorClock
 }
 
 var _ sip.Handler = (*Manager)(nil)
@@ -82,7 +84,7 @@ func NewManager(opts Options, log zerolog.Logger) (*Manager, error) {
 	if opts.SIP.Strangers == nil {
 		opts.SIP.Strangers = opts.Metrics.strangers
 	}
-	return &Manager{opts: opts, log: log, calls: map[string]*Call{}}, nil
+	return &Manager{opts: opts, log: log, calls: map[string]*Call{}, monitors: newMonitorClock(opts.Health.withDefaults().Interval)}, nil
 }
 
 // HandleCall runs one admitted INVITE from admission to its end

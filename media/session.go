@@ -168,6 +168,7 @@ type Session struct {
 	in           inFrame
 	nextReport   time.Time
 	nextRTCPRead time.Time
+	tickNow      time.Time // the running tick's time
 	rtpRx        *rxSocket
 	rtcpRx       *rxSocket
 	decBuf       []byte
@@ -453,7 +454,7 @@ func (s *Session) WriteRTP(h *rtp.Header, payload []byte) error {
 	if _, err := s.pair.RTP.WriteToUDPAddrPort(pkt, remote); err != nil {
 		return fmt.Errorf("send rtp: %w", err)
 	}
-	now := s.now()
+	now := s.tickNow // the pacer runs in tick
 	s.mu.Lock()
 	s.report.sentSinceLast = true
 	s.latch.sent(now)
@@ -475,6 +476,7 @@ func (s *Session) tick(lead time.Duration) time.Time {
 		s.nextRTCPRead = real.Add(rtcpPoll)
 	}
 	now := real.Add(lead)
+	s.tickNow = real
 	if s.ptimeChanged.Swap(false) {
 		s.inStart, s.inN = now, 0
 		s.mu.Lock()
