@@ -50,17 +50,17 @@ type Call struct {
 	info    LegInfo
 	started time.Time
 
-	format  AudioFormat
-	audio   *audioPath
-	conv    atomic.Pointer[convHolder]
-	keypad  atomic.Pointer[dtmf.Keypad]
-	health  *health
-	mon     *monitor
+	format AudioFormat
+	audio  *audioPath
+	conv   atomic.Pointer[convHolder]
+	keypad atomic.Pointer[dtmf.Keypad]
+	health *health
+	mon    *monitor
 	// monitored: the Manager's monitor clock ticks mon (from Leg.Start
 	// to teardown).
 	monitored bool
-	rec     atomic.Pointer[recBox]
-	policy  dtmf.Policy
+	rec       atomic.Pointer[recBox]
+	policy    dtmf.Policy
 	// opening listens to a placed call's callee until the conversation
 	// may speak (outbound.go); nil before the answer and for received
 	// calls. helpers are the call's goroutines teardown waits for.
