@@ -136,8 +136,18 @@ func (p *audioPath) playPCM(itemID string, pcm []byte) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.outPCM = media.DecodePCM16LE(p.outPCM[:0], pcm)
-	p.leg.Play(itemID, p.widen(p.outPCM))
+	// In pieces: a greeting rendered at once must not leave the call with
+	// buffers its size.
+	const chunk = 1920 // 40 ms at 24 kHz
+	for len(pcm) > 0 {
+		n := min(len(pcm), chunk) &^ 1
+		if n == 0 {
+			break
+		}
+		p.outPCM = media.DecodePCM16LE(p.outPCM[:0], pcm[:n])
+		p.leg.Play(itemID, p.widen(p.outPCM))
+		pcm = pcm[n:]
+	}
 }
 
 // reset drops what the outbound path carries over (after a barge-in).

@@ -102,5 +102,11 @@ func (e *Loopback) Run(ctx context.Context, _ call.Phone) error {
 	return nil
 }
 
-// Close releases nothing: the loopback owns no resources.
-func (e *Loopback) Close() error { return nil }
+// Close drops the delay's audio (the call may outlive its conversation
+// in memory a while: its SIP transactions keep it for their timers).
+func (e *Loopback) Close() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.phone, e.fifo, e.head = nil, nil, 0
+	return nil
+}

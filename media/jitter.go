@@ -219,6 +219,10 @@ func (j *timeline[T]) Buffered() time.Duration {
 // far past its target (the sender's clock running fast, or a burst).
 func (j *timeline[T]) Dropped() int { return j.dropped }
 
+// release drops the ring (the session closed); the buffer must not be used
+// afterwards.
+func (j *timeline[T]) release() { j.ring, j.present, j.last, j.miss = nil, nil, nil, nil }
+
 // Reset forgets the stream; the next packet starts a new one.
 func (j *timeline[T]) Reset() {
 	j.started = false

@@ -77,8 +77,21 @@ func NewOutboundPipelineTo(modelRate, legRate int, q FrameWriter) (*OutboundPipe
 // String shows the chain, e.g. "PCM16LE -> Resample(24k->8k) -> Playout".
 func (p *OutboundPipeline) String() string { return "PCM16LE -> " + p.rs.String() + " -> Playout" }
 
+// outChunk bounds the audio one step of Write converts (40 ms at 48 kHz):
+// a long write (a greeting rendered at once) goes through in pieces, so the
+// pipeline's buffers stay a few frames long for the whole call.
+const outChunk = 2 * 1920
+
 // Write resamples one delta of item itemID and queues it.
 func (p *OutboundPipeline) Write(itemID string, pcm16le []byte) {
+	for len(pcm16le) > outChunk {
+		p.write(itemID, pcm16le[:outChunk])
+		pcm16le = pcm16le[outChunk:]
+	}
+	p.write(itemID, pcm16le)
+}
+
+func (p *OutboundPipeline) write(itemID string, pcm16le []byte) {
 	p.in = p.in[:0]
 	if p.hasCarry && len(pcm16le) > 0 {
 		p.in = append(p.in, int16(uint16(p.carry)|uint16(pcm16le[0])<<8))

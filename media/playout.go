@@ -151,6 +151,18 @@ func (q *Playout) ReadCoded(dst []byte, n int, c Codec) ([]byte, bool) {
 	return dst, took > 0
 }
 
+// release drops the queue's arrays (the session closed): writes that come
+// later still work, from a small array.
+func (q *Playout) release() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.pcm != nil {
+		q.pcm.buf, q.pcm.head, q.pcm.segs = nil, 0, nil
+	} else {
+		q.coded.buf, q.coded.head, q.coded.segs = nil, 0, nil
+	}
+}
+
 // Len returns how much audio is queued.
 func (q *Playout) Len() time.Duration {
 	q.mu.Lock()
@@ -189,6 +201,9 @@ type queue[T int16 | byte] struct {
 	cur       string    // item of the most recently sent audio
 	curPlayed int       // samples of cur sent so far
 	flushed   []string  // items cut by flush: their late writes are dropped
+	// shrink: the queue is empty and its array far larger than usual; the
+	// next write starts a new one (out, which take returned, stays valid).
+	shrink bool
 }
 
 type segment struct {
@@ -210,6 +225,12 @@ func (q *queue[T]) admit(itemID string) bool {
 		}
 	}
 	q.flushed = q.flushed[:0]
+	if q.shrink {
+		q.shrink = false
+		if q.head == len(q.buf) {
+			q.buf, q.head = make([]T, 0, ClockRate), 0
+		}
+	}
 	if q.head > 0 && q.head >= len(q.buf)/2 { // compact instead of growing forever
 		n := copy(q.buf, q.buf[q.head:])
 		q.buf = q.buf[:n]
@@ -249,6 +270,9 @@ func (q *queue[T]) take(n int) []T {
 	if q.head == len(q.buf) {
 		q.buf, q.head = q.buf[:0], 0
 		q.segs = q.segs[:0]
+		if cap(q.buf) > 2*ClockRate { // a long burst (a greeting queued at once) is over
+			q.shrink = true
+		}
 	}
 	return out
 }

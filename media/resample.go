@@ -3,6 +3,7 @@ package media
 import (
 	"fmt"
 	"math"
+	"sync"
 	"time"
 )
 
@@ -82,6 +83,10 @@ func NewResampler(inRate, outRate int) (*Resampler, error) {
 			return nil, fmt.Errorf("resampler %d->%d: %w: %d", inRate, outRate, errBadRate, r)
 		}
 	}
+	key := [2]int{inRate, outRate}
+	if d, ok := designs.Load(key); ok {
+		return d.(*Resampler).clone(), nil
+	}
 	g := gcd(inRate, outRate)
 	r := &Resampler{inRate: inRate, outRate: outRate, l: outRate / g, m: inRate / g}
 	switch {
@@ -93,7 +98,24 @@ func NewResampler(inRate, outRate int) (*Resampler, error) {
 	default:
 		r.designGeneral()
 	}
+	designs.Store(key, r.clone())
 	return r, nil
+}
+
+// designs holds one pristine resampler per rate pair: every call's
+// resamplers share its coefficients (read-only once designed), so a call
+// costs its own buffers only, not a filter design and its tables.
+var designs sync.Map // [2]int{in, out} -> *Resampler
+
+// clone returns a resampler sharing r's coefficients with fresh state (r
+// is pristine: nothing processed yet).
+func (r *Resampler) clone() *Resampler {
+	c := *r
+	c.buf = make([]float32, len(r.buf), cap(r.buf))
+	c.rev = make([]float32, 0, cap(r.rev))
+	c.split = nil
+	c.t = 0
+	return &c
 }
 
 // kaiser returns the Kaiser window's beta and the prototype's half length c

@@ -613,6 +613,18 @@ func (s *Session) Close() error {
 	s.closeOnce.Do(func() {
 		s.worker.remove(s)
 		s.closeErr = s.pair.Close()
+		// The buffers go now, even if the session is still referenced
+		// (a SIP transaction keeps its call for its timers, 32 s).
+		s.mu.Lock()
+		if s.pcmJB != nil {
+			s.pcmJB.release()
+		}
+		if s.codedJB != nil {
+			s.codedJB.release()
+		}
+		s.mu.Unlock()
+		s.playout.release()
+		s.rtpRx, s.rtcpRx, s.in = nil, nil, inFrame{}
 	})
 	return s.closeErr
 }

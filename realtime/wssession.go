@@ -1,9 +1,11 @@
 package realtime
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"sync"
@@ -36,6 +38,12 @@ type wsSession struct {
 
 	audioSent, eventsSent, eventsRecv atomic.Uint64
 
+	// free holds written messages' buffers for the next appends, and rbuf
+	// is the reader's buffer for audio deltas: the per-frame traffic
+	// reuses its memory instead of making garbage at 50 frames a second.
+	free chan []byte
+	rbuf []byte
+
 	// configuring is true from Open's session.update until its answer:
 	// the provider's session.created (its defaults) is held meanwhile and
 	// delivered with the session in force, so that session.created always
@@ -57,6 +65,7 @@ func newWSSession(conn *websocket.Conn, opts Options, configuring bool) *wsSessi
 		events: make(chan Event, opts.EventBuffer),
 		ctx:    ctx,
 		cancel: cancel,
+		free:   make(chan []byte, 4),
 
 		configuring: configuring,
 	}
@@ -81,7 +90,7 @@ func (s *wsSession) readLoop(deadline func() time.Time) {
 	defer s.wg.Done()
 	defer close(s.events)
 	for {
-		_, msg, err := s.conn.ReadMessage()
+		msg, err := s.read()
 		if err != nil {
 			s.fail(classifyReadError(err))
 			return
@@ -101,6 +110,40 @@ func (s *wsSession) readLoop(deadline func() time.Time) {
 			}
 		}
 	}
+}
+
+// deltaPrefix starts an audio delta as providers write it: the reader's
+// buffer is reused for those (their decoding copies what it keeps); any
+// other message is decoded from a copy, as an unknown event keeps its bytes.
+var deltaPrefix = []byte(`{"type":"` + TypeResponseOutputAudioDelta + `"`)
+
+// read returns the next message.
+func (s *wsSession) read() ([]byte, error) {
+	_, r, err := s.conn.NextReader()
+	if err != nil {
+		return nil, err
+	}
+	b := s.rbuf[:0]
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if cap(b) <= 64<<10 { // an outsized message is not kept around
+		s.rbuf = b
+	}
+	if !bytes.HasPrefix(b, deltaPrefix) {
+		return bytes.Clone(b), nil
+	}
+	return b, nil
 }
 
 // settle returns the events to deliver for e: while the session is being
@@ -185,6 +228,10 @@ func (s *wsSession) writeLoop() {
 					return
 				}
 				batch[i] = nil
+				select { // written: its buffer serves a later append
+				case s.free <- b[:0]:
+				default:
+				}
 			}
 		}
 	}
@@ -213,7 +260,13 @@ func (s *wsSession) AppendAudio(audio []byte) error {
 		s.q.PushAudio(nil) // counted as dropped
 		return ErrClosed
 	}
-	s.q.PushAudio(AppendAudioEvent(make([]byte, 0, 64+len(audio)*4/3), "", audio))
+	var buf []byte
+	select {
+	case buf = <-s.free:
+	default:
+		buf = make([]byte, 0, 64+len(audio)*4/3)
+	}
+	s.q.PushAudio(AppendAudioEvent(buf, "", audio))
 	s.audioSent.Add(1)
 	return nil
 }

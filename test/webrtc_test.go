@@ -20,8 +20,11 @@ import (
 // of their own.
 func webrtcDaemon(t *testing.T) *apptest.Daemon {
 	t.Helper()
+	// The echo engine repeats whole sentences here (it keeps 3 s of a turn
+	// by default): the tests compare what the browser said with what it
+	// hears back.
 	return apptest.Start(t, apptest.Config(t, t.TempDir(), withDrain(map[string]string{"SWITCHBOARD_RTP_PORTS": "31100-31119",
-		"SWITCHBOARD_WEBRTC_PORTS": "31200-31299"})))
+		"SWITCHBOARD_WEBRTC_PORTS": "31200-31299", "SWITCHBOARD_ECHO_MAX_TURN": "15s"})))
 }
 
 var callLocation = regexp.MustCompile(`^/v1/realtime/calls/[0-9a-f-]{36}$`)
