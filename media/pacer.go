@@ -89,9 +89,6 @@ type Pacer struct {
 	marker   bool // the next audio packet starts a talkspurt whatever came before
 	// kick asks the next Tick to start a talkspurt at once (Kick).
 	kick bool
-	// lead is how far the schedule runs ahead of the timestamps' clock
-	// after talkspurts started early; it is given back in the next silence.
-	lead time.Duration
 
 	payload []byte
 	hdr     rtp.Header
@@ -226,12 +223,13 @@ func (p *Pacer) Resume() {
 
 // Kick reports whether a talkspurt may start before its slot: the pacer
 // runs, sends silence, and a whole frame of audio is queued. It then arms
-// the next Tick to send that frame at once (the caller ticks it now) and to
-// keep the ptime cadence from there. Timestamps stay continuous: the
-// schedule runs ahead of them by less than a ptime until the talkspurt
-// ends, when one silent packet waits that long (RFC 3550 §5.1: a packet
-// may leave early; the receiver's jitter buffer holds it, and its marker
-// bit says a talkspurt starts).
+// the next Tick to send the next slot's packet at once, marked (the caller
+// ticks it now); the packets after it keep the slots of the drift-free
+// schedule, so the talkspurt never takes its audio faster than real time
+// (a provider streaming in real time leaves no gap) and the timestamps stay
+// continuous. The first packet merely leaves early, by less than a ptime:
+// the receiver's jitter buffer holds it (RFC 3550: the marker bit says a
+// talkspurt starts).
 func (p *Pacer) Kick() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -268,9 +266,8 @@ func (p *Pacer) Tick(now time.Time) (next time.Time, err error) {
 	if p.kick {
 		p.kick = false
 		if due := p.start.Add(time.Duration(p.n) * p.ptime); due.After(now) && !p.paused && !p.talking && p.src.Len() >= p.ptime {
-			early := due.Sub(now)
-			p.start = p.start.Add(-early)
-			p.lead += early
+			err = p.sendFrame(due) // the next slot's packet, now
+			p.n++
 		}
 	}
 	for {
@@ -288,10 +285,6 @@ func (p *Pacer) Tick(now time.Time) (next time.Time, err error) {
 			err = e
 		}
 		p.n++
-		if p.lead > 0 && !p.talking { // silence again: back on the timestamps' clock
-			p.start = p.start.Add(p.lead)
-			p.lead = 0
-		}
 	}
 }
 
@@ -398,6 +391,6 @@ func (p *Pacer) rtpTimeAt(now time.Time) uint32 {
 	if !p.started {
 		return p.ts
 	}
-	due := p.start.Add(time.Duration(p.n)*p.ptime + p.lead)
+	due := p.start.Add(time.Duration(p.n) * p.ptime)
 	return p.ts - uint32(int64(due.Sub(now))*int64(p.tsStep)/int64(p.ptime))
 }

@@ -285,10 +285,9 @@ func TestPacerResumeSendsAtOnce(t *testing.T) {
 
 // TestPacerKickStartsTalkspurtAtOnce: audio queued between two silent
 // slots goes out at once, marked, with the timestamp that follows the last
-// packet; the talkspurt keeps the ptime cadence from there; the first
-// silent packet after it waits for the old grid, so the schedule does not
-// drift from the timestamps. No kick while talking, paused or short of a
-// frame.
+// packet; the packets after it keep the schedule's slots (never faster than
+// real time), with continuous timestamps. No kick while talking, paused or
+// short of a frame.
 func TestPacerKickStartsTalkspurtAtOnce(t *testing.T) {
 	p, q, rec, clk := newTestPacer(t)
 	start := clk.t
@@ -311,7 +310,7 @@ func TestPacerKickStartsTalkspurtAtOnce(t *testing.T) {
 	require.Len(t, first, 1, "sent at once")
 	require.True(t, first[0].h.Marker)
 	require.Equal(t, silent[2].h.Timestamp+160, first[0].h.Timestamp, "timestamps continuous")
-	require.Equal(t, start.Add(73*time.Millisecond), next, "cadence kept from the kick")
+	require.Equal(t, start.Add(80*time.Millisecond), next, "the next packet keeps its slot")
 	require.False(t, p.Kick(), "talking")
 	for range 3 {
 		clk.t = next
@@ -319,9 +318,10 @@ func TestPacerKickStartsTalkspurtAtOnce(t *testing.T) {
 		require.NoError(t, err)
 	}
 	pkts := rec.take()
-	require.Len(t, pkts, 3) // two more frames of audio, then silence at 113 ms
+	require.Len(t, pkts, 3) // two more frames of audio, then silence at 120 ms
 	requireContinuous(t, append(first, pkts...), first[0].h.SequenceNumber, first[0].h.Timestamp)
-	require.Equal(t, start.Add(140*time.Millisecond), next, "the next silent packet waits for the old grid")
+	require.False(t, pkts[2].h.Marker)
+	require.Equal(t, start.Add(140*time.Millisecond), next)
 	p.Pause()
 	q.Write("b", make([]int16, 320))
 	require.False(t, p.Kick(), "paused")
