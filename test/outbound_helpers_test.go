@@ -34,6 +34,9 @@ type callee struct {
 	RingMs         int
 	Pcap           string // played after the ACK
 	ByeTimeoutMs   int
+	// CalleeBye: the callee hangs up TalkMs after the ACK.
+	CalleeBye bool
+	TalkMs    int
 }
 
 // startCallee runs sipp as the callee on a free loopback port and
@@ -54,7 +57,8 @@ func startCallee(t *testing.T, c callee) (int, *sippRun) {
 	require.NoError(t, os.WriteFile(scenario, buf.Bytes(), 0o600))
 	port := freePort(t, "udp")
 	args := []string{"-sf", scenario, "-m", "1", "-i", "127.0.0.1", "-p", fmt.Sprint(port), "-mp", fmt.Sprint(freePort(t, "udp")),
-		"-t", "u1", "-timeout", "90s", "-timeout_error", "-nostdin", "-trace_err", "-error_file", filepath.Join(dir, "err.log")}
+		"-t", "u1", "-timeout", "90s", "-timeout_error", "-nostdin", "-trace_err", "-error_file", filepath.Join(dir, "err.log"),
+		"-trace_msg", "-message_file", filepath.Join(dir, "msg.log")}
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Second)
 	cmd := exec.CommandContext(ctx, "sipp", args...)
 	cmd.Dir = dir
@@ -64,7 +68,8 @@ func startCallee(t *testing.T, c callee) (int, *sippRun) {
 		defer cancel()
 		out, err := cmd.CombinedOutput()
 		errLog, _ := os.ReadFile(filepath.Join(dir, "err.log"))
-		r.out, r.err = string(out)+"\n"+string(errLog), err
+		msgLog, _ := os.ReadFile(filepath.Join(dir, "msg.log"))
+		r.out, r.err = string(msgLog)+"\n"+string(out)+"\n"+string(errLog), err
 	}()
 	t.Cleanup(func() { cancel(); <-r.done })
 	// sipp binds its port at once; give it a moment before the INVITE.

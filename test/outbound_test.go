@@ -376,3 +376,75 @@ func TestCLICallsDial(t *testing.T) {
 	require.Equal(t, 1, code)
 	require.Contains(t, errs, "machine_detection")
 }
+
+// TestOutboundCalleeHangsUp: the callee's BYE, sent to the Contact of the
+// appliance's INVITE, reaches the SIP server and ends the placed call;
+// the record says the callee ended it, and DTMF sent meanwhile went out
+// as RFC 4733 events (the callee's answer had telephone-event).
+func TestOutboundCalleeHangsUp(t *testing.T) {
+	hello, _ := calleePcap(t, espeakPCM(t, "Yes?"), silencePCM(2*time.Second))
+	port, sipp := startCallee(t, callee{Name: "callee-bye", Pcap: hello, CalleeBye: true, TalkMs: 4000})
+	d := callDaemon(t, nil)
+	agentID := outboundNumber(t, d, "+18005550152", port, "", "")
+	dumpOnFail(t, d, sipp)
+	rec := d.JSON(t, "POST", "/v1/calls", d.OwnerKey, map[string]any{"to": "sip:bob@127.0.0.1:" + itoa(port), "from": "+18005550152",
+		"agent_id": agentID}, 201)
+	id := rec["call_id"].(string)
+	require.Equal(t, "bob", rec["to"], "a SIP URI callee is dialed directly; the record has its user part")
+	waitRecord(t, d, id, 10*time.Second, func(r map[string]any) bool { return r["state"] == "active" })
+	d.JSON(t, "POST", "/v1/realtime/calls/"+id+"/dtmf", d.OwnerKey, map[string]any{"digits": "42"}, 200)
+	sipp.wait(t, 15*time.Second)
+	rec = waitRecord(t, d, id, 10*time.Second, func(r map[string]any) bool { return r["state"] == "ended" })
+	require.Equal(t, "callee", rec["ended_by"])
+	require.Nil(t, rec["answered_by"], "no detection asked")
+	var sent bool
+	for _, e := range recordEvents(rec, "dtmf") {
+		sent = sent || e["text"] == "sent 42"
+	}
+	require.True(t, sent, "the digits were sent: %v", rec["events"])
+	requireNoCalls(t, d)
+}
+
+// TestOutboundSilentCallee: a callee who answers and says nothing gets
+// the agent after a short silence (2.5 s of silent RTP), and one whose
+// phone sends no RTP at all after 4 s; detection says unknown.
+func TestOutboundSilentCallee(t *testing.T) {
+	for _, tc := range []struct {
+		name, reason string
+		pcap         bool
+		at           time.Duration
+	}{
+		{"silent audio", "initial_silence", true, 2500 * time.Millisecond},
+		{"no audio", "no_audio", false, 4 * time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := callee{Name: "silent", ByeTimeoutMs: 30000}
+			if tc.pcap {
+				c.Pcap, _ = calleePcap(t, silencePCM(6*time.Second))
+			}
+			port, sipp := startCallee(t, c)
+			d := callDaemon(t, nil)
+			agentID := outboundNumber(t, d, "+18005550153", port, "", "")
+			dumpOnFail(t, d, sipp)
+			rec := d.JSON(t, "POST", "/v1/calls", d.OwnerKey, map[string]any{"to": "+14155550190", "from": "+18005550153",
+				"agent_id": agentID, "machine_detection": "detect"}, 201)
+			id := rec["call_id"].(string)
+			rec = waitRecord(t, d, id, 15*time.Second, func(r map[string]any) bool { return len(r["transcript"].([]any)) > 0 })
+			require.Equal(t, "unknown", rec["answered_by"])
+			var open map[string]any
+			for _, e := range recordEvents(rec, "event") {
+				if e["text"] == "opened" {
+					open = e
+				}
+			}
+			require.NotNil(t, open)
+			require.Equal(t, tc.reason, open["data"].(map[string]any)["reason"])
+			answered, err := time.Parse(time.RFC3339Nano, rec["answered_at"].(string))
+			require.NoError(t, err)
+			require.InDelta(t, tc.at.Seconds(), eventAt(t, open).Sub(answered).Seconds(), 0.6)
+			require.Contains(t, rec["transcript"].([]any)[0].(map[string]any)["text"], "Acme calling", "the agent greets")
+			d.JSON(t, "POST", "/v1/realtime/calls/"+id+"/hangup", d.OwnerKey, nil, 200)
+			sipp.wait(t, 15*time.Second)
+		})
+	}
+}
