@@ -8,9 +8,6 @@ import (
 	"path/filepath"
 )
 
-// sqliteMaxIdleConns is how many open connections the pool keeps idle.
-const sqliteMaxIdleConns = 16
-
 // DBFile is the database's file name inside the data directory.
 const DBFile = "switchboard.db"
 
@@ -29,10 +26,6 @@ func OpenSQLite(ctx context.Context, dataDir string) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
-	// Keep the connections a burst opened: database/sql keeps 2 idle by
-	// default, and opening a SQLite connection (its pragmas) cost a quarter
-	// of the CPU of a call's setup at 500 calls a second.
-	db.SetMaxIdleConns(sqliteMaxIdleConns)
 	s := newDB(db, dialectSQLite)
 	if err := s.migrate(ctx); err != nil {
 		db.Close()
