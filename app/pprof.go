@@ -39,7 +39,7 @@ func servePprof(ctx context.Context, ln net.Listener) error {
 	}()
 	err := srv.Serve(ln)
 	<-done
-	if errors.Is(err, http.ErrServerClosed) {
+	if errors.Is(err, http.ErrServerClosed) || errors.Is(err, net.ErrClosed) { // stopped, or the app closed the listener
 		return nil
 	}
 	return err
