@@ -37,6 +37,8 @@ type callee struct {
 	// CalleeBye: the callee hangs up TalkMs after the ACK.
 	CalleeBye bool
 	TalkMs    int
+	// Refer: the callee accepts a REFER (202) and NOTIFYs its success.
+	Refer bool
 }
 
 // startCallee runs sipp as the callee on a free loopback port and

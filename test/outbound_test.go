@@ -448,3 +448,69 @@ func TestOutboundSilentCallee(t *testing.T) {
 		})
 	}
 }
+
+// TestOutboundToAnotherAppliance: one appliance places a call through a
+// trunk that is another appliance whose number asks for digest
+// credentials with 407 (Proxy-Authenticate): the first answers the
+// challenge with the trunk's credentials and the second checks them, so
+// both sides of the call are real.
+func TestOutboundToAnotherAppliance(t *testing.T) {
+	callee := callDaemon(t, map[string]string{"SWITCHBOARD_SIP_CHALLENGE_STATUS": "407", "SWITCHBOARD_RTP_PORTS": "31100-31119"})
+	createAgentNumber(t, callee, "+18005550160", map[string]any{"auth_username": "trunk-a", "auth_password": "Trunk-A-secret-7"})
+	caller := callDaemon(t, nil)
+	agentID := outboundNumber(t, caller, "+18005550161", int(callee.App.SIPAddr().Port()), "trunk-a", "Trunk-A-secret-7")
+
+	rec := caller.JSON(t, "POST", "/v1/calls", caller.OwnerKey, map[string]any{"to": "+18005550160", "from": "+18005550161",
+		"agent_id": agentID}, 201)
+	id := rec["call_id"].(string)
+	rec = waitRecord(t, caller, id, 15*time.Second, func(r map[string]any) bool { return r["state"] == "active" })
+	require.Equal(t, "answered", rec["progress"])
+	require.EqualValues(t, 200, rec["sip_status"])
+
+	// The callee appliance took it as an inbound call from the caller id.
+	var in map[string]any
+	require.Eventually(t, func() bool {
+		list := callee.JSON(t, "GET", "/v1/calls?state=active", callee.OwnerKey, nil, 200)
+		calls := list["calls"].([]any)
+		if len(calls) != 1 {
+			return false
+		}
+		in = calls[0].(map[string]any)
+		return true
+	}, 10*time.Second, 50*time.Millisecond)
+	require.Equal(t, "inbound", in["direction"])
+	require.Equal(t, "+18005550161", in["from"])
+	require.Equal(t, "+18005550160", in["to"])
+	_, _, metrics := callee.Do(t, "GET", "/metrics", "", nil)
+	require.Contains(t, string(metrics), `switchboard_sip_invites_total{result="challenged"} 1`, "the INVITE was challenged (407) first")
+	require.Contains(t, string(metrics), `switchboard_sip_invites_total{result="accepted"} 1`)
+
+	caller.JSON(t, "POST", "/v1/realtime/calls/"+id+"/hangup", caller.OwnerKey, nil, 200)
+	waitRecord(t, callee, in["call_id"].(string), 10*time.Second, func(r map[string]any) bool {
+		return r["state"] == "ended" && r["ended_by"] == "caller"
+	})
+	requireNoCalls(t, caller)
+	requireNoCalls(t, callee)
+}
+
+// TestOutboundTransfer: call control transfers a placed call (REFER to
+// the callee, whose NOTIFY says the transfer succeeded); the appliance
+// then ends its leg with BYE.
+func TestOutboundTransfer(t *testing.T) {
+	port, sipp := startCallee(t, callee{Name: "refer", Refer: true})
+	d := callDaemon(t, nil)
+	agentID := outboundNumber(t, d, "+18005550154", port, "", "")
+	dumpOnFail(t, d, sipp)
+	rec := d.JSON(t, "POST", "/v1/calls", d.OwnerKey, map[string]any{"to": "+14155550189", "from": "+18005550154", "agent_id": agentID}, 201)
+	id := rec["call_id"].(string)
+	waitRecord(t, d, id, 10*time.Second, func(r map[string]any) bool { return r["state"] == "active" })
+	d.JSON(t, "POST", "/v1/realtime/calls/"+id+"/refer", d.OwnerKey, map[string]any{"target_uri": "tel:+14155550100"}, 200)
+	sipp.wait(t, 15*time.Second)
+	rec = waitRecord(t, d, id, 10*time.Second, func(r map[string]any) bool { return r["state"] == "ended" })
+	var steps []string
+	for _, e := range recordEvents(rec, "transfer") {
+		steps = append(steps, e["text"].(string))
+	}
+	require.Equal(t, []string{"accepted", "completed"}, steps)
+	require.Equal(t, "appliance", rec["ended_by"])
+}
