@@ -514,3 +514,36 @@ func TestOutboundTransfer(t *testing.T) {
 	require.Equal(t, []string{"accepted", "completed"}, steps)
 	require.Equal(t, "appliance", rec["ended_by"])
 }
+
+// TestOutboundMachineWithoutDetection: with machine_detection off there
+// is no verdict, but the agent still waits for the end of the greeting:
+// its first words come after the beep, not over the machine.
+func TestOutboundMachineWithoutDetection(t *testing.T) {
+	greeting := espeakPCM(t, "You have reached the desk of Jordan Lee. I am away from the office until Monday. "+
+		"For urgent matters please call the front desk. Otherwise leave a message after the tone.")
+	box, _ := calleePcap(t, greeting, silencePCM(400*time.Millisecond), beepPCM(400*time.Millisecond), silencePCM(3*time.Second))
+	beepEnd := time.Duration(len(greeting))*time.Second/8000 + 800*time.Millisecond
+	port, sipp := startCallee(t, callee{Name: "machine-off", Pcap: box})
+	d := callDaemon(t, nil)
+	agentID := outboundNumber(t, d, "+18005550155", port, "", "")
+	dumpOnFail(t, d, sipp)
+	rec := d.JSON(t, "POST", "/v1/calls", d.OwnerKey, map[string]any{"to": "+14155550188", "from": "+18005550155", "agent_id": agentID}, 201)
+	id := rec["call_id"].(string)
+	rec = waitRecord(t, d, id, 30*time.Second, func(r map[string]any) bool { return len(r["transcript"].([]any)) > 0 })
+	require.Equal(t, "off", rec["machine_detection"])
+	require.Nil(t, rec["answered_by"])
+	var open map[string]any
+	for _, e := range recordEvents(rec, "event") {
+		if e["text"] == "opened" {
+			open = e
+		}
+	}
+	require.NotNil(t, open)
+	require.Equal(t, "beep", open["data"].(map[string]any)["reason"])
+	answered, err := time.Parse(time.RFC3339Nano, rec["answered_at"].(string))
+	require.NoError(t, err)
+	require.InDelta(t, beepEnd.Seconds(), eventAt(t, open).Sub(answered).Seconds(), 0.7)
+	require.Contains(t, rec["transcript"].([]any)[0].(map[string]any)["text"], "Acme calling", "the agent's greeting, after the beep")
+	d.JSON(t, "POST", "/v1/realtime/calls/"+id+"/hangup", d.OwnerKey, nil, 200)
+	sipp.wait(t, 15*time.Second)
+}
