@@ -56,6 +56,7 @@ type DialError struct {
 	Err    error
 }
 
+// Error says how the dial ended.
 func (e *DialError) Error() string {
 	switch {
 	case e.Status > 0 && e.Err != nil:
@@ -68,6 +69,7 @@ func (e *DialError) Error() string {
 	return "sip: invite failed"
 }
 
+// Unwrap is the cause (nil for a refusal).
 func (e *DialError) Unwrap() error { return e.Err }
 
 // placement is what a placed call keeps of its dial (InboundCall.placed).
