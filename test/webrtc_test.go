@@ -295,7 +295,10 @@ func TestLiveCallsStream(t *testing.T) {
 // model; the browser's data channel does not steer it.
 func TestWebRTCWebhookNumber(t *testing.T) {
 	h := newHookReceiver(t, 0)
-	d := controlDaemon(t, map[string]string{"SWITCHBOARD_RTP_PORTS": "31120-31139", "SWITCHBOARD_WEBRTC_PORTS": "31300-31399"}, h, "+14155550111")
+	// The echo engine repeats the whole sentence (it keeps 3 s of a turn by
+	// default).
+	d := controlDaemon(t, map[string]string{"SWITCHBOARD_RTP_PORTS": "31120-31139", "SWITCHBOARD_WEBRTC_PORTS": "31300-31399",
+		"SWITCHBOARD_ECHO_MAX_TURN": "15s"}, h, "+14155550111")
 	nums := d.JSON(t, "GET", "/v2/phone-numbers", d.OwnerKey, nil, 200)["phone_numbers"].([]any)
 	var numberID string
 	for _, n := range nums {
