@@ -11,7 +11,7 @@ DATA     := /usr/share/pocketsphinx/model/en-us/en-us
 
 # FUZZ lists the fuzz targets as package:Target; FUZZTIME is how long
 # `make fuzz` runs each (make test runs each for FUZZTIME_SHORT).
-FUZZ           := ./sip:FuzzServerMessage ./media:FuzzSessionPackets ./media:FuzzPacketJitterBuffer
+FUZZ           := ./sip:FuzzServerMessage ./media:FuzzSessionPackets ./media:FuzzPacketJitterBuffer ./amd:FuzzFrame
 FUZZTIME       ?= 2m
 FUZZTIME_SHORT ?= 10s
 

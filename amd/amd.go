@@ -285,15 +285,20 @@ func (d *Detector) classify(ev Event, reason string) Event {
 // run of blocks whose energy one frequency holds; it reports whether this
 // block is such a tone. A run of MinBeep or more marks a beep.
 func (d *Detector) tone(b []int16, e float64) bool {
+	// Every other filter first (50 Hz apart, a bin), then the two between
+	// which the best one lies: a tone anywhere in the band is found at
+	// its nearest 25 Hz step for 47 filters instead of 89.
 	best, bestBin := 0.0, -1
-	for i, c := range d.coef {
-		var s1, s2 float64
-		for _, x := range b {
-			s0 := float64(x) + c*s1 - s2
-			s2, s1 = s1, s0
+	for i := 0; i < len(d.coef); i += 2 {
+		if p := goertzel(b, d.coef[i]); p > best {
+			best, bestBin = p, i
 		}
-		p := s1*s1 + s2*s2 - c*s1*s2
-		if p > best {
+	}
+	for _, i := range [2]int{bestBin - 1, bestBin + 1} {
+		if i < 0 || i >= len(d.coef) {
+			continue
+		}
+		if p := goertzel(b, d.coef[i]); p > best {
 			best, bestBin = p, i
 		}
 	}
@@ -314,6 +319,17 @@ func (d *Detector) tone(b []int16, e float64) bool {
 		d.beepSeen = true
 	}
 	return true
+}
+
+// goertzel is the power of block b at the frequency of coefficient c
+// (2·cos ω).
+func goertzel(b []int16, c float64) float64 {
+	var s1, s2 float64
+	for _, x := range b {
+		s0 := float64(x) + c*s1 - s2
+		s2, s1 = s1, s0
+	}
+	return s1*s1 + s2*s2 - c*s1*s2
 }
 
 func abs(v int) int {
