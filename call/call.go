@@ -375,6 +375,15 @@ func (c *Call) rejectErr(err error, status int, reason string) {
 
 func (c *Call) reject(status int, reason, why string, retryAfter time.Duration) {
 	c.setEnd(EndedByRejected, rejectText(status, reason, why))
+	if c.Outbound() {
+		// A placed call refused before its dial (no conversation, no
+		// controller): it failed without a SIP status of the callee's.
+		c.mu.Lock()
+		if c.dialProgress == ProgressDialing {
+			c.dialProgress = ProgressFailed
+		}
+		c.mu.Unlock()
+	}
 	if err := c.leg.Reject(status, reason, retryAfter); err != nil {
 		c.log.Debug().Err(err).Msg("reject")
 	}

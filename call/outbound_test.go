@@ -105,3 +105,15 @@ func TestOpeningGatesTheCallee(t *testing.T) {
 	}
 	require.Equal(t, []string{ProgressAnswered, ProgressDetected}, statuses)
 }
+
+// TestPlacedCallRefusedBeforeDialing: a placed call whose conversation
+// cannot start is never dialed and ends failed.
+func TestPlacedCallRefusedBeforeDialing(t *testing.T) {
+	leg := newFakeLeg("", Route{})
+	leg.md = MachineDetectionOff
+	c := runCall(t, leg, nil, &RejectError{Status: 480, Reason: "Temporarily Unavailable", Err: errors.New("no controller")}, Options{})
+	s := c.Snapshot()
+	require.Equal(t, ProgressFailed, s.Progress)
+	require.Equal(t, EndedByRejected, s.EndedBy)
+	require.NotContains(t, leg.steps, "answer", "never dialed")
+}
