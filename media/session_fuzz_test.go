@@ -46,26 +46,30 @@ func FuzzSessionPackets(f *testing.F) {
 	f.Cleanup(func() { _ = sender.Close() })
 	from := sender.LocalAddr().(*net.UDPAddr).AddrPort()
 
-	var pool *PortPool
-	for base := 41000; base < 60000 && pool == nil; base += 8 {
-		if p, err := NewPortPool(loopback, base, base+3); err == nil {
-			if a, err := p.Allocate(); err == nil {
-				if b, err := p.Allocate(); err == nil {
-					a.Close()
-					b.Close()
-					pool = p
-				} else {
-					a.Close()
-				}
-			}
+	// Each fuzzing process (the coordinator and every worker) runs this
+	// setup at once: take both pairs of a 4-port range in one go, so that
+	// two processes never find the same range free and then race for it.
+	var pairs [2]*PortPair
+	for base := 41000; base < 60000 && pairs[1] == nil; base += 8 {
+		p, err := NewPortPool(loopback, base, base+3)
+		if err != nil {
+			continue
 		}
+		a, err := p.Allocate()
+		if err != nil {
+			continue
+		}
+		b, err := p.Allocate()
+		if err != nil {
+			a.Close()
+			continue
+		}
+		pairs = [2]*PortPair{a, b}
 	}
-	require.NotNil(f, pool, "no free RTP port range")
+	require.NotNil(f, pairs[1], "no free RTP port range")
 	var sessions [2]*Session
 	for i, pass := range []bool{false, true} {
-		pair, err := pool.Allocate()
-		require.NoError(f, err)
-		s, err := NewSession(pair, SessionOptions{
+		s, err := NewSession(pairs[i], SessionOptions{
 			Remote: from, Passthrough: pass, MediaTimeout: time.Hour,
 			OnAudio:   func([]int16, FrameStatus) {},
 			OnPayload: func([]byte, FrameStatus) {},
