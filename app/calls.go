@@ -86,7 +86,7 @@ func (a *App) buildCalls(cfg *config.Config, log zerolog.Logger) error {
 		return err
 	}
 	a.recorder = records.NewRecorder(a.st, records.RecorderOptions{DefaultTeam: cfg.TeamID, AliveInterval: cfg.Records.AliveInterval,
-		NodeID: a.nodeID, Log: log.With().Str("component", "records").Logger()})
+		BatchInterval: cfg.Records.BatchInterval, NodeID: a.nodeID, Log: log.With().Str("component", "records").Logger(), Metrics: records.NewMetrics(a.metrics)})
 	if err := a.buildRecordings(cfg, log); err != nil {
 		return fmt.Errorf("recordings: %w", err)
 	}

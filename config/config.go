@@ -112,6 +112,9 @@ type Records struct {
 	// AliveInterval is how often the records of calls in progress are
 	// marked alive; after a crash they are closed at their last mark.
 	AliveInterval time.Duration `yaml:"alive_interval"`
+	// BatchInterval is the least time between two transactions of call
+	// records: the changes of calls within it commit together.
+	BatchInterval time.Duration `yaml:"batch_interval"`
 }
 
 // HTTP holds the TLS settings of the HTTP API: with both files set the API
@@ -431,6 +434,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Records.AliveInterval < time.Second {
 		errs = append(errs, errors.New("records.alive_interval: must be at least 1s"))
+	}
+	if c.Records.BatchInterval < 0 || c.Records.BatchInterval > 50*time.Millisecond {
+		errs = append(errs, errors.New("records.batch_interval: must be between 0 and 50ms (a call's record waits up to this long before its transaction)"))
 	}
 	if c.SIP.MaxCalls < 1 {
 		errs = append(errs, errors.New("sip.max_calls: must be at least 1"))

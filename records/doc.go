@@ -7,9 +7,12 @@
 // A Recorder keeps each call's record in the store from its admission:
 // it is the call manager's call.Journal. The record is written when the
 // call is admitted (before it rings), when it is answered, when a transfer
-// is noted and when it ends; Recorder.Run writes the changes and marks the
-// open records alive at a low rate (records.alive_interval). Writes are
-// bounded by a short timeout; a failure is logged with the call's call_id.
+// is noted and when it ends. One writer stores the changes in batches (one
+// transaction for the calls changed meanwhile, at most one per
+// records.batch_interval); admission and end wait for their commit, bounded
+// by a short timeout; a failure is logged with the call's call_id and
+// written again by Recorder.Run, which also marks the open records alive
+// at a low rate (records.alive_interval).
 // After a crash, CloseCrashed (run on start) closes the records left open
 // as ended_by "crash" at the last time each call was known to be up.
 //

@@ -14,8 +14,9 @@ import (
 
 // Defaults of a Recorder.
 const (
-	// DefaultWriteTimeout bounds the write of one record, so that a slow
-	// store does not hold a call for long.
+	// DefaultWriteTimeout bounds the transaction that writes a batch of
+	// records, and how long a call waits for its record to be stored, so
+	// that a slow store does not hold a call for long.
 	DefaultWriteTimeout = 2 * time.Second
 	// DefaultAliveInterval is how often the records of the calls in
 	// progress are marked alive: a crash closes them at most this late
@@ -27,10 +28,12 @@ const (
 type RecorderOptions struct {
 	// DefaultTeam owns calls whose number is unknown; default "default".
 	DefaultTeam string
-	// Timeout bounds the write of one record; default DefaultWriteTimeout.
+	// Timeout bounds the transaction of one batch of records, and a
+	// call's wait for its record; default DefaultWriteTimeout.
 	Timeout time.Duration
-	// AliveInterval is how often Run marks the open records alive;
-	// default DefaultAliveInterval.
+	// AliveInterval is how often Run marks the open records alive and
+	// writes again the records whose write failed; default
+	// DefaultAliveInterval.
 	AliveInterval time.Duration
 	// Now is the clock of the alive times; default time.Now.
 	Now func() time.Time
@@ -38,6 +41,13 @@ type RecorderOptions struct {
 	Log zerolog.Logger
 	// NodeID names this node in every record it writes (a fleet).
 	NodeID string
+	// Metrics count the writes (may be nil).
+	Metrics *Metrics
+	// BatchInterval is the least time between the starts of two
+	// transactions of records (writer.go): a busy recorder commits the
+	// changes of this long at once, an idle one writes a change at once.
+	// 0: each transaction starts when the last one ends.
+	BatchInterval time.Duration
 }
 
 // Recorder keeps the record of every call in the store from its admission
@@ -47,31 +57,42 @@ type RecorderOptions struct {
 // records alive at a low rate. A crash therefore leaves every call it cut
 // stored and open, and CloseCrashed ends them on the next start.
 //
-// Admitted and Ended write on the call's goroutine, bounded by the
-// Timeout; Changed only marks the call, and Run writes it. A failure is
-// logged on the call's logger; the call is never held by its record.
+// One writer stores the records (writer.go): a call's change queues its
+// call, and the writer writes every queued call in its latest state, all
+// in one transaction, then the calls queued meanwhile in the next. Admitted
+// and Ended wait (at most the Timeout) for the transaction that holds
+// their call to commit; Changed does not wait. A failure is logged on the
+// call's logger and written again by Run; the call is never held by its
+// record for longer than the Timeout.
 //
 // It is also the LiveCalls of the calls API: a call is served live from
 // its admission until its final record is stored.
 type Recorder struct {
 	st   store.Store
 	opts RecorderOptions
-	wake chan struct{}
 
 	mu    sync.Mutex
 	calls map[string]*entry
+	// next is the batch the queued calls are written in; nil when none
+	// is queued. writing says a writer is draining the batches; idle
+	// is signalled when it stops.
+	next    *batch
+	writing bool
+	idle    *sync.Cond
+	// lastBatch is when the last batch started (the writer's alone).
+	lastBatch time.Time
 }
 
-// entry is one call the recorder follows.
+// entry is one call the recorder follows. Its flags are guarded by
+// Recorder.mu.
 type entry struct {
 	c    *call.Call
 	team string
-	// write serializes the call's writes, so that a later write always
-	// carries a later view of the call.
-	write sync.Mutex
-	// Guarded by Recorder.mu.
-	stored, dirty, ended bool
-	// endTries counts failed writes of the final record; Run retries them.
+	// stored: a record of the call is in the store. queued: the call is
+	// in the next batch. retry: its last write failed, Run queues it
+	// again. ended: the call is over (its next write is the final one).
+	stored, queued, retry, ended bool
+	// endTries counts failed writes of the final record.
 	endTries int
 }
 
@@ -99,37 +120,37 @@ func NewRecorder(st store.Store, opts RecorderOptions) *Recorder {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Recorder{st: st, opts: opts, wake: make(chan struct{}, 1), calls: map[string]*entry{}}
+	r := &Recorder{st: st, opts: opts, calls: map[string]*entry{}}
+	r.idle = sync.NewCond(&r.mu)
+	return r
 }
 
-// Admitted stores the record of a call just admitted (call.Journal).
+// Admitted stores the record of a call just admitted (call.Journal): it
+// returns once the record is committed, or after the Timeout.
 func (r *Recorder) Admitted(c *call.Call) {
 	ctx, cancel := context.WithTimeout(context.Background(), r.opts.Timeout)
 	defer cancel()
 	e := &entry{c: c, team: r.teamOf(ctx, c)}
 	r.mu.Lock()
 	r.calls[c.ID()] = e
+	b := r.queueLocked(e)
 	r.mu.Unlock()
-	r.store(ctx, e)
+	r.wait(ctx, e, b)
 }
 
-// Changed marks a call whose record is to be written again (answer,
-// transfer); Run writes it (call.Journal).
+// Changed queues the record of a call that changed (answer, transfer) for
+// the writer, without waiting (call.Journal).
 func (r *Recorder) Changed(c *call.Call) {
 	r.mu.Lock()
-	e := r.calls[c.ID()]
-	if e != nil && !e.ended {
-		e.dirty = true
-	}
-	r.mu.Unlock()
-	select {
-	case r.wake <- struct{}{}:
-	default:
+	defer r.mu.Unlock()
+	if e := r.calls[c.ID()]; e != nil && !e.ended {
+		r.queueLocked(e)
 	}
 }
 
-// Ended stores the final record of a call (call.Journal). Until it is
-// stored, the call is still served from the recorder.
+// Ended stores the final record of a call (call.Journal): it returns once
+// the record is committed, or after the Timeout. Until it is stored, the
+// call is still served from the recorder.
 func (r *Recorder) Ended(c *call.Call) {
 	ctx, cancel := context.WithTimeout(context.Background(), r.opts.Timeout)
 	defer cancel()
@@ -138,23 +159,22 @@ func (r *Recorder) Ended(c *call.Call) {
 	r.mu.Unlock()
 	if e == nil { // not admitted through this recorder
 		e = &entry{c: c, team: r.teamOf(ctx, c)}
-		r.mu.Lock()
-		r.calls[c.ID()] = e
-		r.mu.Unlock()
 	}
 	r.mu.Lock()
-	e.ended, e.dirty = true, false
+	r.calls[c.ID()] = e
+	e.ended = true
+	b := r.queueLocked(e)
 	r.mu.Unlock()
-	r.endWith(r.store(ctx, e), e)
+	r.wait(ctx, e, b)
 }
 
 // endWith drops an ended call once its final record is stored, or after
 // maxEndTries; until then the call is still served from the recorder and
-// Run writes it again.
-func (r *Recorder) endWith(stored bool, e *entry) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	e.endTries++
+// Run writes it again. It runs with r.mu held.
+func (r *Recorder) endWithLocked(stored bool, e *entry) {
+	if !stored {
+		e.endTries++
+	}
 	if stored || e.endTries >= maxEndTries {
 		delete(r.calls, e.c.ID())
 		if !stored {
@@ -179,76 +199,37 @@ func (r *Recorder) teamOf(ctx context.Context, c *call.Call) string {
 	return team
 }
 
-// store writes the call's current view; it reports whether it did.
-func (r *Recorder) store(ctx context.Context, e *entry) bool {
-	e.write.Lock()
-	defer e.write.Unlock()
-	start := r.opts.Now()
-	snap := e.c.Snapshot()
-	sc, err := toStore(snap, e.team)
-	if err == nil {
-		sc.AliveTime, sc.NodeID = start, r.opts.NodeID
-		err = r.st.Calls().Put(ctx, sc)
-	}
-	if err != nil {
-		l := e.c.Logger()
-		l.Error().Err(err).Dur("elapsed", time.Since(start)).Str("state", string(snap.State)).Msg("call record not stored")
-		return false
-	}
-	r.mu.Lock()
-	e.stored = true
-	r.mu.Unlock()
-	return true
-}
-
-// Run writes the changed records as they change and marks the open ones
-// alive every AliveInterval, until ctx ends.
+// Run writes again the records whose write failed and marks the open ones
+// alive, every AliveInterval, until ctx ends; then it writes what is still
+// queued or failed and returns once the writer is idle.
 func (r *Recorder) Run(ctx context.Context) {
 	t := time.NewTicker(r.opts.AliveInterval)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
-			r.flush() // a last try for the records still to write
+			r.retry() // a last try for the records still to write
+			r.mu.Lock()
+			for r.writing {
+				r.idle.Wait()
+			}
+			r.mu.Unlock()
 			return
-		case <-r.wake:
-			r.flush()
 		case <-t.C:
-			r.flush()
+			r.retry()
 			r.touch()
 		}
 	}
 }
 
-// flush writes the records of the calls marked changed, and the final
-// records that could not be written when their calls ended; a failed write
-// stays marked for the next round.
-func (r *Recorder) flush() {
+// retry queues again the records whose last write failed: the changes of
+// open calls, and the final records of ended calls.
+func (r *Recorder) retry() {
 	r.mu.Lock()
-	var dirty, ends []*entry
+	defer r.mu.Unlock()
 	for _, e := range r.calls {
-		switch {
-		case e.dirty && !e.ended:
-			e.dirty = false
-			dirty = append(dirty, e)
-		case e.ended && e.endTries > 0:
-			ends = append(ends, e)
-		}
-	}
-	r.mu.Unlock()
-	for _, e := range ends {
-		ctx, cancel := context.WithTimeout(context.Background(), r.opts.Timeout)
-		r.endWith(r.store(ctx, e), e)
-		cancel()
-	}
-	for _, e := range dirty {
-		ctx, cancel := context.WithTimeout(context.Background(), r.opts.Timeout)
-		ok := r.store(ctx, e)
-		cancel()
-		if !ok {
-			r.mu.Lock()
-			e.dirty = !e.ended
-			r.mu.Unlock()
+		if e.retry {
+			r.queueLocked(e)
 		}
 	}
 }

@@ -63,6 +63,13 @@ func (c failingCalls) Put(ctx context.Context, r *store.Call) error {
 	return c.CallStore.Put(ctx, r)
 }
 
+func (c failingCalls) PutAll(ctx context.Context, rs []*store.Call) error {
+	if c.down.Load() {
+		return errors.New("store down")
+	}
+	return c.CallStore.PutAll(ctx, rs)
+}
+
 type rejectAll struct{}
 
 func (rejectAll) Conversation(context.Context, call.Phone) (call.Conversation, error) {

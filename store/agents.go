@@ -2,7 +2,10 @@ package store
 
 import "context"
 
-type sqlAgents struct{ q querier }
+type sqlAgents struct {
+	q  querier
+	db *DB
+}
 
 const agentCols = `id, team_id, name, doc, create_us, update_us`
 
@@ -26,8 +29,12 @@ func (s sqlAgents) Create(ctx context.Context, a *Agent) error {
 	return mapErr("create agent", err)
 }
 
+// getAgentSQL reads one agent: once per call routed to an agent, so it
+// is prepared once.
+const getAgentSQL = `SELECT ` + agentCols + ` FROM agents WHERE id = ?`
+
 func (s sqlAgents) Get(ctx context.Context, id string) (*Agent, error) {
-	a, err := scanAgent(s.q.QueryRowContext(ctx, `SELECT `+agentCols+` FROM agents WHERE id = ?`, id))
+	a, err := scanAgent(s.db.queryRowPrepared(ctx, getAgentSQL, id))
 	return a, mapErr("get agent", err)
 }
 

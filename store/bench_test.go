@@ -46,3 +46,28 @@ func BenchmarkKeyByHash(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkCallPutAll is the call records' writer: batches of 16 upserts
+// in one transaction (the ns/op is per record).
+func BenchmarkCallPutAll(b *testing.B) {
+	ctx := context.Background()
+	s, err := opener(b, b.TempDir())()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	base := time.Unix(1_700_000_000, 0).UTC()
+	const batch = 16
+	cs := make([]*Call, batch)
+	for i := 0; b.Loop(); i++ {
+		if i%batch != 0 {
+			continue
+		}
+		for j := range cs {
+			cs[j] = &Call{ID: fmt.Sprintf("bench-%d", i+j), TeamID: "default", State: "active", InviteTime: base, NodeID: "sb1"}
+		}
+		if err := s.Calls().PutAll(ctx, cs); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

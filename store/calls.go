@@ -70,7 +70,10 @@ type CloseOpen struct {
 	Reason  string
 }
 
-type sqlCalls struct{ q querier }
+type sqlCalls struct {
+	q  querier
+	db *DB
+}
 
 const callCols = `id, team_id, phone_number_id, phone_number, from_user, to_user, sip_call_id, route, state,
 	invite_us, answer_us, end_us, ended_by, end_reason, media, notes, alive_us, node_id, channel,
@@ -135,12 +138,11 @@ func directionOr(d string) string {
 	return d
 }
 
-// Put inserts the record or, while the stored one is still open, replaces
-// it; a closed record is final (a late write of an older view cannot
-// reopen it). ON CONFLICT … DO UPDATE … WHERE is common to SQLite and
-// PostgreSQL.
-func (s sqlCalls) Put(ctx context.Context, c *Call) error {
-	_, err := s.q.ExecContext(ctx, `INSERT INTO calls(`+callCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
+// putCallSQL inserts a record or, while the stored one is still open,
+// replaces it; a closed record is final (a late write of an older view
+// cannot reopen it). ON CONFLICT … DO UPDATE … WHERE is common to SQLite
+// and PostgreSQL.
+const putCallSQL = `INSERT INTO calls(` + callCols + `) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
 		ON CONFLICT (id) DO UPDATE SET team_id = excluded.team_id, phone_number_id = excluded.phone_number_id,
 		phone_number = excluded.phone_number, from_user = excluded.from_user, to_user = excluded.to_user,
 		sip_call_id = excluded.sip_call_id, route = excluded.route, state = excluded.state,
@@ -149,8 +151,27 @@ func (s sqlCalls) Put(ctx context.Context, c *Call) error {
 		notes = excluded.notes, alive_us = excluded.alive_us, node_id = excluded.node_id, channel = excluded.channel,
 		direction = excluded.direction, progress = excluded.progress, sip_status = excluded.sip_status,
 		machine_detection = excluded.machine_detection, answered_by = excluded.answered_by
-		WHERE calls.end_us IS NULL`, callArgs(c)...)
+		WHERE calls.end_us IS NULL`
+
+// Put inserts the record or, while the stored one is still open, replaces
+// it (putCallSQL), with the statement prepared once.
+func (s sqlCalls) Put(ctx context.Context, c *Call) error {
+	_, err := s.db.execPrepared(ctx, putCallSQL, callArgs(c)...)
 	return mapErr("put call", err)
+}
+
+// PutAll puts every record as Put does, in one transaction: all are
+// stored, or none. The records' ids must differ (a batch holds each call
+// once, in its latest state).
+func (s sqlCalls) PutAll(ctx context.Context, cs []*Call) error {
+	switch len(cs) {
+	case 0:
+		return nil
+	case 1:
+		return s.Put(ctx, cs[0])
+	}
+	err := s.db.execBatch(ctx, putCallSQL, len(cs), func(i int) []any { return callArgs(cs[i]) })
+	return mapErr("put calls", err)
 }
 
 // Touch sets the alive time of the open records among ids. The ids are

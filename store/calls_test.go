@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -198,4 +199,64 @@ func TestCallsOpenRecordLifecycle(t *testing.T) {
 	got, err = s.Calls().Get(ctx, "m449")
 	require.NoError(t, err)
 	require.Equal(t, base.Add(time.Minute), got.AliveTime)
+}
+
+// TestCallsPutAll: a batch stores every record as Put would (new ones,
+// changes of open ones, never a change of a closed one), reuses its
+// prepared statement, and inside Tx joins the transaction.
+func TestCallsPutAll(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t, t.TempDir())
+	base := time.Unix(1_700_000_000, 0).UTC()
+	open := func(id string) *Call {
+		return &Call{ID: id, TeamID: "default", State: "ringing", InviteTime: base, AliveTime: base, Channel: "sip", Direction: "inbound",
+			Media: json.RawMessage(`{}`), Notes: json.RawMessage(`[]`)}
+	}
+	closed := open("closed")
+	closed.State, closed.EndTime, closed.EndedBy = "ended", base.Add(time.Second), "caller"
+	require.NoError(t, s.Calls().Put(ctx, closed))
+	require.NoError(t, s.Calls().Put(ctx, open("known")))
+
+	known := open("known")
+	known.State, known.AnswerTime = "active", base.Add(time.Second)
+	reopen := open("closed")
+	batch := []*Call{open("new-1"), known, reopen, open("new-2")}
+	require.NoError(t, s.Calls().PutAll(ctx, batch))
+	for _, want := range []*Call{batch[0], known, closed, batch[3]} {
+		got, err := s.Calls().Get(ctx, want.ID)
+		require.NoError(t, err)
+		require.Equal(t, want, got)
+	}
+	// The same statement again, in batches of every size.
+	for n := range 5 {
+		var cs []*Call
+		for i := range n {
+			cs = append(cs, open(fmt.Sprintf("b%d-%d", n, i)))
+		}
+		require.NoError(t, s.Calls().PutAll(ctx, cs))
+		for _, c := range cs {
+			_, err := s.Calls().Get(ctx, c.ID)
+			require.NoError(t, err)
+		}
+	}
+
+	// Inside a transaction the batch commits with it, or not at all.
+	fail := errors.New("undo")
+	require.ErrorIs(t, s.Tx(ctx, func(tx Store) error {
+		require.NoError(t, tx.Calls().PutAll(ctx, []*Call{open("tx-1"), open("tx-2")}))
+		require.NoError(t, tx.Calls().Put(ctx, open("tx-3")))
+		return fail
+	}), fail)
+	for _, id := range []string{"tx-1", "tx-2", "tx-3"} {
+		_, err := s.Calls().Get(ctx, id)
+		require.ErrorIs(t, err, ErrNotFound, id)
+	}
+	require.NoError(t, s.Tx(ctx, func(tx Store) error {
+		return tx.Calls().PutAll(ctx, []*Call{open("tx-1"), open("tx-2")})
+	}))
+	_, err := s.Calls().Get(ctx, "tx-2")
+	require.NoError(t, err)
+
+	require.NoError(t, s.Close())
+	require.Error(t, s.Calls().PutAll(ctx, []*Call{open("late-1"), open("late-2")}), "a closed store refuses")
 }

@@ -55,6 +55,11 @@ type DB struct {
 	q       querier
 	dialect dialect
 	inTx    bool
+	// tx is the transaction of a DB made by Tx (nil outside one).
+	tx *sql.Tx
+	// stmts are the hot paths' statements, prepared once (prepared.go);
+	// shared by the DBs that Tx makes.
+	stmts *stmts
 }
 
 // SQLite is the name the store had before PostgreSQL joined it; it is the
@@ -77,7 +82,7 @@ func Open(ctx context.Context, databaseURL, dataDir string) (*DB, error) {
 }
 
 func newDB(db *sql.DB, d dialect) *DB {
-	s := &DB{db: db, dialect: d}
+	s := &DB{db: db, dialect: d, stmts: &stmts{m: map[string]*sql.Stmt{}}}
 	s.q = s.wrap(db)
 	return s
 }
@@ -207,16 +212,16 @@ func (s *DB) contains(col string) string {
 func (s *DB) Keys() KeyStore { return sqlKeys{s.q, s} }
 
 // Agents returns the agent store.
-func (s *DB) Agents() AgentStore { return sqlAgents{s.q} }
+func (s *DB) Agents() AgentStore { return sqlAgents{s.q, s} }
 
 // Numbers returns the phone-number store.
-func (s *DB) Numbers() NumberStore { return sqlNumbers{s.q} }
+func (s *DB) Numbers() NumberStore { return sqlNumbers{s.q, s} }
 
 // Audit returns the audit log.
 func (s *DB) Audit() AuditStore { return sqlAudit{s.q} }
 
 // Calls returns the call records.
-func (s *DB) Calls() CallStore { return sqlCalls{s.q} }
+func (s *DB) Calls() CallStore { return sqlCalls{s.q, s} }
 
 // ClientSecrets returns the client secret store.
 func (s *DB) ClientSecrets() ClientSecretStore { return sqlClientSecrets{s.q} }
@@ -230,7 +235,7 @@ func (s *DB) Tx(ctx context.Context, fn func(Store) error) error {
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
-	if err := fn(&DB{db: s.db, q: s.wrap(tx), dialect: s.dialect, inTx: true}); err != nil {
+	if err := fn(&DB{db: s.db, q: s.wrap(tx), dialect: s.dialect, inTx: true, tx: tx, stmts: s.stmts}); err != nil {
 		tx.Rollback()
 		return err
 	}
@@ -248,6 +253,7 @@ func (s *DB) Close() error {
 	if s.db == nil {
 		return nil
 	}
+	s.stmts.close()
 	err := s.db.Close()
 	if errors.Is(err, sql.ErrConnDone) {
 		return nil

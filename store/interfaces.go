@@ -63,6 +63,9 @@ type CallStore interface {
 	// Put stores the record, replacing the stored one while that is still
 	// open; a closed (ended) record is never changed by Put.
 	Put(ctx context.Context, c *Call) error
+	// PutAll puts every record as Put does, in one transaction (all are
+	// stored, or none); each id at most once.
+	PutAll(ctx context.Context, cs []*Call) error
 	// Touch sets the alive time of the open records among ids.
 	Touch(ctx context.Context, ids []string, at time.Time) error
 	// CloseOpen ends the open records q selects at their last known time

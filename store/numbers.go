@@ -6,7 +6,10 @@ import (
 	"strings"
 )
 
-type sqlNumbers struct{ q querier }
+type sqlNumbers struct {
+	q  querier
+	db *DB
+}
 
 const numberCols = `id, team_id, phone_number, name, origin, agent_id, webhook_id, auth_username, auth_password_enc,
 	allowed_addresses, inbound_trunk_id, create_us, update_us, dtmf_inband, recording, srtp, codecs,
@@ -61,6 +64,12 @@ func (s sqlNumbers) ByNumber(ctx context.Context, e164 string) (*PhoneNumber, er
 	return n, mapErr("find phone number", err)
 }
 
+// routeNumberSQL reads a number and its webhook: once per INVITE, so it
+// is prepared once.
+var routeNumberSQL = `SELECT ` + prefixCols("n.", numberCols) + `,
+		w.id, w.phone_number_id, w.name, w.url, w.auth_url, w.auth_token_enc, w.signing_secret_enc, w.create_us
+		FROM phone_numbers n LEFT JOIN webhooks w ON w.phone_number_id = n.id WHERE n.phone_number = ?`
+
 func (s sqlNumbers) Route(ctx context.Context, e164 string) (*PhoneNumber, *Webhook, error) {
 	var (
 		w                                   Webhook
@@ -68,9 +77,7 @@ func (s sqlNumbers) Route(ctx context.Context, e164 string) (*PhoneNumber, *Webh
 		wTokenEnc, wSecretEnc               sql.NullString
 		wCreate                             sql.NullInt64
 	)
-	row := s.q.QueryRowContext(ctx, `SELECT `+prefixCols("n.", numberCols)+`,
-		w.id, w.phone_number_id, w.name, w.url, w.auth_url, w.auth_token_enc, w.signing_secret_enc, w.create_us
-		FROM phone_numbers n LEFT JOIN webhooks w ON w.phone_number_id = n.id WHERE n.phone_number = ?`, e164)
+	row := s.db.queryRowPrepared(ctx, routeNumberSQL, e164)
 	n, err := scanNumber(extraScan{row, []any{&wID, &wNumber, &wName, &wURL, &wAuthURL, &wTokenEnc, &wSecretEnc, &wCreate}})
 	if err != nil {
 		return nil, nil, mapErr("route phone number", err)

@@ -11,6 +11,9 @@ import (
 // DBFile is the database's file name inside the data directory.
 const DBFile = "switchboard.db"
 
+// sqliteMaxIdleConns is how many connections the SQLite pool keeps open.
+const sqliteMaxIdleConns = 8
+
 // OpenSQLite opens (creating when needed) the database in dataDir, switches
 // it to WAL mode and applies every embedded migration not applied yet.
 func OpenSQLite(ctx context.Context, dataDir string) (*DB, error) {
@@ -26,6 +29,12 @@ func OpenSQLite(ctx context.Context, dataDir string) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
+	// Keep the connections that bursts of reads open (an INVITE reads its
+	// number, a call its agent): database/sql keeps two by default and
+	// closes the others after use, and opening one (its pragmas, its
+	// statements prepared again) cost more than the reads. WAL readers do
+	// not block each other; call records have one writer (records).
+	db.SetMaxIdleConns(sqliteMaxIdleConns)
 	s := newDB(db, dialectSQLite)
 	if err := s.migrate(ctx); err != nil {
 		db.Close()

@@ -99,13 +99,21 @@ func (r *report) print(w io.Writer) {
 		d(`switchboard_calls_ended_total{ended_by="appliance"}`), " / ", d(`switchboard_calls_ended_total{ended_by="rejected"}`))
 	row("INVITEs accepted / overloaded", d(`switchboard_sip_invites_total{result="accepted"}`), " / ", d(`switchboard_sip_invites_total{result="overloaded"}`))
 	row("left active after the run", r.leftActive)
+	row("call record writes stored / failed", d(`switchboard_call_record_writes_total{result="stored"}`), " / ",
+		d(`switchboard_call_record_writes_total{result="failed"}`))
+	if n := d("switchboard_call_record_batch_size_count"); n > 0 {
+		row("call record transactions", fmt.Sprintf("%.0f (%.1f records, %.2f ms each on average)", n,
+			d("switchboard_call_record_batch_size_sum")/n, 1000*d("switchboard_call_record_batch_seconds_sum")/n))
+	}
 	row("wall time", r.wall.Round(time.Second))
 	fmt.Fprintln(tw, "appliance resources\t")
-	row("CPU at peak (steady span)", fmt.Sprintf("%.1f%% of one core over %v (avg %.0f calls)", 100*cpu, span.Round(time.Second), avg))
-	if avg > 0 {
-		row("CPU per call", fmt.Sprintf("%.2f%% of one core", 100*cpu/avg))
+	if r.opts.cps == 0 { // call setup has no steady span of live calls
+		row("CPU at peak (steady span)", fmt.Sprintf("%.1f%% of one core over %v (avg %.0f calls)", 100*cpu, span.Round(time.Second), avg))
+		if avg > 0 {
+			row("CPU per call", fmt.Sprintf("%.2f%% of one core", 100*cpu/avg))
+		}
+		row("sipp CPU at peak (same span)", fmt.Sprintf("%.1f%% of one core", 100*sippCPU))
 	}
-	row("sipp CPU at peak (same span)", fmt.Sprintf("%.1f%% of one core", 100*sippCPU))
 	if r.opts.engine == "upstream" {
 		row("provider stand-in CPU at peak (same span)", fmt.Sprintf("%.1f%% of one core", 100*provCPU))
 	}
@@ -115,10 +123,14 @@ func (r *report) print(w io.Writer) {
 		row("call setups completed per second", fmt.Sprintf("%.0f (%d in %v)", float64(r.ok)/secs, r.ok, r.wall.Round(time.Second)))
 		row("appliance CPU during the run", fmt.Sprintf("%.1f%% of one core", 100*float64(setup)/float64(r.wall)))
 		row("CPU per call setup", fmt.Sprintf("%.2f ms", float64(setup.Microseconds())/1000/float64(r.ok)))
+		if n := len(r.samples); n > 1 {
+			a, b := r.samples[0], r.samples[n-1]
+			row("sipp CPU during the run", fmt.Sprintf("%.1f%% of one core", 100*float64(b.sipp.cpu-a.sipp.cpu)/float64(time.Duration(n-1)*time.Second)))
+		}
 	}
 	row("total CPU time of the run", (r.final.cpu - r.idle.cpu).Round(10*time.Millisecond))
 	row("RSS idle / peak (VmHWM)", fmt.Sprintf("%.1f MiB / %.1f MiB", mib(r.idle.rss), mib(peakRSS)))
-	if peak > 0 {
+	if peak > 0 && r.opts.cps == 0 {
 		row("RSS per call ((peak-idle)/peak calls)", fmt.Sprintf("%.0f KiB", float64(peakRSS-r.idle.rss)/1024/float64(peak)))
 	}
 	if r.profiled != "" {
