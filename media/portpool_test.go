@@ -10,7 +10,7 @@ import (
 )
 
 // freeRange finds a run of free ports on loopback for the pool tests.
-func freeRange(t *testing.T, n int) int {
+func freeRange(t testing.TB, n int) int {
 	t.Helper()
 	for base := 31000; base < 60000; base += 2 * n {
 		ok := true
@@ -113,5 +113,70 @@ func TestPortPoolRandom(t *testing.T) {
 	require.ErrorIs(t, err, ErrPortsExhausted)
 	for _, pp := range held {
 		require.NoError(t, pp.Close())
+	}
+}
+
+// TestPortPoolCoolingOldestFirst: when every free pair is in its cooldown
+// the one released longest ago is taken, and a pair another program holds
+// is skipped without losing its place.
+func TestPortPoolCoolingOldestFirst(t *testing.T) {
+	base := freeRange(t, 8)
+	pool, err := NewPortPool(netip.MustParseAddr("127.0.0.1"), base, base+7)
+	require.NoError(t, err)
+	now := time.Unix(1000, 0)
+	pool.now = func() time.Time { return now }
+	var held []*PortPair
+	for range 4 {
+		pp, err := pool.Allocate()
+		require.NoError(t, err)
+		held = append(held, pp)
+	}
+	order := []int{held[2].Port(), held[0].Port(), held[3].Port(), held[1].Port()}
+	for _, i := range []int{2, 0, 3, 1} {
+		now = now.Add(time.Second)
+		require.NoError(t, held[i].Close())
+	}
+	squatter, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: order[0]})
+	require.NoError(t, err)
+	a, err := pool.Allocate()
+	require.NoError(t, err)
+	require.Equal(t, order[1], a.Port(), "the oldest free pair, past the one held by another program")
+	require.NoError(t, squatter.Close())
+	b, err := pool.Allocate()
+	require.NoError(t, err)
+	require.Equal(t, order[0], b.Port(), "the skipped pair kept its place")
+	c, err := pool.Allocate()
+	require.NoError(t, err)
+	require.Equal(t, order[2], c.Port())
+	for _, pp := range []*PortPair{a, b, c} {
+		require.NoError(t, pp.Close())
+	}
+	require.Equal(t, 0, pool.InUse())
+}
+
+// BenchmarkPortPoolAllocate is a call setup's pair at a high call rate:
+// every free pair of the 1,000-pair range in its cooldown.
+func BenchmarkPortPoolAllocate(b *testing.B) {
+	base := freeRange(b, 2000)
+	pool, err := NewPortPool(netip.MustParseAddr("127.0.0.1"), base, base+1999)
+	if err != nil {
+		b.Fatal(err)
+	}
+	held := make([]*PortPair, 0, 100)
+	for b.Loop() {
+		pp, err := pool.Allocate()
+		if err != nil {
+			b.Fatal(err)
+		}
+		held = append(held, pp)
+		if len(held) == cap(held) {
+			for _, pp := range held {
+				pp.Close()
+			}
+			held = held[:0]
+		}
+	}
+	for _, pp := range held {
+		pp.Close()
 	}
 }
