@@ -79,6 +79,10 @@ type InboundCall struct {
 	timer       atomic.Pointer[sessionTimer]
 	refreshes   chan struct{} // a refresh from the peer was accepted
 	peerUpdates bool          // the caller's Allow lists UPDATE
+	// cancelHook is the call as the INVITE transaction's CANCEL hook
+	// sees it: nil once the call has ended. It is its own allocation, so
+	// that the hook does not keep the call.
+	cancelHook *atomic.Pointer[InboundCall]
 }
 
 // ReceivedAt is when the INVITE arrived (before admission checks).
@@ -134,7 +138,17 @@ func newInboundCall(s *Server, req *sip.Request, tx sip.ServerTransaction, route
 	c.key = dialogKey(c.dlg.callID, c.dlg.localTag)
 	c.ctx, c.cancel = context.WithCancelCause(context.Background())
 	s.register(c)
-	if !tx.OnCancel(func(*sip.Request) { c.canceled() }) {
+	// The transaction outlives the call (sipgo keeps it for its timers,
+	// 32 s past the final response): its CANCEL hook reaches the call
+	// through a pointer that end clears, so an ended call is not kept.
+	hook := new(atomic.Pointer[InboundCall])
+	hook.Store(c)
+	c.cancelHook = hook
+	if !tx.OnCancel(func(*sip.Request) {
+		if c := hook.Load(); c != nil {
+			c.canceled()
+		}
+	}) {
 		c.canceled()
 	}
 	return c
@@ -396,6 +410,9 @@ func (c *InboundCall) end(cause error) {
 		c.cancel(cause)
 		c.srv.unregister(c)
 		c.srv.release()
+		if c.cancelHook != nil { // a placed call has none
+			c.cancelHook.Store(nil)
+		}
 	})
 }
 

@@ -10,11 +10,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
 	"text/template"
 	"time"
+	"weak"
 
 	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/require"
@@ -481,3 +483,21 @@ func TestSippOptions(t *testing.T) {
 
 var _ = errors.Is
 var _ = strings.Contains
+
+// TestEndedCallIsNotKept: sipgo keeps a call's transactions for their
+// timers (32 s past the final response); an ended call must not be kept
+// with them (at 1,000 call setups a second that was 30,000 calls' state).
+func TestEndedCallIsNotKept(t *testing.T) {
+	h := newAnsweringHandler()
+	srv := startServer(t, Options{}, h)
+	out, err := runSipp(t, srv.UDPAddr(), "u1", renderScenario(t, g711Case("caller_bye", 200)), "15551230000")
+	requireSipp(t, out, err)
+	kept := func() weak.Pointer[InboundCall] {
+		r := h.next(t)
+		require.NoError(t, r.err)
+		return weak.Make(r.call)
+	}()
+	require.Eventually(t, func() bool { return srv.ActiveCalls() == 0 }, 2*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { runtime.GC(); return kept.Value() == nil }, 5*time.Second, 50*time.Millisecond,
+		"the ended call is still reachable (its transactions are alive for 32 s)")
+}
