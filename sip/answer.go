@@ -71,7 +71,12 @@ func (c *InboundCall) Answer(ctx context.Context, local netip.AddrPort) error {
 	c.log.Info().Str("rtp_laddr", local.String()).Msg("call answered")
 	ack, err := c.awaitAck(ctx, res, c.invite.CSeq().SeqNo, c.tx)
 	if err != nil {
-		if errors.Is(err, ErrAckTimeout) || ctx.Err() != nil {
+		switch {
+		case c.ctx.Err() != nil:
+			// The call ended first: most often the caller's BYE overtook
+			// its ACK (sent together, handled on their own goroutines).
+			c.log.Debug().Err(err).Msg("call ended before the ACK of its 200 OK")
+		case errors.Is(err, ErrAckTimeout) || ctx.Err() != nil:
 			c.log.Warn().Err(err).Msg("no ACK for 200 OK: hanging up")
 			_ = c.hangup(context.Background(), ErrAckTimeout, "no ACK")
 		}
