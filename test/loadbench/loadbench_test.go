@@ -49,3 +49,15 @@ func TestScenario(t *testing.T) {
 	require.Contains(t, s, "a=rtpmap:0 PCMU/8000")
 	require.NotContains(t, scenario("", 0, media.PCMA), "rtp_stream", "call setup only: no media")
 }
+
+// TestLogSummary counts the appliance's warnings and errors by message,
+// most frequent first, and skips other levels and lines that are not JSON.
+func TestLogSummary(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "switchboard.log")
+	require.NoError(t, os.WriteFile(path, []byte(strings.Join([]string{
+		`{"level":"warn","message":"a"}`, `{"level":"error","message":"b"}`, `{"level":"warn","message":"a"}`,
+		`{"level":"info","message":"c"}`, `not json`, `{"level":"warn","message":"b"}`,
+	}, "\n")), 0o600))
+	require.Equal(t, []logCount{{"warn", "a", 2}, {"error", "b", 1}, {"warn", "b", 1}}, logSummary(path))
+	require.Equal(t, "error", logSummary(filepath.Join(t.TempDir(), "missing"))[0].level)
+}

@@ -1,8 +1,12 @@
 package main
 
 import (
+	"bufio"
+	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"sort"
 	"text/tabwriter"
 	"time"
 )
@@ -24,6 +28,8 @@ type report struct {
 	start, end procSample
 	provFinal  procSample
 	profiled   string
+	// logged counts the appliance's warnings and errors by message.
+	logged     []logCount
 	samples    []sample
 	wall       time.Duration
 	sippExit   int
@@ -136,6 +142,16 @@ func (r *report) print(w io.Writer) {
 	if r.profiled != "" {
 		row("profiles at the steady state", r.profiled)
 	}
+	if len(r.logged) == 0 {
+		row("appliance warnings / errors logged", "none")
+	}
+	for i, l := range r.logged {
+		if i == 5 {
+			row("", fmt.Sprintf("(%d more messages)", len(r.logged)-i))
+			break
+		}
+		row(map[bool]string{true: "appliance warnings / errors logged"}[i == 0], fmt.Sprintf("%d × %s: %s", l.n, l.level, l.msg))
+	}
 	if r.flood != nil {
 		fmt.Fprintln(tw, "API flood\t")
 		row("GET "+r.opts.apiPath+" (owner key"+map[bool]string{true: ", no default limit", false: ""}[r.opts.unlimitedKeys]+")", r.flood.summary())
@@ -149,3 +165,35 @@ func (r *report) print(w io.Writer) {
 }
 
 func mib(b int64) float64 { return float64(b) / (1 << 20) }
+
+// logCount is how many times the appliance logged one message.
+type logCount struct {
+	level, msg string
+	n          int
+}
+
+// logSummary counts the appliance's JSON log lines (warn level and above:
+// the run's log level) by level and message, most frequent first.
+func logSummary(path string) []logCount {
+	f, err := os.Open(path)
+	if err != nil {
+		return []logCount{{level: "error", msg: "appliance log unreadable: " + err.Error(), n: 1}}
+	}
+	defer f.Close()
+	counts := map[[2]string]int{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	for sc.Scan() {
+		var l struct{ Level, Message string }
+		if json.Unmarshal(sc.Bytes(), &l) != nil || (l.Level != "warn" && l.Level != "error" && l.Level != "fatal" && l.Level != "panic") {
+			continue
+		}
+		counts[[2]string{l.Level, l.Message}]++
+	}
+	out := make([]logCount, 0, len(counts))
+	for k, n := range counts {
+		out = append(out, logCount{level: k[0], msg: k[1], n: n})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].n > out[j].n || (out[i].n == out[j].n && out[i].msg < out[j].msg) })
+	return out
+}

@@ -265,6 +265,7 @@ loop:
 	rep.before, rep.after = before, after
 	rep.ok, rep.failed = sippCounts(stat)
 	rep.leftActive = int(after["switchboard_calls_active"])
+	rep.logged = logSummary(filepath.Join(tmp, "switchboard.log"))
 	if (rep.sippExit != 0 && rep.sippExit != 1) || rep.ok < 0 {
 		return rep, fmt.Errorf("sipp exited %d: see %s", rep.sippExit, filepath.Join(tmp, "sipp.out"))
 	}
