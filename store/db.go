@@ -109,7 +109,7 @@ const migrationLockID = 0x5357_4244 // "SWBD"
 // migrate applies migrations/NNNN_name.sql in order, each in its own
 // transaction, recording the version in schema_migrations.
 func (s *DB) migrate(ctx context.Context) error {
-	conn, err := s.db.Conn(ctx)
+	conn, err := s.firstConn(ctx)
 	if err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
@@ -120,8 +120,20 @@ func (s *DB) migrate(ctx context.Context) error {
 		}
 		defer conn.ExecContext(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, migrationLockID)
 	}
-	if _, err := s.wrap(conn).ExecContext(ctx, s.ddl(`CREATE TABLE IF NOT EXISTS schema_migrations (
+	// In a transaction of its own: on SQLite that is BEGIN IMMEDIATE, which
+	// waits for a process creating the same new database (busy_timeout),
+	// where a plain statement that read the schema first fails at once
+	// with SQLITE_BUSY once the other has written it.
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	if _, err := s.wrap(tx).ExecContext(ctx, s.ddl(`CREATE TABLE IF NOT EXISTS schema_migrations (
 		version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_us INTEGER NOT NULL)`)); err != nil {
+		tx.Rollback()
+		return fmt.Errorf("migrate: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
 	files, err := fs.Glob(migrations, "migrations/*.sql")
@@ -150,6 +162,27 @@ func (s *DB) migrate(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// firstConn opens the connection that migrates. Two processes opening a
+// new SQLite database at once both switch it to WAL (a connection's
+// pragma), which needs the database to itself: the one that finds the
+// other there gets SQLITE_BUSY at once, without waiting out busy_timeout,
+// so it tries again, for as long as busy_timeout would have waited.
+func (s *DB) firstConn(ctx context.Context) (*sql.Conn, error) {
+	deadline := time.Now().Add(sqliteBusyTimeout)
+	for wait := 10 * time.Millisecond; ; wait = min(2*wait, 500*time.Millisecond) {
+		conn, err := s.db.Conn(ctx)
+		var se *sqlite.Error
+		if err == nil || !errors.As(err, &se) || se.Code()&0xff != sqlite3.SQLITE_BUSY || time.Now().After(deadline) {
+			return conn, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, errors.Join(err, ctx.Err())
+		case <-time.After(wait):
+		}
+	}
 }
 
 // apply runs one migration unless it is recorded already. The check is in

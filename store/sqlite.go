@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"time"
 )
 
 // DBFile is the database's file name inside the data directory.
@@ -13,6 +15,10 @@ const DBFile = "switchboard.db"
 
 // sqliteMaxIdleConns is how many connections the SQLite pool keeps open.
 const sqliteMaxIdleConns = 8
+
+// sqliteBusyTimeout is how long a statement waits for another connection's
+// lock before it fails with SQLITE_BUSY.
+const sqliteBusyTimeout = 10 * time.Second
 
 // OpenSQLite opens (creating when needed) the database in dataDir, switches
 // it to WAL mode and applies every embedded migration not applied yet.
@@ -23,7 +29,7 @@ func OpenSQLite(ctx context.Context, dataDir string) (*DB, error) {
 	path := filepath.Join(dataDir, DBFile)
 	// busy_timeout first: switching a new database to WAL takes a lock
 	// that another process opening it at the same moment may hold.
-	dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)" +
+	dsn := "file:" + path + "?_pragma=busy_timeout(" + strconv.Itoa(int(sqliteBusyTimeout/time.Millisecond)) + ")&_pragma=journal_mode(WAL)" +
 		"&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_txlock=immediate"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
