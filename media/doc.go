@@ -17,7 +17,7 @@
 // A Session carries PCM, or with SessionOptions.Passthrough the G.711
 // bytes themselves, for a consumer that speaks the call's codec:
 //
-//	RTP -> G711(decode) -> Jitter(40ms) -> OnAudio | Playout -> Pacer(PCMU 20ms) -> RTP
+//	RTP -> Jitter(40ms PCMU) -> PCMU(decode) -> OnAudio | Playout -> Pacer(PCMU 20ms) -> RTP
 //	RTP -> Jitter(40ms PCMU) -> OnPayload | Playout(PCMU) -> Pacer(PCMU 20ms) -> RTP
 //
 // In passthrough nothing is decoded or encoded unless asked (OnAudio set

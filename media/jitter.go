@@ -69,8 +69,12 @@ func (s FrameStatus) String() string {
 }
 
 const (
-	jitterRingSize = 1 << 14 // 2.048 s at 8 kHz
-	jitterRingMask = jitterRingSize - 1
+	// minRingSize is the smallest ring (512 ms at 8 kHz). A ring holds
+	// what Pop lets the buffer keep (twice the target delay and the
+	// overflow slack), a packet of up to a quarter of it (128 ms) and as
+	// much again: a packet further ahead is a jump, and realigns, as Pop
+	// would have skipped to it anyway (ringSize).
+	minRingSize = 1 << 12
 	// lateResync consecutive late packets mean the sender's clock runs
 	// slower than ours (or its timestamps jumped back): realign.
 	lateResync = 5
@@ -113,7 +117,7 @@ func NewJitterBuffer(opts JitterOptions) (*JitterBuffer, error) {
 // Push stores the audio of one RTP packet. The payload is decoded
 // immediately and not retained.
 func (j *JitterBuffer) Push(h *rtp.Header, payload []byte) PushResult {
-	codec, ok := acceptPacket(h, payload)
+	codec, ok := acceptPacket(h, payload, len(j.ring))
 	if !ok {
 		return PushUnsupported
 	}
@@ -126,10 +130,11 @@ func (j *JitterBuffer) Push(h *rtp.Header, payload []byte) PushResult {
 func (j *JitterBuffer) Pop(dst []int16) ([]int16, FrameStatus) { return j.pop(dst) }
 
 // acceptPacket returns the codec of a packet the buffers can store: G.711,
-// with a payload that is neither empty nor longer than a quarter of the ring.
-func acceptPacket(h *rtp.Header, payload []byte) (Codec, bool) {
+// with a payload that is neither empty nor longer than a quarter of the
+// ring (of ring samples).
+func acceptPacket(h *rtp.Header, payload []byte, ring int) (Codec, bool) {
 	codec, ok := CodecByPayloadType(h.PayloadType)
-	if !ok || len(payload) == 0 || len(payload) > jitterRingSize/4 {
+	if !ok || len(payload) == 0 || len(payload) > ring/4 {
 		return Codec{}, false
 	}
 	return codec, true
@@ -144,6 +149,7 @@ type timeline[T int16 | byte] struct {
 	frame   int // samples per Pop
 	target  int // playout delay in samples
 	ring    []T
+	mask    uint32 // len(ring) - 1 (a power of two)
 	present bitset // which samples of ring hold received audio
 	silence T      // what a missing sample plays as
 	// attenuate fills the missing samples of out from last, for the
@@ -173,12 +179,28 @@ func (j *timeline[T]) init(opts JitterOptions, silence T, attenuate func(out, la
 	if opts.Ptime < 10*time.Millisecond || opts.Ptime > 60*time.Millisecond {
 		return fmt.Errorf("jitter buffer: %w: %v", errBadPtime, opts.Ptime)
 	}
-	j.ring = make([]T, jitterRingSize)
-	j.present = make(bitset, jitterRingSize/64)
 	j.silence, j.attenuate = silence, attenuate
 	j.SetPtime(opts.Ptime)
 	j.target = max(samplesOf(opts.Delay), j.frame)
+	size := ringSize(j.target)
+	j.ring = make([]T, size)
+	j.present = make(bitset, size/64)
+	j.mask = uint32(size - 1)
 	return nil
+}
+
+// ringSize is the ring of a buffer with target delay target (samples):
+// the smallest power of two, at least minRingSize, that holds twice what
+// Pop lets the buffer keep (2×target + overflowSlack) and the largest
+// packet Push takes (a quarter of it). 512 ms (4 KiB of code words) at the
+// default 40 ms; it was 2 s for any target before, which no packet could
+// use (Pop skips past 2×target + overflowSlack).
+func ringSize(target int) int {
+	size := minRingSize
+	for size < 2*(2*target+overflowSlack) {
+		size *= 2
+	}
+	return size
 }
 
 // samplesOf converts a duration to a number of 8 kHz samples.
@@ -268,7 +290,7 @@ func (j *timeline[T]) push(h *rtp.Header, samples []T) PushResult {
 		}
 		j.realign(h.Timestamp)
 		res = PushResync
-	case int(d)+n > jitterRingSize-j.frame:
+	case int(d)+n > len(j.ring)-j.frame:
 		j.realign(h.Timestamp)
 		res = PushResync
 	}
@@ -279,7 +301,7 @@ func (j *timeline[T]) push(h *rtp.Header, samples []T) PushResult {
 		if int32(ts-j.play) < 0 {
 			continue // this part is already played
 		}
-		pos := ts & jitterRingMask
+		pos := ts & j.mask
 		if j.present.has(pos) {
 			continue
 		}
@@ -310,7 +332,7 @@ func (j *timeline[T]) pop(dst []T) ([]T, FrameStatus) {
 	if ahead := int(int32(j.newest - j.play)); ahead > 2*j.target+overflowSlack {
 		skip := ahead - j.target
 		for i := 0; i < skip; i++ {
-			j.present.unset((j.play + uint32(i)) & jitterRingMask)
+			j.present.unset((j.play + uint32(i)) & j.mask)
 		}
 		j.play += uint32(skip)
 		j.dropped += skip
@@ -319,7 +341,7 @@ func (j *timeline[T]) pop(dst []T) ([]T, FrameStatus) {
 	clear(j.miss)
 	for i := range out {
 		ts := j.play + uint32(i)
-		pos := ts & jitterRingMask
+		pos := ts & j.mask
 		if j.present.has(pos) {
 			out[i] = j.ring[pos]
 			j.present.unset(pos)

@@ -49,7 +49,7 @@ func (j *CodedJitterBuffer) String() string {
 // Push stores the payload of one RTP packet, transcoded first when its
 // payload type is the other G.711. The payload is not retained.
 func (j *CodedJitterBuffer) Push(h *rtp.Header, payload []byte) PushResult {
-	codec, ok := acceptPacket(h, payload)
+	codec, ok := acceptPacket(h, payload, len(j.ring))
 	if !ok {
 		return PushUnsupported
 	}

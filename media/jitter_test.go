@@ -162,19 +162,46 @@ func TestJitterBufferOddPacketisation(t *testing.T) {
 	require.Equal(t, want, all[240:480])
 }
 
+// TestJitterBufferOverflowBoundsDelay: audio that arrives in a burst (a
+// network stall's backlog) does not become lasting delay: what is more
+// than the buffer's bound (2×target + slack) ahead is dropped by Pop, and
+// a packet further ahead than the ring (512 ms at 40 ms) realigns the
+// buffer on it; either way the delay stays within the bound.
 func TestJitterBufferOverflowBoundsDelay(t *testing.T) {
-	j := newJB(t)
-	for n := range 50 { // one second arrives in a burst
-		h, pl := pkt(1, uint16(n), uint32(n*160), 100)
-		j.Push(h, pl)
+	for _, tc := range []struct {
+		name    string
+		packets int
+		resync  bool
+	}{{"300 ms burst", 15, false}, {"1 s burst", 50, true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			j := newJB(t)
+			resyncs := 0
+			for n := range tc.packets {
+				h, pl := pkt(1, uint16(n), uint32(n*160), 100)
+				if j.Push(h, pl) == PushResync {
+					resyncs++
+				}
+			}
+			require.Equal(t, tc.resync, resyncs > 0)
+			require.Greater(t, j.Buffered(), 80*time.Millisecond, "the burst is stored")
+			buf := make([]int16, 0, 160)
+			st := FrameSilence
+			for range 3 { // a realigned buffer first plays its target delay
+				if buf, st = j.Pop(buf[:0]); st == FramePlayed {
+					break
+				}
+			}
+			require.Equal(t, FramePlayed, st)
+			// Bounded by what Pop lets the buffer keep: twice the target
+			// and the slack (180 ms); a drop brings it back to the target.
+			require.LessOrEqual(t, j.Buffered(), 2*40*time.Millisecond+overflowSlack*time.Second/ClockRate)
+			if !tc.resync {
+				require.Positive(t, j.Dropped())
+				require.LessOrEqual(t, j.Buffered(), 40*time.Millisecond)
+			}
+			_ = buf
+		})
 	}
-	require.Equal(t, 1000*time.Millisecond+40*time.Millisecond, j.Buffered())
-	buf := make([]int16, 0, 160)
-	buf, st := j.Pop(buf[:0])
-	require.Equal(t, FramePlayed, st)
-	require.LessOrEqual(t, j.Buffered(), 40*time.Millisecond)
-	require.Positive(t, j.Dropped())
-	_ = buf
 }
 
 func TestJitterBufferIgnores(t *testing.T) {
@@ -237,4 +264,18 @@ func FuzzJitterPush(f *testing.F) {
 		}
 		require.LessOrEqual(t, j.Buffered(), 2100*time.Millisecond)
 	})
+}
+
+// TestJitterRingFitsItsTarget: the ring holds twice what Pop lets the
+// buffer keep, from 512 ms at the default 40 ms target up.
+func TestJitterRingFitsItsTarget(t *testing.T) {
+	for _, tc := range []struct {
+		delay time.Duration
+		ring  int
+	}{{20 * time.Millisecond, 4096}, {40 * time.Millisecond, 4096}, {200 * time.Millisecond, 8192}, {500 * time.Millisecond, 32768}} {
+		j, err := NewCodedJitterBuffer(PCMU, JitterOptions{Delay: tc.delay})
+		require.NoError(t, err)
+		require.Equal(t, tc.ring, len(j.ring), "%v", tc.delay)
+		require.GreaterOrEqual(t, len(j.ring), 2*(2*j.target+overflowSlack))
+	}
 }

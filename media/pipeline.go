@@ -77,16 +77,16 @@ func NewOutboundPipelineTo(modelRate, legRate int, q FrameWriter) (*OutboundPipe
 // String shows the chain, e.g. "PCM16LE -> Resample(24k->8k) -> Playout".
 func (p *OutboundPipeline) String() string { return "PCM16LE -> " + p.rs.String() + " -> Playout" }
 
-// outChunk bounds the audio one step of Write converts (40 ms at 48 kHz):
-// a long write (a greeting rendered at once) goes through in pieces, so the
-// pipeline's buffers stay a few frames long for the whole call.
-const outChunk = 2 * 1920
-
-// Write resamples one delta of item itemID and queues it.
+// Write resamples one delta of item itemID and queues it, 20 ms of its
+// rate at a time (what the resampler's buffers hold from the start): a
+// long write (a greeting rendered at once, a provider's 100 ms delta)
+// goes through in pieces, so the pipeline's buffers stay a frame long for
+// the whole call.
 func (p *OutboundPipeline) Write(itemID string, pcm16le []byte) {
-	for len(pcm16le) > outChunk {
-		p.write(itemID, pcm16le[:outChunk])
-		pcm16le = pcm16le[outChunk:]
+	piece := 2 * p.rs.frame()
+	for len(pcm16le) > piece {
+		p.write(itemID, pcm16le[:piece])
+		pcm16le = pcm16le[piece:]
 	}
 	p.write(itemID, pcm16le)
 }

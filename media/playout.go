@@ -201,9 +201,6 @@ type queue[T int16 | byte] struct {
 	cur       string    // item of the most recently sent audio
 	curPlayed int       // samples of cur sent so far
 	flushed   []string  // items cut by flush: their late writes are dropped
-	// shrink: the queue is empty and its array far larger than usual; the
-	// next write starts a new one (out, which take returned, stays valid).
-	shrink bool
 }
 
 type segment struct {
@@ -211,8 +208,14 @@ type segment struct {
 	n  int
 }
 
+// queueStart is the capacity a queue starts with, and goes back to after
+// a burst: a quarter of a second at 8 kHz holds what a paced provider
+// keeps ahead (a few frames), and a burst (a greeting queued at once, a
+// provider faster than real time) grows it for as long as it lasts.
+const queueStart = ClockRate / 4
+
 func newQueue[T int16 | byte]() *queue[T] {
-	return &queue[T]{buf: make([]T, 0, ClockRate)}
+	return &queue[T]{buf: make([]T, 0, queueStart)}
 }
 
 // admit reports whether audio of itemID may be queued (its item was not
@@ -225,11 +228,8 @@ func (q *queue[T]) admit(itemID string) bool {
 		}
 	}
 	q.flushed = q.flushed[:0]
-	if q.shrink {
-		q.shrink = false
-		if q.head == len(q.buf) {
-			q.buf, q.head = make([]T, 0, ClockRate), 0
-		}
+	if q.buf == nil {
+		q.buf = make([]T, 0, queueStart)
 	}
 	if q.head > 0 && q.head >= len(q.buf)/2 { // compact instead of growing forever
 		n := copy(q.buf, q.buf[q.head:])
@@ -268,13 +268,20 @@ func (q *queue[T]) take(n int) []T {
 		}
 	}
 	if q.head == len(q.buf) {
-		q.buf, q.head = q.buf[:0], 0
-		q.segs = q.segs[:0]
-		if cap(q.buf) > 2*ClockRate { // a long burst (a greeting queued at once) is over
-			q.shrink = true
-		}
+		q.empty()
 	}
 	return out
+}
+
+// empty empties the queue. An array grown by a burst (a greeting queued
+// at once) is let go at once, not at the next write, which may be long in
+// coming (a caller who talks on): out, which take returned, stays valid.
+func (q *queue[T]) empty() {
+	q.buf, q.head = q.buf[:0], 0
+	q.segs = q.segs[:0]
+	if cap(q.buf) > 2*queueStart {
+		q.buf = nil // the next write starts a small one
+	}
 }
 
 // len returns the number of queued samples.
@@ -294,7 +301,6 @@ func (q *queue[T]) flush(rate int) (itemID string, playedMs int) {
 			q.flushed = append(q.flushed, s.id)
 		}
 	}
-	q.buf, q.head = q.buf[:0], 0
-	q.segs = q.segs[:0]
+	q.empty()
 	return itemID, played * 1000 / rate
 }

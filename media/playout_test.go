@@ -129,3 +129,31 @@ func TestPlayoutWritesDoNotAllocate(t *testing.T) {
 	})
 	require.Zero(t, allocs)
 }
+
+// TestPlayoutGivesBackABurstsMemory: a burst (a greeting queued at once)
+// grows the queue's array; once it has played out, or a barge-in flushed
+// it, the next write starts a small array again, so a long call does not
+// keep a greeting's memory.
+func TestPlayoutGivesBackABurstsMemory(t *testing.T) {
+	for _, end := range []string{"played", "flushed"} {
+		t.Run(end, func(t *testing.T) {
+			q := NewPlayout()
+			require.Equal(t, queueStart, cap(q.pcm.buf))
+			q.Write("greeting", make([]int16, 3*ClockRate))
+			require.GreaterOrEqual(t, cap(q.pcm.buf), 3*ClockRate)
+			if end == "played" {
+				for q.Len() > 0 {
+					q.Read(nil, 160)
+				}
+			} else {
+				q.Flush()
+			}
+			require.Zero(t, cap(q.pcm.buf), "let go at once, not at the next write")
+			q.Write("answer", make([]int16, 160))
+			require.Equal(t, queueStart, cap(q.pcm.buf), "the burst's array was let go")
+			out, ok := q.Read(nil, 160)
+			require.True(t, ok)
+			require.Len(t, out, 160)
+		})
+	}
+}

@@ -13,7 +13,7 @@ import (
 // SRTP authentication first, then the source latch, then the jitter
 // buffer. Each keeps the time it arrived.
 func (s *Session) drainRTP(now time.Time) {
-	var p rtp.Packet
+	p := &s.rxPkt
 	for {
 		pkt, src, at, ok := s.rtpRx.read(now)
 		if !ok {
@@ -32,7 +32,7 @@ func (s *Session) drainRTP(now time.Time) {
 			s.stats.ignored.Add(1)
 			continue
 		}
-		s.handleRTP(&p, src, len(pkt), at)
+		s.handleRTP(p, src, len(pkt), at)
 	}
 }
 

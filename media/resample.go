@@ -107,6 +107,10 @@ func NewResampler(inRate, outRate int) (*Resampler, error) {
 // costs its own buffers only, not a filter design and its tables.
 var designs sync.Map // [2]int{in, out} -> *Resampler
 
+// frame is the input a resampler's buffers hold from the start: 20 ms at
+// its input rate (a larger piece grows them once).
+func (r *Resampler) frame() int { return r.inRate / 50 }
+
 // clone returns a resampler sharing r's coefficients with fresh state (r
 // is pristine: nothing processed yet).
 func (r *Resampler) clone() *Resampler {
@@ -199,7 +203,7 @@ func (r *Resampler) designUp() {
 		}
 	}
 	r.taps = 2 * half
-	r.buf = make([]float32, 2*half-1, 2*half-1+960)
+	r.buf = make([]float32, 2*half-1, 2*half-1+r.frame())
 	r.rev = make([]float32, 0, cap(r.buf))
 	r.delay = time.Duration(half) * time.Second / time.Duration(r.inRate)
 }
@@ -226,7 +230,7 @@ func (r *Resampler) designDown() {
 		r.taps += 2 * len(g)
 	}
 	r.half = c
-	r.buf = make([]float32, 2*c, 2*c+960)
+	r.buf = make([]float32, 2*c, 2*c+r.frame())
 	r.rev = make([]float32, 0, cap(r.buf))
 	r.delay = time.Duration(c) * time.Second / time.Duration(r.inRate)
 }
@@ -251,7 +255,7 @@ func (r *Resampler) designGeneral() {
 		}
 	}
 	r.taps = k
-	r.buf = make([]float32, k-1, k-1+960)
+	r.buf = make([]float32, k-1, k-1+r.frame())
 	r.delay = time.Duration(float64(c) / float64(r.inRate*r.l) * float64(time.Second))
 }
 

@@ -135,8 +135,7 @@ type Session struct {
 	remoteRTCP netip.AddrPort
 	latch      sourceLatch
 	codecPT    uint8               // the negotiated audio payload type (SetCodec)
-	pcmJB      *JitterBuffer       // nil in passthrough
-	codedJB    *CodedJitterBuffer  // set in passthrough
+	codedJB    *CodedJitterBuffer  // G.711 (and G.722 in passthrough): code words
 	pktJB      *PacketJitterBuffer // set in an Opus session
 	tap        Tap                 // opts.Tap, behind a RateTap in an Opus session
 	rx         rxStats
@@ -168,6 +167,7 @@ type Session struct {
 	nextRTCPRead time.Time
 	tickNow      time.Time // the running tick's time
 	rtpRx        *rxSocket
+	rxPkt        rtp.Packet // drainRTP's packet: a local escapes, one allocation a tick
 	rtcpRx       *rxSocket
 	decBuf       []byte
 
@@ -200,7 +200,7 @@ func NewSession(pair *PortPair, opts SessionOptions) (*Session, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	s := &Session{opts: opts, pair: pair, log: opts.Logger, now: opts.Now, playout: NewPlayout(),
+	s := &Session{opts: opts, pair: pair, log: opts.Logger, now: opts.Now,
 		timeout: opts.MediaTimeout, outBuf: make([]byte, 1500), decBuf: make([]byte, 1500)}
 	jopts := JitterOptions{Ptime: opts.Ptime, Delay: opts.JitterDelay}
 	s.tap = opts.Tap
@@ -211,11 +211,17 @@ func NewSession(pair *PortPair, opts SessionOptions) (*Session, error) {
 			return nil, fmt.Errorf("new session: %w", err)
 		}
 		pacerTap = s.tap
-	} else if opts.Passthrough {
-		s.playout = NewCodedPlayout(opts.Codec)
-		s.codedJB, err = NewCodedJitterBuffer(opts.Codec, jopts)
 	} else {
-		s.pcmJB, err = NewJitterBuffer(jopts)
+		// The buffer keeps code words either way (half the memory of
+		// PCM: 16 KiB a call) and a PCM consumer gets each frame decoded
+		// as it is delivered.
+		if opts.Passthrough {
+			s.playout = NewCodedPlayout(opts.Codec)
+		}
+		s.codedJB, err = NewCodedJitterBuffer(opts.Codec, jopts)
+	}
+	if s.playout == nil {
+		s.playout = NewPlayout()
 	}
 	if err != nil {
 		return nil, fmt.Errorf("new session: %w", err)
@@ -269,7 +275,7 @@ func (s *Session) Pacer() *Pacer { return s.pacer }
 func (s *Session) Stats() StatsSnapshot { return s.stats.Snapshot() }
 
 // String shows both chains, e.g.
-// "RTP -> G711(decode) -> Jitter(40ms) | Playout -> Pacer(PCMU 20ms) -> RTP",
+// "RTP -> Jitter(40ms PCMU) -> PCMU(decode) | Playout -> Pacer(PCMU 20ms) -> RTP",
 // or in passthrough after a switch to PCMA
 // "RTP -> Jitter(40ms PCMU) | Playout(PCMU) -> PCMU->PCMA(transcode) -> Pacer(PCMA 20ms) -> RTP".
 func (s *Session) String() string {
@@ -285,12 +291,12 @@ func (s *Session) String() string {
 		return fmt.Sprintf("%s -> %s -> Opus(decode %dk) | %s -> Opus(encode %dk) -> %s -> %s", wire, jb,
 			s.opts.Decoder.Rate()/1000, s.playout, s.opts.Encoder.Rate()/1000, s.pacer, out)
 	}
-	if !s.opts.Passthrough {
-		return fmt.Sprintf("%s -> G711(decode) -> %s | %s -> %s -> %s", wire, jb, s.playout, s.pacer, out)
-	}
 	in := wire + " -> " + jb
-	if s.opts.OnAudio != nil {
+	if s.opts.OnAudio != nil || !s.opts.Passthrough {
 		in += " -> " + s.opts.Codec.Name + "(decode)"
+	}
+	if !s.opts.Passthrough {
+		return fmt.Sprintf("%s | %s -> %s -> %s", in, s.playout, s.pacer, out)
 	}
 	play := s.playout.String()
 	if c := s.pacer.Codec(); !c.sameLaw(s.opts.Codec) {
@@ -309,13 +315,10 @@ type jitter interface {
 
 // jitter returns the buffer in use.
 func (s *Session) jitter() jitter {
-	if s.codedJB != nil {
-		return s.codedJB
-	}
 	if s.pktJB != nil {
 		return s.pktJB
 	}
-	return s.pcmJB
+	return s.codedJB
 }
 
 // Remote returns the address RTP is sent to.
@@ -471,9 +474,6 @@ func (s *Session) Close() error {
 		// The buffers go now, even if the session is still referenced
 		// (a SIP transaction keeps its call for its timers, 32 s).
 		s.mu.Lock()
-		if s.pcmJB != nil {
-			s.pcmJB.release()
-		}
 		if s.codedJB != nil {
 			s.codedJB.release()
 		}

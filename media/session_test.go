@@ -81,7 +81,7 @@ func TestSessionsTalk(t *testing.T) {
 	require.Less(t, sb.Late, sb.PacketsIn/2, "late packets only from scheduling hiccups of a loaded machine")
 	require.GreaterOrEqual(t, sb.Expected, sb.PacketsIn-1)
 	require.Less(t, sb.Jitter, 50*time.Millisecond)
-	require.Contains(t, a.String(), "Jitter(40ms)")
+	require.Contains(t, a.String(), "RTP -> Jitter(40ms PCMU) -> PCMU(decode) | Playout")
 	require.Contains(t, b.String(), "Pacer(PCMA 20ms)")
 	// A's packets are G.711 from A's pacer; B reported on them by RTCP, so
 	// A learned a round-trip time (tiny on loopback) and no loss.

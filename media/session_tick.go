@@ -61,9 +61,9 @@ type inFrame struct {
 	credit int
 }
 
-// deliver pops the frame that is due and hands it to the callbacks: PCM
-// to OnAudio; in passthrough the bytes to OnPayload and, only when OnAudio
-// is set, their decoding to it. Until the first packet (FrameIdle) nothing
+// deliver pops the frame that is due and hands it to the callbacks: the
+// code words to OnPayload (passthrough) and the tap, their decoding to
+// OnAudio when it is set. Until the first packet (FrameIdle) nothing
 // is called.
 func (s *Session) deliver(in *inFrame, due time.Time) {
 	if s.pktJB != nil {
@@ -72,32 +72,20 @@ func (s *Session) deliver(in *inFrame, due time.Time) {
 	}
 	var st FrameStatus
 	s.mu.Lock()
-	if s.codedJB != nil {
-		in.coded, st = s.codedJB.Pop(in.coded[:0])
-	} else {
-		in.pcm, st = s.pcmJB.Pop(in.pcm[:0])
-	}
+	in.coded, st = s.codedJB.Pop(in.coded[:0])
 	s.mu.Unlock()
 	s.stats.CountFrame(st)
 	if st == FrameIdle {
 		return
 	}
-	if s.codedJB != nil {
-		if s.opts.OnPayload != nil {
-			s.opts.OnPayload(in.coded, st)
-		}
-		if s.opts.Tap != nil {
-			s.opts.Tap.Inbound(Frame{At: due, Samples: len(in.coded), Coded: in.coded, Codec: s.opts.Codec, Status: st})
-		}
-		if s.opts.OnAudio == nil {
-			return
-		}
-		in.pcm = s.opts.Codec.DecodeFrame(in.pcm[:0], in.coded)
+	if s.opts.Passthrough && s.opts.OnPayload != nil {
+		s.opts.OnPayload(in.coded, st)
 	}
-	if s.opts.Tap != nil && s.codedJB == nil {
-		s.opts.Tap.Inbound(Frame{At: due, Samples: len(in.pcm), PCM: in.pcm, Status: st})
+	if s.opts.Tap != nil {
+		s.opts.Tap.Inbound(Frame{At: due, Samples: len(in.coded), Coded: in.coded, Codec: s.opts.Codec, Status: st})
 	}
 	if s.opts.OnAudio != nil {
+		in.pcm = s.opts.Codec.DecodeFrame(in.pcm[:0], in.coded)
 		s.opts.OnAudio(in.pcm, st)
 	}
 }

@@ -39,7 +39,7 @@ func TestSessionsTalkSRTP(t *testing.T) {
 				return n >= 20 && e > 0 && b.Stats().RTCPIn > 0 && a.Stats().RTCPIn > 0
 			}, 5*time.Second, 10*time.Millisecond)
 			require.Zero(t, b.Stats().Strangers)
-			require.Contains(t, b.String(), "SRTP("+suite+") -> RTP -> G711(decode)")
+			require.Contains(t, b.String(), "SRTP("+suite+") -> RTP -> Jitter(40ms PCMU) -> PCMU(decode)")
 		})
 	}
 }
