@@ -273,6 +273,9 @@ func (b *bridge) Run(ctx context.Context, phone call.Phone) error {
 				o.o.ServerEvent(ev)
 			}
 			b.handle(ctx, s, ev)
+			// Played (copied into the playout) and seen by the observer,
+			// which does not keep audio: the delta's memory serves the next.
+			realtime.Release(ev)
 		case r := <-b.toolDone:
 			b.toolFinished(ctx, s, r)
 		case text := <-b.dtmfText:

@@ -99,6 +99,10 @@ type ResponseOutputAudioDelta struct {
 	ContentIndex int `json:"content_index"`
 	// Delta is the raw audio in the output format (base64 on the wire).
 	Delta []byte `json:"delta"`
+
+	// pooled: a session's reader made the event from its pool, and
+	// Release hands it back (decoder.go).
+	pooled bool
 }
 
 // EventType returns TypeResponseOutputAudioDelta.

@@ -234,6 +234,22 @@ func decodeAppendFast(b []byte) (Event, bool) {
 
 func decodeAudioDeltaFast(b []byte) (Event, bool) {
 	e := &ResponseOutputAudioDelta{}
+	str := func(_ byte, val []byte) (string, bool) { return plainString(val) }
+	return e, decodeAudioDeltaInto(b, e, str)
+}
+
+// Fields of an audio delta whose string a decoder makes (decodeAudioDeltaInto).
+const (
+	fieldEventID    = 'e'
+	fieldResponseID = 'r'
+	fieldItemID     = 'i'
+)
+
+// decodeAudioDeltaInto fills e from the audio delta b: str makes the
+// string of a plain string value of one field, and the audio is decoded
+// into e.Delta's memory (grown when it is short). It reports whether b
+// had the exact shape of a delta (else Decode's general path takes it).
+func decodeAudioDeltaInto(b []byte, e *ResponseOutputAudioDelta, str func(field byte, val []byte) (string, bool)) bool {
 	ok := true
 	err := eachField(b, func(key []byte, plain bool, val []byte, vplain bool) bool {
 		if !plain {
@@ -244,23 +260,41 @@ func decodeAudioDeltaFast(b []byte) (Event, bool) {
 		case "type":
 			ok = string(val) == `"`+TypeResponseOutputAudioDelta+`"`
 		case "event_id":
-			e.EventID, ok = plainString(val)
+			e.EventID, ok = str(fieldEventID, val)
 		case "response_id":
-			e.ResponseID, ok = plainString(val)
+			e.ResponseID, ok = str(fieldResponseID, val)
 		case "item_id":
-			e.ItemID, ok = plainString(val)
+			e.ItemID, ok = str(fieldItemID, val)
 		case "output_index":
 			e.OutputIndex, ok = plainInt(val)
 		case "content_index":
 			e.ContentIndex, ok = plainInt(val)
 		case "delta":
-			e.Delta, ok = base64Value(val, vplain)
+			e.Delta, ok = base64Into(e.Delta[:0], val, vplain)
 		default:
 			ok = false
 		}
 		return ok
 	})
-	return e, ok && err == nil
+	return ok && err == nil
+}
+
+// base64Into decodes a plain JSON string value as standard base64 into
+// dst's memory, allocating only when it is too short.
+func base64Into(dst, val []byte, plain bool) ([]byte, bool) {
+	if !plain || len(val) < 2 || val[0] != '"' {
+		return nil, false
+	}
+	s := val[1 : len(val)-1]
+	n := base64.StdEncoding.DecodedLen(len(s))
+	if cap(dst) < n {
+		dst = make([]byte, n)
+	}
+	m, err := base64.StdEncoding.Decode(dst[:n], s)
+	if err != nil {
+		return nil, false
+	}
+	return dst[:m], true
 }
 
 // appendString appends s as a JSON string.

@@ -14,7 +14,9 @@ import (
 // which Err says why. AppendAudio is the hot path: it never blocks (when the
 // session falls behind, the oldest queued audio is dropped and counted in
 // Stats). Send queues any other client event in order with the audio, waiting
-// for room if the control queue is full.
+// for room if the control queue is full. A receiver of Events may hand an
+// event back with Release once done with it, so that the memory of audio
+// deltas is reused (the upstream client's are pooled).
 type Session interface {
 	// Send queues a client event. It fails with ErrClosed once the session
 	// has ended.

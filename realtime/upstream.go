@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -111,6 +112,11 @@ func (e *HandshakeError) Error() string {
 	return fmt.Sprintf("realtime handshake refused: HTTP %d: %s", e.StatusCode, e.Body)
 }
 
+// writeBuffers lends the sessions' connections their write buffer for
+// the time of one message: a session writes a frame every 20 ms, so a few
+// buffers serve every call instead of one per call (4 KiB each).
+var writeBuffers = &sync.Pool{}
+
 // Upstream is the Engine that opens sessions with a remote provider over
 // WebSocket.
 type Upstream struct {
@@ -188,6 +194,7 @@ func (u *Upstream) Open(ctx context.Context, cfg SessionConfig) (Session, error)
 	d := websocket.Dialer{
 		Proxy:            http.ProxyFromEnvironment,
 		HandshakeTimeout: u.opts.ConnectTimeout,
+		WriteBufferPool:  writeBuffers,
 	}
 	conn, resp, err := d.DialContext(dialCtx, u.sessionURL(cfg), h)
 	if err != nil {

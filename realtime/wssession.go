@@ -43,6 +43,10 @@ type wsSession struct {
 	// reuses its memory instead of making garbage at 50 frames a second.
 	free chan []byte
 	rbuf []byte
+	// dec decodes what readLoop reads, audio deltas from a pool
+	// (decoder.go); one holds settle's answer for the common case.
+	dec deltaDecoder
+	one [1]Event
 
 	// configuring is true from Open's session.update until its answer:
 	// the provider's session.created (its defaults) is held meanwhile and
@@ -96,7 +100,7 @@ func (s *wsSession) readLoop(deadline func() time.Time) {
 			return
 		}
 		_ = s.conn.SetReadDeadline(deadline())
-		e, err := DecodeLenient(msg)
+		e, err := s.dec.decode(msg)
 		if err != nil {
 			s.log.Warn().Err(err).Int("bytes", len(msg)).Msg("realtime: undecodable server message dropped")
 			continue
@@ -109,6 +113,7 @@ func (s *wsSession) readLoop(deadline func() time.Time) {
 				return
 			}
 		}
+		s.one[0] = nil
 	}
 }
 
@@ -154,7 +159,8 @@ func (s *wsSession) read() ([]byte, error) {
 // out as they came, then the error.
 func (s *wsSession) settle(e Event) []Event {
 	if !s.configuring {
-		return []Event{e}
+		s.one[0] = e
+		return s.one[:]
 	}
 	switch v := e.(type) {
 	case *SessionCreated:
@@ -181,7 +187,8 @@ func (s *wsSession) settle(e Event) []Event {
 		return out
 	}
 	if s.created == nil {
-		return []Event{e}
+		s.one[0] = e
+		return s.one[:]
 	}
 	if len(s.held) >= s.opts.EventBuffer { // a provider that never answers the update
 		s.configuring = false
