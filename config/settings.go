@@ -175,7 +175,7 @@ func settings(c *Config) []Setting {
 		{"speech.upstream_url", "", "SWITCHBOARD_SPEECH_UPSTREAM_URL", "", "provider base URL (https://…) for the upstream TTS/STT engines", str(&c.Speech.UpstreamURL)},
 		{"echo.vad_threshold", "", "SWITCHBOARD_ECHO_VAD_THRESHOLD", "0.5", "echo engine's VAD threshold, 0..1 (0.5 is about -40 dBFS)", float(&c.Echo.VADThreshold)},
 		{"echo.silence_duration", "", "SWITCHBOARD_ECHO_SILENCE", "500ms", "silence that ends a caller's turn in the echo engine", duration(&c.Echo.SilenceDuration)},
-		{"echo.max_turn", "", "SWITCHBOARD_ECHO_MAX_TURN", "3s", "the most of a caller's turn the echo engine keeps and repeats (its last part), so a session's memory stays bounded", duration(&c.Echo.MaxTurn)},
+		{"echo.max_turn", "", "SWITCHBOARD_ECHO_MAX_TURN", "10s", "the most of a caller's turn the echo engine keeps and repeats (its last part, at telephone quality: 8 kHz µ-law, 8 KB a second), so a session's memory stays bounded", duration(&c.Echo.MaxTurn)},
 		{"control.ring_timeout", "", "SWITCHBOARD_RING_TIMEOUT", "20s", "how long a call to a webhook-routed number rings waiting for a controller on /v1/realtime?call_id=; then 480", duration(&c.Control.RingTimeout)},
 		{"control.controller_grace", "", "SWITCHBOARD_CONTROLLER_GRACE", "30s", "how long a webhook-routed call goes on with its last configuration after its controller dropped", duration(&c.Control.Grace)},
 		{"control.engine", "", "SWITCHBOARD_CONTROL_ENGINE", "", "realtime engine of webhook-routed calls and of /v1/realtime sessions: echo or upstream; empty: upstream when upstream.url is set, else echo", str(&c.Control.Engine)},

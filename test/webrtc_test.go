@@ -20,11 +20,11 @@ import (
 // of their own.
 func webrtcDaemon(t *testing.T) *apptest.Daemon {
 	t.Helper()
-	// The echo engine repeats whole sentences here (it keeps 3 s of a turn
-	// by default): the tests compare what the browser said with what it
-	// hears back.
+	// The echo engine repeats whole sentences (it keeps 10 s of a turn by
+	// default): the tests compare what the browser said with what it hears
+	// back.
 	return apptest.Start(t, apptest.Config(t, t.TempDir(), withDrain(map[string]string{"SWITCHBOARD_RTP_PORTS": "31100-31119",
-		"SWITCHBOARD_WEBRTC_PORTS": "31200-31299", "SWITCHBOARD_ECHO_MAX_TURN": "15s"})))
+		"SWITCHBOARD_WEBRTC_PORTS": "31200-31299"})))
 }
 
 var callLocation = regexp.MustCompile(`^/v1/realtime/calls/[0-9a-f-]{36}$`)
@@ -295,10 +295,9 @@ func TestLiveCallsStream(t *testing.T) {
 // model; the browser's data channel does not steer it.
 func TestWebRTCWebhookNumber(t *testing.T) {
 	h := newHookReceiver(t, 0)
-	// The echo engine repeats the whole sentence (it keeps 3 s of a turn by
-	// default).
-	d := controlDaemon(t, map[string]string{"SWITCHBOARD_RTP_PORTS": "31120-31139", "SWITCHBOARD_WEBRTC_PORTS": "31300-31399",
-		"SWITCHBOARD_ECHO_MAX_TURN": "15s"}, h, "+14155550111")
+	// The echo engine repeats the whole sentence (it keeps 10 s of a turn
+	// by default).
+	d := controlDaemon(t, map[string]string{"SWITCHBOARD_RTP_PORTS": "31120-31139", "SWITCHBOARD_WEBRTC_PORTS": "31300-31399"}, h, "+14155550111")
 	nums := d.JSON(t, "GET", "/v2/phone-numbers", d.OwnerKey, nil, 200)["phone_numbers"].([]any)
 	var numberID string
 	for _, n := range nums {

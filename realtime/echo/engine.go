@@ -44,14 +44,20 @@ type Options struct {
 	EventBuffer int
 	// SynthTimeout bounds one synthesis (default 10 s).
 	SynthTimeout time.Duration
-	// MaxTurn is the most of a caller's turn a session keeps (default 3 s):
-	// the answer repeats the turn's last MaxTurn, and the items of the
-	// conversation keep at most twice that of audio in all, so a session's
-	// memory stays bounded however long the caller speaks.
+	// MaxTurn is the most of a caller's turn a session keeps (default
+	// DefaultMaxTurn): the answer repeats the turn's last MaxTurn, and the
+	// user items of the conversation keep at most that much audio in all,
+	// so a session's memory stays bounded however long the caller speaks
+	// (PCM input is kept as 8 kHz µ-law: 8 KB a second).
 	MaxTurn time.Duration
 	// Logger receives the engine's logs; default is disabled.
 	Logger *zerolog.Logger
 }
+
+// DefaultMaxTurn is the default Options.MaxTurn: a caller's sentence
+// (5 to 8 s) comes back whole, for 2×80 KB a session at most (the turn
+// being spoken and the last one kept, as 8 kHz µ-law).
+const DefaultMaxTurn = 10 * time.Second
 
 func (o Options) withDefaults() Options {
 	if o.Synthesizer == nil {
@@ -93,7 +99,7 @@ func (o Options) withDefaults() Options {
 		o.SynthTimeout = 10 * time.Second
 	}
 	if o.MaxTurn <= 0 {
-		o.MaxTurn = 3 * time.Second
+		o.MaxTurn = DefaultMaxTurn
 	}
 	if o.Logger == nil {
 		l := zerolog.Nop()

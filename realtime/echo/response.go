@@ -65,7 +65,8 @@ func (s *session) startResponse(p *realtime.ResponseParams, src *item) {
 	case src != nil && src.audio != nil:
 		r.transcript = fmt.Sprintf("(echo) you spoke for %.1f seconds", float64(src.spokeMs)/1000)
 		if !r.text {
-			r.audio = convert(src.audio, src.audioFm, s.out)
+			// Read from the user item itself, converted chunk by chunk.
+			r.audio, r.audioFm = src.audio, src.audioFm
 		}
 	case src != nil && src.it.Type == realtime.ItemFunctionCallOutput:
 		text = src.it.Output
@@ -90,8 +91,14 @@ func (s *session) startResponse(p *realtime.ResponseParams, src *item) {
 		}
 		r.transcript = text
 		if !r.text {
-			r.audio = s.speak(text)
+			r.audio, r.audioFm = s.speak(text), s.out
 		}
+	}
+	if !r.text && r.audioFm != s.out {
+		if s.outConv == nil || s.outConv.from != r.audioFm || s.outConv.to != s.out {
+			s.outConv = newConverter(r.audioFm, s.out)
+		}
+		s.outConv.reset()
 	}
 	s.resp = r
 	mods := []string{"audio"}
@@ -100,10 +107,7 @@ func (s *session) startResponse(p *realtime.ResponseParams, src *item) {
 		mods, partType, contentType = []string{"text"}, realtime.ContentText, realtime.ContentOutputText
 	}
 	it := realtime.Item{ID: r.itemID, Object: "realtime.item", Type: realtime.ItemMessage, Status: realtime.StatusInProgress, Role: realtime.RoleAssistant, Content: []realtime.ContentPart{}}
-	ni := &item{it: it, audioFm: s.out}
-	if !r.text {
-		ni.audio = r.audio[:0]
-	}
+	ni := &item{it: it, said: !r.text, voiced: !r.text}
 	ni.it.Content = []realtime.ContentPart{{Type: contentType, Transcript: r.transcript}}
 	s.items = append(s.items, ni)
 	s.forgetAudio()
@@ -127,7 +131,7 @@ func (s *session) stream() {
 		return
 	}
 	o := s.e.opts
-	size := max(s.out.bytes(int(o.Chunk/time.Millisecond)), 1)
+	size := max(r.audioFm.bytes(int(o.Chunk/time.Millisecond)), 1)
 	for r.sent < len(r.audio) {
 		due := r.started.Add(time.Duration(r.chunks)*o.Chunk - o.Lead)
 		if wait := time.Until(due); !o.Unpaced && wait > 0 {
@@ -135,13 +139,26 @@ func (s *session) stream() {
 			return
 		}
 		end := min(r.sent+size, len(r.audio))
-		s.emit(&realtime.ResponseOutputAudioDelta{ResponseID: r.id, ItemID: r.itemID, Delta: r.audio[r.sent:end]})
+		chunk := r.audio[r.sent:end]
+		var d *realtime.ResponseOutputAudioDelta
+		if r.audioFm == s.out {
+			d = &realtime.ResponseOutputAudioDelta{Delta: chunk}
+		} else {
+			// A pooled event: the receiver's Release gives its memory to
+			// a later chunk (realtime.NewAudioDelta).
+			d = realtime.NewAudioDelta()
+			d.Delta = s.outConv.convert(d.Delta, chunk)
+		}
+		d.ResponseID, d.ItemID = r.id, r.itemID
+		s.emit(d)
 		if r.sent == 0 {
 			s.emit(&realtime.ResponseOutputAudioTranscriptDelta{ResponseID: r.id, ItemID: r.itemID, Delta: r.transcript})
 		}
 		r.sent = end
 		r.chunks++
-		s.items[s.find(r.itemID)].audio = r.audio[:r.sent]
+		if i := s.find(r.itemID); i >= 0 {
+			s.items[i].saidMs = r.audioFm.ms(r.sent)
+		}
 		if s.ctx.Err() != nil {
 			return
 		}

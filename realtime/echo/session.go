@@ -24,18 +24,26 @@ type input struct {
 // item is a conversation item as the echo session keeps it.
 type item struct {
 	it      realtime.Item
-	audio   []byte // user audio (input format) or assistant audio (output format)
+	audio   []byte // user audio, in a store format (storeFormatOf)
 	audioFm format
 	spokeMs int // user audio: how long the caller spoke
+	// An assistant item keeps no audio (its answer is read from the user
+	// item it repeats): said means it spoke, and may be truncated up to
+	// saidMs, the audio sent so far.
+	said   bool
+	saidMs int
+	// voiced: the item had audio (kept or since forgotten).
+	voiced bool
 }
 
 // response is the response in progress.
 type response struct {
 	id, itemID string
 	prevItemID string
-	text       bool // output_modalities ["text"]
-	audio      []byte
-	sent       int
+	text       bool   // output_modalities ["text"]
+	audio      []byte // what it says, in audioFm (a user item's, or synthesized)
+	audioFm    format
+	sent       int // bytes of audio sent
 	transcript string
 	started    time.Time
 	chunks     int
@@ -57,17 +65,23 @@ type session struct {
 	audioIn, eventsIn, eventsOut atomic.Uint64
 
 	// Owned by run.
-	seq       int
-	convID    string
-	cfg       realtime.SessionConfig
-	in, out   format
+	seq     int
+	convID  string
+	cfg     realtime.SessionConfig
+	in, out format
+	// st is how the input is kept in buf and items (storeFormatOf(in));
+	// inConv turns each appended frame into it, outConv a response's
+	// audio into the output format, chunk by chunk.
+	st        format
+	inConv    *converter
+	outConv   *converter
 	vad       *vad
 	vadOn     bool
 	vadEvs    []vadEvent
 	scratch   []int16
 	carry     []byte
 	buf       []byte
-	bufStart  int64 // sample position of buf[0]
+	bufStart  int64 // input sample position of buf[0]
 	pos       int64 // samples received
 	turnID    string
 	onset     int64 // first voiced sample of the current turn
@@ -75,6 +89,8 @@ type session struct {
 	items     []*item
 	resp      *response
 	timer     *time.Timer
+	// free holds appended frames' buffers for the next appends.
+	free chan []byte
 }
 
 // newSession starts a session whose configuration is the engine's
@@ -94,6 +110,7 @@ func newSession(e *Engine, n uint64, cfg realtime.SessionConfig) (*session, erro
 		ctx:    ctx,
 		cancel: cancel,
 		timer:  time.NewTimer(time.Hour),
+		free:   make(chan []byte, 4),
 	}
 	s.timer.Stop()
 	s.cfg = e.defaultConfig(s.id("sess"))
@@ -132,7 +149,12 @@ func (s *session) AppendAudio(audio []byte) error {
 		s.q.PushAudio(input{})
 		return realtime.ErrClosed
 	}
-	s.q.PushAudio(input{audio: append([]byte(nil), audio...)})
+	var buf []byte
+	select {
+	case buf = <-s.free:
+	default:
+	}
+	s.q.PushAudio(input{audio: append(buf[:0], audio...)})
 	s.audioIn.Add(1)
 	return nil
 }
@@ -175,6 +197,10 @@ func (s *session) run() {
 					s.handle(in.ev)
 				} else if in.audio != nil {
 					s.onAudio(in.audio)
+					select { // converted: the buffer serves a later append
+					case s.free <- in.audio[:0]:
+					default:
+					}
 				}
 				batch[i] = input{}
 			}
@@ -253,6 +279,8 @@ func (s *session) applyFormats() {
 	in, out := formatOf(s.cfg.InputFormat()), formatOf(s.cfg.OutputFormat())
 	if in != s.in {
 		s.buf, s.carry, s.bufStart, s.pos = nil, nil, 0, 0
+		s.st = storeFormatOf(in)
+		s.inConv = newConverter(in, s.st)
 	}
 	s.in, s.out = in, out
 	td := s.cfg.TurnDetection()
@@ -302,8 +330,34 @@ func (s *session) apply(u realtime.SessionConfig) {
 
 // --- input audio and VAD ---
 
+// ms converts input samples to milliseconds.
 func (s *session) ms(samples int64) int { return int(samples * 1000 / int64(s.in.rate)) }
 
+// step is how many input samples one kept sample stands for.
+func (s *session) step() int64 { return int64(s.in.rate / s.st.rate) }
+
+// off is the offset in buf of input position p (bufStart or later).
+func (s *session) off(p int64) int {
+	o := int((p-s.bufStart)/s.step()) * s.st.bytesPerSample()
+	return min(max(o, 0), len(s.buf))
+}
+
+// advance drops the buffer's first n input samples (whole kept samples);
+// copyDown moves the rest to the array's start, so it does not grow.
+func (s *session) advance(n int64, copyDown bool) {
+	n -= n % s.step()
+	o := s.off(s.bufStart + n)
+	if copyDown {
+		s.buf = s.buf[:copy(s.buf, s.buf[o:])]
+	} else {
+		s.buf = s.buf[o:]
+	}
+	s.bufStart += int64(o/s.st.bytesPerSample()) * s.step()
+}
+
+// onAudio takes input audio. The VAD reads it as it came, and every
+// position counts input samples; the buffer keeps it in the store format
+// (s.st: 8 kHz µ-law for PCM input).
 func (s *session) onAudio(b []byte) {
 	bps := s.in.bytesPerSample()
 	if len(s.carry) > 0 {
@@ -314,13 +368,24 @@ func (s *session) onAudio(b []byte) {
 		s.carry = append([]byte(nil), b[len(b)-r:]...)
 		b = b[:len(b)-r]
 	}
-	s.buf = append(s.buf, b...)
+	// Room for the frame, the array growing to MaxTurn and no further
+	// (capTurn keeps the buffer within it).
+	s.buf = s.reserve(s.buf, (len(b)/bps)/int(s.step())*s.st.bytesPerSample()+s.st.bytesPerSample())
+	decoded := false
+	if s.in == s.st {
+		s.buf = append(s.buf, b...)
+	} else {
+		s.scratch, decoded = s.in.decode(s.scratch[:0], b), true
+		s.buf = s.inConv.appendPCM(s.buf, s.scratch)
+	}
 	s.pos += int64(len(b) / bps)
 	s.capTurn()
 	if !s.vadOn {
 		return
 	}
-	s.scratch = s.in.decode(s.scratch[:0], b)
+	if !decoded {
+		s.scratch = s.in.decode(s.scratch[:0], b)
+	}
 	s.vadEvs = s.vad.push(s.vadEvs[:0], s.scratch)
 	for _, ev := range s.vadEvs {
 		switch ev.kind {
@@ -344,46 +409,57 @@ func (s *session) onAudio(b []byte) {
 		// Keep only what a future turn's prefix padding may need.
 		keep := s.vad.msToSamples(s.vad.cfg.prefixMs + s.vad.cfg.minSpeechMs + 30)
 		if drop := s.pos - keep - s.bufStart; drop > 0 {
-			s.buf = s.buf[drop*int64(bps):]
-			s.bufStart += drop
+			s.advance(drop, false)
 		}
 	}
+}
+
+// reserve returns buf with room for n more bytes: doubled as an append
+// would, but never past the size of MaxTurn (and n) in the store format.
+func (s *session) reserve(buf []byte, n int) []byte {
+	if cap(buf)-len(buf) >= n {
+		return buf
+	}
+	limit := int(int64(s.e.opts.MaxTurn)*int64(s.st.rate)/int64(time.Second))*s.st.bytesPerSample() + n
+	nb := make([]byte, len(buf), max(min(2*cap(buf), limit), len(buf)+n, 4096))
+	copy(nb, buf)
+	return nb
 }
 
 // capTurn keeps at most MaxTurn of the input buffer (the turn in
 // progress, or what its prefix padding may need): a longer turn loses its
 // oldest audio, and the committed item holds its last MaxTurn.
 func (s *session) capTurn() {
-	bps := int64(s.in.bytesPerSample())
 	limit := int64(s.e.opts.MaxTurn) * int64(s.in.rate) / int64(time.Second)
 	if drop := s.pos - s.bufStart - limit; drop > 0 {
-		// Copy down rather than reslice, so the array does not grow.
-		n := copy(s.buf, s.buf[drop*bps:])
-		s.buf = s.buf[:n]
-		s.bufStart += drop
+		s.advance(drop, true)
 	}
 }
 
-// keptAudioItems is how many of the newest items keep their audio. Older
-// items keep their place in the conversation but not their audio, so a long
-// call's memory stays bounded (the caller cannot barge into, truncate or
-// replay an answer that old anyway). Besides the count, the items keep at
-// most 2×MaxTurn of audio in all (the newest first).
+// keptAudioItems is how many of the newest items keep their audio (a user
+// item) or may be truncated (an answer). Older items keep their place in the
+// conversation but not their audio, so a long call's memory stays bounded
+// (the caller cannot barge into, truncate or replay an answer that old
+// anyway). Besides the count, the user items keep at most MaxTurn of audio
+// in all (the newest first); answers keep none (they repeat a user item).
 const keptAudioItems = 8
 
 // forgetAudio drops the audio of items older than the newest keptAudioItems,
 // and of older ones past the audio budget.
 func (s *session) forgetAudio() {
-	budget := 2 * s.e.opts.MaxTurn
+	budget := s.e.opts.MaxTurn
 	for i, n := len(s.items)-1, 0; i >= 0; i-- {
 		it := s.items[i]
-		if it.audio == nil {
+		if !it.voiced {
 			continue
 		}
 		n++
-		d := time.Duration(it.audioFm.ms(len(it.audio))) * time.Millisecond
+		var d time.Duration
+		if it.audio != nil {
+			d = time.Duration(it.audioFm.ms(len(it.audio))) * time.Millisecond
+		}
 		if n > keptAudioItems || d > budget {
-			it.audio = nil
+			it.audio, it.said = nil, false
 			continue
 		}
 		budget -= d
@@ -399,16 +475,14 @@ func boolOr(b *bool, def bool) bool {
 
 // commit turns input samples [from, to) into a user audio item.
 func (s *session) commit(itemID string, from, to, speechEnd int64) {
-	bps := int64(s.in.bytesPerSample())
 	from = max(from, s.bufStart)
-	audio := append([]byte(nil), s.buf[(from-s.bufStart)*bps:(to-s.bufStart)*bps]...)
-	s.buf = s.buf[(to-s.bufStart)*bps:]
-	s.bufStart = to
+	audio := append([]byte(nil), s.buf[s.off(from):s.off(to)]...)
+	s.advance(to-s.bufStart, false)
 	prev := s.lastID()
 	s.emit(&realtime.InputAudioBufferCommitted{PreviousItemID: prev, ItemID: itemID})
 	it := realtime.Item{ID: itemID, Object: "realtime.item", Type: realtime.ItemMessage, Status: realtime.StatusCompleted, Role: realtime.RoleUser,
 		Content: []realtime.ContentPart{{Type: realtime.ContentInputAudio}}}
-	s.items = append(s.items, &item{it: it, audio: audio, audioFm: s.in, spokeMs: s.ms(speechEnd - s.onsetOr(from))})
+	s.items = append(s.items, &item{it: it, audio: audio, audioFm: s.st, voiced: true, spokeMs: s.ms(speechEnd - s.onsetOr(from))})
 	s.forgetAudio()
 	s.emit(&realtime.ConversationItemAdded{PreviousItemID: prev, Item: it})
 	s.emit(&realtime.ConversationItemDone{PreviousItemID: prev, Item: it})
@@ -494,7 +568,9 @@ func (s *session) itemCreate(v *realtime.ConversationItemCreate) {
 	ni := &item{it: it}
 	for _, c := range it.Content {
 		if c.Type == realtime.ContentInputAudio && len(c.Audio) > 0 {
-			ni.audio, ni.audioFm = append(ni.audio, c.Audio...), s.in
+			st := storeFormatOf(s.in)
+			n := len(c.Audio) / s.in.bytesPerSample() * s.in.bytesPerSample()
+			ni.audio, ni.audioFm, ni.voiced = newConverter(s.in, st).convert(ni.audio, c.Audio[:n]), st, true
 		}
 	}
 	s.items = append(s.items[:at], append([]*item{ni}, s.items[at:]...)...)
@@ -515,7 +591,7 @@ func (s *session) truncate(v *realtime.ConversationItemTruncate) {
 		return
 	}
 	it := s.items[i]
-	if it.it.Role != realtime.RoleAssistant || it.audio == nil {
+	if it.it.Role != realtime.RoleAssistant || !it.said {
 		s.fail(v, "invalid_value", "item_id", "only assistant message items with audio can be truncated")
 		return
 	}
@@ -523,12 +599,12 @@ func (s *session) truncate(v *realtime.ConversationItemTruncate) {
 		s.fail(v, "invalid_value", "content_index", "content_index must be 0")
 		return
 	}
-	have := it.audioFm.ms(len(it.audio))
+	have := it.saidMs
 	if v.AudioEndMs < 0 || v.AudioEndMs > have {
 		s.fail(v, "invalid_value", "audio_end_ms", "audio_end_ms %d is beyond the item's audio (%d ms)", v.AudioEndMs, have)
 		return
 	}
-	it.audio = it.audio[:it.audioFm.bytes(v.AudioEndMs)]
+	it.saidMs = v.AudioEndMs
 	// Copy on write: earlier events share the old content slice. The
 	// transcript may hold words that were never heard, so it goes.
 	content := slices.Clone(it.it.Content)

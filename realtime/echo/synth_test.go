@@ -40,7 +40,7 @@ func TestToneFallback(t *testing.T) {
 }
 
 // TestEchoRepeatsEspeakSpeech feeds real synthetic speech through the VAD: one
-// turn, and the echo returns exactly the committed audio.
+// turn, and the echo returns the committed audio (at telephone quality).
 func TestEchoRepeatsEspeakSpeech(t *testing.T) {
 	speech, err := espeak(t).Synthesize(context.Background(), "Hello, I would like to check my order status please.", 24000)
 	require.NoError(t, err)
@@ -52,7 +52,7 @@ func TestEchoRepeatsEspeakSpeech(t *testing.T) {
 	started := find[*realtime.InputAudioBufferSpeechStarted](t, evs)
 	stopped := find[*realtime.InputAudioBufferSpeechStopped](t, evs)
 	require.InDelta(t, 100, started.AudioStartMs, 60, "speech starts at 400 ms, minus the 300 ms prefix")
-	eqBytes(t, in[started.AudioStartMs*48:stopped.AudioEndMs*48], deltas(evs))
+	sameSpeech(t, in[started.AudioStartMs*48:stopped.AudioEndMs*48], deltas(evs))
 	require.Contains(t, find[*realtime.ResponseOutputAudioTranscriptDone](t, evs).Transcript, "(echo) you spoke for")
 	speechMs := len(speech) / 24
 	require.Greater(t, stopped.AudioEndMs, 400+speechMs/2, "the turn covers the speech")
@@ -77,3 +77,28 @@ func TestEchoSpeaksGreetingWithEspeak(t *testing.T) {
 }
 
 func pcmFmt() format { return format{typ: realtime.FormatPCM, rate: 24000} }
+
+// TestEchoRepeatsASentenceWholeByDefault: a demo caller's sentence of
+// 5-8 s (espeak speaking one, then 7 s of speech-like tone) comes back
+// whole with the engine's defaults, kept at 8 kHz µ-law.
+func TestEchoRepeatsASentenceWholeByDefault(t *testing.T) {
+	speech, err := espeak(t).Synthesize(context.Background(),
+		"Hello, this is a caller testing the demo line: I would like to hear this whole sentence repeated back to me, please.", 24000)
+	require.NoError(t, err)
+	require.Greater(t, len(speech), 5*24000, "a sentence of more than 5 s")
+	s := open(t, Options{Unpaced: true, Synthesizer: Tone{}}, realtime.SessionConfig{})
+	in := cat(pcm(400, 0), pcmFmt().encode(nil, speech), pcm(1200, 0))
+	feed(t, s, in, 960)
+	evs := until(t, s, realtime.TypeResponseDone)
+	started := find[*realtime.InputAudioBufferSpeechStarted](t, evs)
+	stopped := find[*realtime.InputAudioBufferSpeechStopped](t, evs)
+	require.Greater(t, stopped.AudioEndMs-started.AudioStartMs, 5000)
+	sameSpeech(t, in[started.AudioStartMs*48:stopped.AudioEndMs*48], deltas(evs))
+
+	long := cat(pcm(400, 0), pcm(7000, 8000), pcm(800, 0))
+	feed(t, s, long, 960)
+	evs = until(t, s, realtime.TypeResponseDone)
+	stopped = find[*realtime.InputAudioBufferSpeechStopped](t, evs)
+	require.Len(t, deltas(evs), (stopped.AudioEndMs-find[*realtime.InputAudioBufferSpeechStarted](t, evs).AudioStartMs)*48,
+		"7 s of speech and its padding, all of it")
+}
