@@ -13,7 +13,7 @@ import (
 )
 
 // takeProfiles fetches the appliance's profiles from its pprof listener
-// into dir: cpu.pprof (8 s), heap.pprof and goroutines.txt. It returns a
+// into dir: cpu.pprof (8 s), heap.pprof, goroutines.txt and memstats.txt. It returns a
 // line for the report (how many goroutines ran, where the files are).
 func takeProfiles(ctx context.Context, addr, dir string) string {
 	get := func(path, file string, timeout time.Duration) ([]byte, error) {
@@ -45,8 +45,15 @@ func takeProfiles(ctx context.Context, addr, dir string) string {
 	if _, err := get("/debug/pprof/profile?seconds=8", "cpu.pprof", 20*time.Second); err != nil {
 		return "profiles: " + err.Error()
 	}
-	if _, err := get("/debug/pprof/heap", "heap.pprof", 10*time.Second); err != nil {
+	// Both heap profiles are taken after a collection (gc=1): the live
+	// heap, not what the last cycle saw (the collections they force come
+	// after the CPU profile). The text form ends with the runtime's
+	// MemStats: heap, goroutine stacks, GC goal; where RSS goes.
+	if _, err := get("/debug/pprof/heap?gc=1", "heap.pprof", 10*time.Second); err != nil {
 		return "profiles: " + err.Error()
 	}
-	return fmt.Sprintf("%s; cpu.pprof (8 s), heap.pprof, goroutines.txt in %s", goroutines, dir)
+	if _, err := get("/debug/pprof/heap?debug=1&gc=1", "memstats.txt", 10*time.Second); err != nil {
+		return "profiles: " + err.Error()
+	}
+	return fmt.Sprintf("%s; cpu.pprof (8 s), heap.pprof, goroutines.txt, memstats.txt in %s", goroutines, dir)
 }
