@@ -194,6 +194,17 @@ func logSummary(path string) []logCount {
 	for k, n := range counts {
 		out = append(out, logCount{level: k[0], msg: k[1], n: n})
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].n > out[j].n || (out[i].n == out[j].n && out[i].msg < out[j].msg) })
+	// Most frequent first; ties by message, then level ("error" before
+	// "warn"), so the order does not follow the map's.
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.n != b.n {
+			return a.n > b.n
+		}
+		if a.msg != b.msg {
+			return a.msg < b.msg
+		}
+		return a.level < b.level
+	})
 	return out
 }
