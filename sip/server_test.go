@@ -11,8 +11,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"text/template"
 	"time"
@@ -500,4 +502,24 @@ func TestEndedCallIsNotKept(t *testing.T) {
 	require.Eventually(t, func() bool { return srv.ActiveCalls() == 0 }, 2*time.Second, 10*time.Millisecond)
 	require.Eventually(t, func() bool { runtime.GC(); return kept.Value() == nil }, 5*time.Second, 50*time.Millisecond,
 		"the ended call is still reachable (its transactions are alive for 32 s)")
+}
+
+// TestUDPReadBuffer: the SIP UDP socket asks for udpReadBuffer (the kernel
+// caps it at net.core.rmem_max and reports twice what it granted), so a
+// burst of ACKs and BYEs at a high call rate is not dropped by the kernel.
+func TestUDPReadBuffer(t *testing.T) {
+	srv := startServer(t, Options{}, newAnsweringHandler())
+	raw, err := srv.udp.(*net.UDPConn).SyscallConn()
+	require.NoError(t, err)
+	var got int
+	var serr error
+	require.NoError(t, raw.Control(func(fd uintptr) { got, serr = syscall.GetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF) }))
+	require.NoError(t, serr)
+	b, err := os.ReadFile("/proc/sys/net/core/rmem_max")
+	require.NoError(t, err)
+	rmemMax, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	require.NoError(t, err)
+	want := 2 * min(udpReadBuffer, rmemMax)
+	t.Logf("SO_RCVBUF %d (rmem_max %d)", got, rmemMax)
+	require.GreaterOrEqual(t, got, want)
 }
