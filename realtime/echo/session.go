@@ -478,6 +478,12 @@ func (s *session) commit(itemID string, from, to, speechEnd int64) {
 	from = max(from, s.bufStart)
 	audio := append([]byte(nil), s.buf[s.off(from):s.off(to)]...)
 	s.advance(to-s.bufStart, false)
+	// What is left is a moment of the next turn: let the turn's array go
+	// (the item has its copy), so a session between turns holds its items
+	// and a small buffer, not both at their largest.
+	if size := max(2*len(s.buf), 4096); cap(s.buf) > 2*size {
+		s.buf = append(make([]byte, 0, size), s.buf...)
+	}
 	prev := s.lastID()
 	s.emit(&realtime.InputAudioBufferCommitted{PreviousItemID: prev, ItemID: itemID})
 	it := realtime.Item{ID: itemID, Object: "realtime.item", Type: realtime.ItemMessage, Status: realtime.StatusCompleted, Role: realtime.RoleUser,
