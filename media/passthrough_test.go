@@ -361,15 +361,16 @@ func TestPassthroughCodecSwitch(t *testing.T) {
 }
 
 // TestPassthroughOffIgnoresOnPayload: OnPayload belongs to passthrough; a
-// PCM session never calls it, and a passthrough session's PCM writes
-// (prompts) are encoded once, in the session's codec.
+// PCM session never calls it. Its playout keeps code words all the same
+// (PCM writes are encoded once, in the session's codec: half the memory).
 func TestPassthroughOffIgnoresOnPayload(t *testing.T) {
 	pool := newPool(t)
 	peer := newRawPeer(t)
 	var sink frameSink
 	s := newSession(t, pool, SessionOptions{OnPayload: sink.onPayload, OnAudio: sink.onAudio, Remote: addr(peer.port())})
-	_, coded := s.Playout().Coded()
-	require.False(t, coded)
+	c, coded := s.Playout().Coded()
+	require.True(t, coded)
+	require.Equal(t, PCMU, c)
 	for i := range 4 {
 		peer.send(t, s.LocalPort(), PayloadTypePCMU, uint16(i), uint32(160*i), bytesOf(0x10, 160))
 	}

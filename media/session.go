@@ -67,8 +67,9 @@ type SessionOptions struct {
 	// Passthrough keeps the audio as Codec's bytes both ways, for a
 	// consumer that speaks the call's G.711: a CodedJitterBuffer holds the
 	// payload bytes and OnPayload gets them untouched; the Playout is a
-	// coded one (NewCodedPlayout) whose WriteCoded bytes the pacer sends as
-	// they are. Nothing is decoded or encoded on the way, except:
+	// coded one (NewCodedPlayout, as for every G.711 session) whose
+	// WriteCoded bytes the pacer sends as they are. Nothing is decoded or
+	// encoded on the way, except:
 	//   - for OnAudio, when it is set as well (in-band DTMF needs PCM);
 	//   - PCM written with Playout.Write (prompts rendered locally), which
 	//     is encoded once, on Write;
@@ -212,10 +213,11 @@ func NewSession(pair *PortPair, opts SessionOptions) (*Session, error) {
 		}
 		pacerTap = s.tap
 	} else {
-		// The buffer keeps code words either way (half the memory of
-		// PCM: 16 KiB a call) and a PCM consumer gets each frame decoded
-		// as it is delivered.
-		if opts.Passthrough {
+		// The buffers keep code words either way (half the memory of
+		// PCM): the jitter buffer's frames are decoded for a PCM consumer
+		// as they are delivered, and a G.711 playout encodes PCM once, on
+		// Write, so the pacer sends its bytes as they are.
+		if opts.Passthrough || !opts.Codec.IsG722() {
 			s.playout = NewCodedPlayout(opts.Codec)
 		}
 		s.codedJB, err = NewCodedJitterBuffer(opts.Codec, jopts)
