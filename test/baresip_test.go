@@ -82,7 +82,7 @@ func TestBaresipEcho(t *testing.T) {
 		_ = cmd.Process.Signal(os.Interrupt)
 		<-waited
 	}()
-	c := liveCall(t, d)
+	c := liveCall(t, d, func() string { return tail(buf.String(), 3000) })
 	require.Eventually(t, func() bool { return d.App.Calls().Active() == 0 }, 40*time.Second, 50*time.Millisecond,
 		"baresip did not hang up at the end of its WAV: %s", tail(buf.String(), 3000))
 	// The recording is closed when baresip's call ends, right after its

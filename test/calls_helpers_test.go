@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"switchboard/app/apptest"
@@ -51,10 +52,12 @@ func createAgentNumber(t *testing.T, d *apptest.Daemon, number string, sipAuth m
 }
 
 // liveCall waits for the single call of d to be answered and returns it.
-func liveCall(t *testing.T, d *apptest.Daemon) *call.Call {
+// peerLog, when given, is the calling peer's output, shown when no call
+// was answered.
+func liveCall(t *testing.T, d *apptest.Daemon, peerLog ...func() string) *call.Call {
 	t.Helper()
 	var c *call.Call
-	require.Eventually(t, func() bool {
+	ok := assert.Eventually(t, func() bool {
 		for _, x := range d.App.Calls().List() {
 			if x.Snapshot().State == call.StateActive {
 				c = x
@@ -63,6 +66,13 @@ func liveCall(t *testing.T, d *apptest.Daemon) *call.Call {
 		}
 		return false
 	}, 15*time.Second, 5*time.Millisecond, "no answered call")
+	if !ok {
+		for _, l := range peerLog {
+			t.Logf("the caller's output: %s", l())
+		}
+		t.Logf("daemon: %s", tail(d.Logs.String(), 3000))
+		t.FailNow()
+	}
 	return c
 }
 

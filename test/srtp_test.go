@@ -95,7 +95,7 @@ func TestBaresipSRTP(t *testing.T) {
 	rec := filepath.Join(dir, "rec-tls")
 	buf, stop = startBaresipSRTP(t, dir, "tls", speech, fmt.Sprintf("sip:14155550150@%s;transport=tls", tlsAddr))
 	defer stop()
-	c := liveCall(t, d)
+	c := liveCall(t, d, func() string { return tail(buf.String(), 3000) })
 	require.Eventually(t, func() bool { return d.App.Calls().Active() == 0 }, 40*time.Second, 50*time.Millisecond,
 		"baresip did not hang up at the end of its WAV: %s", tail(buf.String(), 3000))
 	time.Sleep(500 * time.Millisecond) // the recording is closed after the BYE
