@@ -22,6 +22,11 @@ import (
 // nothing, not even a pong, within PingInterval+PongTimeout.
 var ErrPongTimeout = errors.New("no pong from peer")
 
+// freeBufs holds written messages' buffers for the next appends of any
+// session: shared, so a session keeps none between its frames (each would
+// keep a few: 5 KB a call), and bounded, so a burst does not stay.
+var freeBufs = make(chan []byte, 512)
+
 // wsSession is a Session over a client WebSocket: one reader goroutine, one
 // writer goroutine (which also sends pings).
 type wsSession struct {
@@ -38,10 +43,9 @@ type wsSession struct {
 
 	audioSent, eventsSent, eventsRecv atomic.Uint64
 
-	// free holds written messages' buffers for the next appends, and rbuf
-	// is the reader's buffer for audio deltas: the per-frame traffic
-	// reuses its memory instead of making garbage at 50 frames a second.
-	free chan []byte
+	// rbuf is the reader's buffer for audio deltas (the writer's come
+	// from freeBufs): the per-frame traffic reuses its memory instead of
+	// making garbage at 50 frames a second.
 	rbuf []byte
 	// dec decodes what readLoop reads, audio deltas from a pool
 	// (decoder.go); one holds settle's answer for the common case.
@@ -69,7 +73,6 @@ func newWSSession(conn *websocket.Conn, opts Options, configuring bool) *wsSessi
 		events: make(chan Event, opts.EventBuffer),
 		ctx:    ctx,
 		cancel: cancel,
-		free:   make(chan []byte, 4),
 
 		configuring: configuring,
 	}
@@ -236,7 +239,7 @@ func (s *wsSession) writeLoop() {
 				}
 				batch[i] = nil
 				select { // written: its buffer serves a later append
-				case s.free <- b[:0]:
+				case freeBufs <- b[:0]:
 				default:
 				}
 			}
@@ -269,7 +272,7 @@ func (s *wsSession) AppendAudio(audio []byte) error {
 	}
 	var buf []byte
 	select {
-	case buf = <-s.free:
+	case buf = <-freeBufs:
 	default:
 		buf = make([]byte, 0, 64+len(audio)*4/3)
 	}
