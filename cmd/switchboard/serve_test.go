@@ -6,7 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestGCPercent: the appliance runs with GOGC=50 unless the environment
+// TestGCPercent: the appliance runs with GOGC=30 unless the environment
 // names another target (or off).
 func TestGCPercent(t *testing.T) {
 	env := func(v string) func(string) string {
