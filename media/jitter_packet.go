@@ -111,6 +111,24 @@ func (j *PacketJitterBuffer) Buffered() time.Duration {
 
 func (j *PacketJitterBuffer) buffered() int { return max(int(int32(j.endTS-j.playTS)), 0) }
 
+// resetEnd measures the stored audio again after the sender's timestamps
+// jumped back (a new source behind the same SSRC, a restarted clock): the
+// end of the audio before the jump no longer lies ahead of the playout
+// point, and counting it would make the buffer look full, so that it
+// dropped the packets that follow.
+func (j *PacketJitterBuffer) resetEnd() {
+	j.endTS = j.playTS
+	for i := range j.slots {
+		s := &j.slots[i]
+		if !s.present || int16(s.seq-j.next) < 0 {
+			continue
+		}
+		if end := s.ts + uint32(s.dur); int32(end-j.endTS) > 0 {
+			j.endTS = end
+		}
+	}
+}
+
 // Dropped returns how many ticks of audio were discarded because the
 // buffer grew far past its target.
 func (j *PacketJitterBuffer) Dropped() int { return j.dropped }
@@ -222,7 +240,11 @@ func (j *PacketJitterBuffer) Pop(dst []byte) (payload []byte, fec bool, dur int,
 	if s.present && s.seq == j.next {
 		s.present = false
 		j.next++
+		back := int32(s.ts-j.playTS) < 0
 		j.playTS = s.ts + uint32(s.dur)
+		if back {
+			j.resetEnd()
+		}
 		j.lastDur, j.stalled = s.dur, 0
 		return append(dst, s.data...), false, s.dur, FramePlayed
 	}

@@ -452,3 +452,29 @@ func FuzzPacketJitterBuffer(f *testing.F) {
 		}
 	})
 }
+
+// TestPacketJitterBufferTimestampsJumpBack: a sender whose timestamps jump
+// back mid-stream (a new source behind the same SSRC) is played on without
+// a gap: the audio before the jump no longer counts as buffered, so no
+// packet after it is dropped as excess delay (found by
+// FuzzPacketJitterBuffer: 384 ms "buffered" with nothing stored).
+func TestPacketJitterBufferTimestampsJumpBack(t *testing.T) {
+	frames := opusFrames(t, 1)
+	j, err := NewPacketJitterBuffer(opusPT, JitterOptions{})
+	require.NoError(t, err)
+	played := 0
+	for i := range 60 {
+		ts := uint32(100000 + 960*i)
+		if i >= 20 {
+			ts = uint32(960 * (i - 20)) // 2 s back, then on at 20 ms
+		}
+		j.Push(&rtp.Header{PayloadType: opusPT.PayloadType, SSRC: 7, SequenceNumber: uint16(i), Timestamp: ts}, frames[0])
+		_, _, _, st := j.Pop(nil)
+		if st == FramePlayed {
+			played++
+		}
+		require.LessOrEqual(t, j.Buffered(), 100*time.Millisecond, "packet %d", i)
+	}
+	require.Zero(t, j.Dropped(), "no audio dropped as excess delay")
+	require.GreaterOrEqual(t, played, 57, "every packet after the priming is played")
+}
