@@ -5,7 +5,6 @@ import (
 	le "encoding/binary"
 	"fmt"
 	"math"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -122,10 +121,7 @@ func agentBaresipDial(t *testing.T, dir, source, uri string, quit time.Duration)
 	conf, rec := filepath.Join(dir, "baresip"), filepath.Join(dir, "rec")
 	require.NoError(t, os.MkdirAll(conf, 0o700))
 	require.NoError(t, os.MkdirAll(rec, 0o700))
-	l, err := net.ListenPacket("udp", "127.0.0.1:0")
-	require.NoError(t, err)
-	port := l.LocalAddr().(*net.UDPAddr).Port
-	require.NoError(t, l.Close())
+	port := freeBaresipPort(t)
 	config := strings.Join([]string{
 		"module_path /usr/lib/baresip/modules",
 		fmt.Sprintf("sip_listen 127.0.0.1:%d", port),

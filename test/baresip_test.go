@@ -48,7 +48,7 @@ func TestBaresipEcho(t *testing.T) {
 	require.NoError(t, os.MkdirAll(rec, 0o700))
 	config := strings.Join([]string{
 		"module_path /usr/lib/baresip/modules",
-		fmt.Sprintf("sip_listen 127.0.0.1:%d", freeUDPPort(t)),
+		fmt.Sprintf("sip_listen 127.0.0.1:%d", freeBaresipPort(t)),
 		"audio_source aufile," + speech,
 		"audio_player alsa,null",
 		"audio_alert alsa,null",

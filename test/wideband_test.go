@@ -138,7 +138,7 @@ func testBaresipWideband(t *testing.T, d *apptest.Daemon, codec, number string) 
 	require.NoError(t, os.MkdirAll(rec, 0o700))
 	config := strings.Join([]string{
 		"module_path /usr/lib/baresip/modules",
-		fmt.Sprintf("sip_listen 127.0.0.1:%d", freeUDPPort(t)),
+		fmt.Sprintf("sip_listen 127.0.0.1:%d", freeBaresipPort(t)),
 		"audio_source aufile," + source,
 		"audio_player alsa,null",
 		"audio_alert alsa,null",
