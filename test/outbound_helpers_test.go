@@ -216,3 +216,16 @@ func dumpOnFail(t *testing.T, d *apptest.Daemon, r *sippRun) {
 		}
 	})
 }
+
+// outboundSetup starts the callee c (sipp), a daemon and the team number
+// from, routed to an agent, whose outbound trunk reaches c with c's
+// credentials; both are dumped if the test fails. It returns the callee's
+// port and the agent's id.
+func outboundSetup(t *testing.T, c callee, from string) (*apptest.Daemon, *sippRun, int, string) {
+	t.Helper()
+	port, sipp := startCallee(t, c)
+	d := callDaemon(t, nil)
+	agentID := outboundNumber(t, d, from, port, c.User, c.Password)
+	dumpOnFail(t, d, sipp)
+	return d, sipp, port, agentID
+}

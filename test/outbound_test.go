@@ -21,10 +21,7 @@ import (
 func TestOutboundHumanAnswers(t *testing.T) {
 	ignore := goleak.IgnoreCurrent()
 	hello, helloLen := calleePcap(t, silencePCM(300*time.Millisecond), espeakPCM(t, "Hello?"), silencePCM(4*time.Second))
-	port, sipp := startCallee(t, callee{Name: "human", Challenge: 401, User: "acct-7", Password: "Carrier-Pass-93", RingMs: 800, Pcap: hello})
-	d := callDaemon(t, nil)
-	agentID := outboundNumber(t, d, "+18005550142", port, "acct-7", "Carrier-Pass-93")
-	dumpOnFail(t, d, sipp)
+	d, sipp, _, agentID := outboundSetup(t, callee{Name: "human", Challenge: 401, User: "acct-7", Password: "Carrier-Pass-93", RingMs: 800, Pcap: hello}, "+18005550142")
 
 	rec := d.JSON(t, "POST", "/v1/calls", d.OwnerKey, map[string]any{"to": "+14155550199", "from": "+18005550142",
 		"agent_id": agentID, "machine_detection": "detect"}, 201)
@@ -89,10 +86,7 @@ func TestOutboundMachineLeavesMessage(t *testing.T) {
 	require.Greater(t, len(greeting), 10*8000, "the greeting lasts %d ms", len(greeting)/8)
 	box, _ := calleePcap(t, silencePCM(200*time.Millisecond), greeting, silencePCM(600*time.Millisecond), beepPCM(500*time.Millisecond), silencePCM(3*time.Second))
 	beepEnd := 200*time.Millisecond + time.Duration(len(greeting))*time.Second/8000 + 1100*time.Millisecond
-	port, sipp := startCallee(t, callee{Name: "machine", RingMs: 300, Pcap: box})
-	d := callDaemon(t, nil)
-	agentID := outboundNumber(t, d, "+18005550143", port, "", "")
-	dumpOnFail(t, d, sipp)
+	d, sipp, _, agentID := outboundSetup(t, callee{Name: "machine", RingMs: 300, Pcap: box}, "+18005550143")
 
 	rec := d.JSON(t, "POST", "/v1/calls", d.OwnerKey, map[string]any{"to": "+14155550198", "from": "+18005550143",
 		"agent_id": agentID, "machine_detection": "detect", "ring_timeout_s": 20}, 201)
@@ -177,10 +171,7 @@ func TestOutboundBusyAndNoAnswer(t *testing.T) {
 func TestOutboundHangupOnMachine(t *testing.T) {
 	greeting := espeakPCM(t, "Hello, you have reached Acme Logistics. Our offices are closed. Please leave a message after the tone and we will call you back.")
 	box, _ := calleePcap(t, greeting, beepPCM(500*time.Millisecond), silencePCM(2*time.Second))
-	port, sipp := startCallee(t, callee{Name: "hangup-machine", Pcap: box})
-	d := callDaemon(t, nil)
-	agentID := outboundNumber(t, d, "+18005550145", port, "", "")
-	dumpOnFail(t, d, sipp)
+	d, sipp, _, agentID := outboundSetup(t, callee{Name: "hangup-machine", Pcap: box}, "+18005550145")
 	rec := d.JSON(t, "POST", "/v1/calls", d.OwnerKey, map[string]any{"to": "+14155550195", "from": "+18005550145",
 		"agent_id": agentID, "machine_detection": "hangup_on_machine"}, 201)
 	sipp.wait(t, 15*time.Second) // the BYE came
@@ -330,10 +321,7 @@ func TestOutboundWebhookNumber(t *testing.T) {
 // call that rings (CANCEL, 487): progress canceled, ended by the
 // appliance.
 func TestOutboundCanceledWhileRinging(t *testing.T) {
-	port, sipp := startCallee(t, callee{Name: "cancel", NoAnswer: true})
-	d := callDaemon(t, nil)
-	agentID := outboundNumber(t, d, "+18005550150", port, "", "")
-	dumpOnFail(t, d, sipp)
+	d, sipp, _, agentID := outboundSetup(t, callee{Name: "cancel", NoAnswer: true}, "+18005550150")
 	rec := d.JSON(t, "POST", "/v1/calls", d.OwnerKey, map[string]any{"to": "+14155550192", "from": "+18005550150", "agent_id": agentID}, 201)
 	id := rec["call_id"].(string)
 	waitRecord(t, d, id, 10*time.Second, func(r map[string]any) bool { return r["progress"] == "ringing" })
@@ -383,10 +371,7 @@ func TestCLICallsDial(t *testing.T) {
 // as RFC 4733 events (the callee's answer had telephone-event).
 func TestOutboundCalleeHangsUp(t *testing.T) {
 	hello, _ := calleePcap(t, espeakPCM(t, "Yes?"), silencePCM(2*time.Second))
-	port, sipp := startCallee(t, callee{Name: "callee-bye", Pcap: hello, CalleeBye: true, TalkMs: 4000})
-	d := callDaemon(t, nil)
-	agentID := outboundNumber(t, d, "+18005550152", port, "", "")
-	dumpOnFail(t, d, sipp)
+	d, sipp, port, agentID := outboundSetup(t, callee{Name: "callee-bye", Pcap: hello, CalleeBye: true, TalkMs: 4000}, "+18005550152")
 	rec := d.JSON(t, "POST", "/v1/calls", d.OwnerKey, map[string]any{"to": "sip:bob@127.0.0.1:" + itoa(port), "from": "+18005550152",
 		"agent_id": agentID}, 201)
 	id := rec["call_id"].(string)
@@ -422,10 +407,7 @@ func TestOutboundSilentCallee(t *testing.T) {
 			if tc.pcap {
 				c.Pcap, _ = calleePcap(t, silencePCM(6*time.Second))
 			}
-			port, sipp := startCallee(t, c)
-			d := callDaemon(t, nil)
-			agentID := outboundNumber(t, d, "+18005550153", port, "", "")
-			dumpOnFail(t, d, sipp)
+			d, sipp, _, agentID := outboundSetup(t, c, "+18005550153")
 			rec := d.JSON(t, "POST", "/v1/calls", d.OwnerKey, map[string]any{"to": "+14155550190", "from": "+18005550153",
 				"agent_id": agentID, "machine_detection": "detect"}, 201)
 			id := rec["call_id"].(string)
@@ -497,10 +479,7 @@ func TestOutboundToAnotherAppliance(t *testing.T) {
 // the callee, whose NOTIFY says the transfer succeeded); the appliance
 // then ends its leg with BYE.
 func TestOutboundTransfer(t *testing.T) {
-	port, sipp := startCallee(t, callee{Name: "refer", Refer: true})
-	d := callDaemon(t, nil)
-	agentID := outboundNumber(t, d, "+18005550154", port, "", "")
-	dumpOnFail(t, d, sipp)
+	d, sipp, _, agentID := outboundSetup(t, callee{Name: "refer", Refer: true}, "+18005550154")
 	rec := d.JSON(t, "POST", "/v1/calls", d.OwnerKey, map[string]any{"to": "+14155550189", "from": "+18005550154", "agent_id": agentID}, 201)
 	id := rec["call_id"].(string)
 	waitRecord(t, d, id, 10*time.Second, func(r map[string]any) bool { return r["state"] == "active" })
@@ -523,10 +502,7 @@ func TestOutboundMachineWithoutDetection(t *testing.T) {
 		"For urgent matters please call the front desk. Otherwise leave a message after the tone.")
 	box, _ := calleePcap(t, greeting, silencePCM(400*time.Millisecond), beepPCM(400*time.Millisecond), silencePCM(3*time.Second))
 	beepEnd := time.Duration(len(greeting))*time.Second/8000 + 800*time.Millisecond
-	port, sipp := startCallee(t, callee{Name: "machine-off", Pcap: box})
-	d := callDaemon(t, nil)
-	agentID := outboundNumber(t, d, "+18005550155", port, "", "")
-	dumpOnFail(t, d, sipp)
+	d, sipp, _, agentID := outboundSetup(t, callee{Name: "machine-off", Pcap: box}, "+18005550155")
 	rec := d.JSON(t, "POST", "/v1/calls", d.OwnerKey, map[string]any{"to": "+14155550188", "from": "+18005550155", "agent_id": agentID}, 201)
 	id := rec["call_id"].(string)
 	rec = waitRecord(t, d, id, 30*time.Second, func(r map[string]any) bool { return len(r["transcript"].([]any)) > 0 })
