@@ -7,17 +7,24 @@ import (
 	"time"
 )
 
-// BenchmarkCallPut is the write of a call record at admission and at each
-// change (an upsert), on the backend of the run (SQLite, then PostgreSQL).
-func BenchmarkCallPut(b *testing.B) {
-	ctx := context.Background()
+// benchStore opens a fresh store on the backend of the run, closed when
+// the benchmark ends.
+func benchStore(b *testing.B) *DB {
+	b.Helper()
 	s, err := opener(b, b.TempDir())()
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer s.Close()
+	b.Cleanup(func() { s.Close() })
+	return s
+}
+
+// BenchmarkCallPut is the write of a call record at admission and at each
+// change (an upsert), on the backend of the run (SQLite, then PostgreSQL).
+func BenchmarkCallPut(b *testing.B) {
+	ctx := context.Background()
+	s := benchStore(b)
 	base := time.Unix(1_700_000_000, 0).UTC()
-	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
 		c := &Call{ID: fmt.Sprintf("bench-%d", i), TeamID: "default", State: "active", InviteTime: base, NodeID: "sb1"}
 		if err := s.Calls().Put(ctx, c); err != nil {
@@ -30,11 +37,7 @@ func BenchmarkCallPut(b *testing.B) {
 // key cache.
 func BenchmarkKeyByHash(b *testing.B) {
 	ctx := context.Background()
-	s, err := opener(b, b.TempDir())()
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer s.Close()
+	s := benchStore(b)
 	now := time.Now()
 	if err := s.Keys().Create(ctx, &APIKey{ID: "k", TeamID: "default", UserID: "u", Name: "k", Hash: "h", Redacted: "r",
 		ACLs: []string{"api-key:endpoint:*"}, CreateTime: now, ModifyTime: now}); err != nil {
@@ -51,11 +54,7 @@ func BenchmarkKeyByHash(b *testing.B) {
 // in one transaction (the ns/op is per record).
 func BenchmarkCallPutAll(b *testing.B) {
 	ctx := context.Background()
-	s, err := opener(b, b.TempDir())()
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer s.Close()
+	s := benchStore(b)
 	base := time.Unix(1_700_000_000, 0).UTC()
 	const batch = 16
 	cs := make([]*Call, batch)
