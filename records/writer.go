@@ -123,7 +123,7 @@ func (r *Recorder) write(b *batch, final []bool) {
 			errs[idx[k]] = err
 		}
 	}
-	took := time.Since(start)
+	took := r.opts.Now().Sub(start)
 	r.opts.Metrics.batch(len(recs), took)
 	r.mu.Lock()
 	defer r.mu.Unlock()
