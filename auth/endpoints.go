@@ -18,7 +18,7 @@ const (
 type Endpoint struct {
 	// Name is the ACL name, e.g. "calls".
 	Name string
-	// Description is one line for docs and the README.
+	// Description is one line for the docs (docs/security.md).
 	Description string
 	// Management marks endpoints that administer the appliance itself.
 	Management bool

@@ -85,13 +85,13 @@ func TestBadInput(t *testing.T) {
 	}
 }
 
-// TestREADMEDocumentsEverySetting keeps the README table in step with the
-// settings table.
-func TestREADMEDocumentsEverySetting(t *testing.T) {
-	b, err := os.ReadFile("../README.md")
+// TestDocsDocumentEverySetting keeps the table in docs/configuration.md in
+// step with the settings table.
+func TestDocsDocumentEverySetting(t *testing.T) {
+	b, err := os.ReadFile("../docs/configuration.md")
 	require.NoError(t, err)
-	readme := string(b)
-	require.Contains(t, readme, strings.TrimSpace(Markdown()), "README's settings table is stale: paste the output of `switchboard config`")
+	doc := string(b)
+	require.Contains(t, doc, strings.TrimSpace(Markdown()), "docs/configuration.md's settings table is stale: paste the output of `switchboard config`")
 }
 
 // TestFleetNeedsSharedSecrets: a node on a shared database refuses to start

@@ -201,7 +201,7 @@ func settings(c *Config) []Setting {
 // Settings lists every setting with its default, for documentation.
 func Settings() []Setting { return settings(&Config{}) }
 
-// Markdown renders the settings table that README.md carries.
+// Markdown renders the settings table that docs/configuration.md carries.
 func Markdown() string {
 	var b strings.Builder
 	b.WriteString("| YAML key | flag | environment | default | what it does |\n|---|---|---|---|---|\n")

@@ -21,7 +21,7 @@ import (
 // pocketsphinx_continuous program on a 16 kHz WAV file, the way the local
 // TTS runs espeak-ng, and reads its hypotheses with word times
 // (-time yes). No account, no network; accuracy is far below a provider's
-// (README gives the word error rate measured on espeak-ng speech).
+// (docs/realtime.md gives the word error rate measured on espeak-ng speech).
 
 // EnginePocketsphinx names the local STT engine.
 const EnginePocketsphinx = "pocketsphinx"

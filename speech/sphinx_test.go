@@ -104,7 +104,7 @@ func TestWordErrors(t *testing.T) {
 
 // TestPocketsphinxWER measures the local engine's word error rate on the
 // fixed espeak-ng sentences, at 16 kHz and through the phone path (8 kHz
-// G.711), and holds it under the bounds README states.
+// G.711), and holds it under the bounds docs/realtime.md states.
 func TestPocketsphinxWER(t *testing.T) {
 	p := requirePocketsphinx(t)
 	ctx := context.Background()

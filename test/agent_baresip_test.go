@@ -229,7 +229,7 @@ func TestAgentBaresipEchoEngine(t *testing.T) {
 	// The echo engine gives no transcript of the caller: the local STT
 	// (pocketsphinx, the default engine, no account) wrote the caller's
 	// turn in the call record. Through G.711 its words are mostly wrong
-	// (README: word error rate 0.94 by phone), so only the line is checked.
+	// (docs/realtime.md: word error rate 0.94 by phone), so only the line is checked.
 	var user []string
 	require.Eventually(t, func() bool {
 		list := d.JSON(t, "GET", "/v1/calls", d.OwnerKey, nil, 200)

@@ -13,7 +13,7 @@ import (
 )
 
 func init() {
-	register("serve", "run the appliance (see README for settings)", serve)
+	register("serve", "run the appliance (settings: docs/configuration.md)", serve)
 }
 
 // defaultGCPercent is the garbage collector's target (GOGC) when the
