@@ -8,13 +8,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
 	"switchboard/app"
 	"switchboard/app/apptest"
 	"switchboard/sip"
+	"switchboard/sip/siptest"
 )
 
 // TestWiring: an appliance built from the defaults serves every route it
@@ -49,9 +49,7 @@ func TestWiring(t *testing.T) {
 	ag := d.JSON(t, "GET", "/v1/agents/"+demo["agent_id"].(string), d.OwnerKey, nil, 200)
 	require.Equal(t, app.DemoAgentName, ag["name"])
 
-	dl, err := sip.NewDialer(sip.DialerOptions{}, zeroLog())
-	require.NoError(t, err)
-	defer dl.Close()
+	dl := siptest.NewSoftphone(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	c, err := dl.Dial(ctx, sip.DialRequest{Target: d.App.SIPAddr().String(), To: "+18005550100", From: "wiring",
@@ -80,8 +78,6 @@ func containsWildcard(p string) bool {
 	}
 	return false
 }
-
-func zeroLog() zerolog.Logger { return zerolog.Nop() }
 
 // loopbackRTP is a free loopback UDP address for the caller's media (the
 // appliance's RTP to it goes nowhere; the call's signalling is what is

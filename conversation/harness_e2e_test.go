@@ -3,7 +3,7 @@ package conversation_test
 // The end-to-end harness of the agent runtime: a full appliance
 // (app/apptest) whose "upstream" engine points at a scripted realtime
 // server (realtime/realtimetest), agents and numbers created over the HTTP
-// API, and a caller made of sip.Dialer plus a raw RTP endpoint that
+// API, and a caller made of sip.Softphone plus a raw RTP endpoint that
 // timestamps every packet it receives (the measures are taken from the RTP
 // the caller gets, not from the appliance's own clocks).
 
@@ -23,13 +23,13 @@ import (
 	"time"
 
 	"github.com/pion/rtp"
-	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/require"
 
 	"switchboard/app/apptest"
 	"switchboard/media"
 	"switchboard/realtime/realtimetest"
 	"switchboard/sip"
+	"switchboard/sip/siptest"
 )
 
 // The bearer key the scripted upstream wants, and the environment variable
@@ -107,17 +107,17 @@ func (f rxFrame) heard() bool { return f.peak > heardPeak }
 
 const heardPeak = 64
 
-// caller is one phone: a SIP dialer and an RTP endpoint on loopback.
+// caller is one phone: a softphone and an RTP endpoint on loopback.
 type caller struct {
 	t      *testing.T
-	dialer *sip.Dialer
+	dialer *sip.Softphone
 	conn   *net.UDPConn
-	call   *sip.OutboundCall
+	call   *sip.SoftphoneCall
 
 	mu       sync.Mutex
 	rx       []rxFrame
 	pcm      []int16 // everything received, decoded, at 8 kHz
-	events   []sip.Event
+	events   []sip.SoftphoneEvent
 	refers   []string
 	txQueue  []int16 // caller audio still to send
 	remote   netip.AddrPort
@@ -141,8 +141,7 @@ type callOptions struct {
 // (with the error), so tests can look at the timeline.
 func dial(t *testing.T, d *apptest.Daemon, number string, o callOptions) (*caller, error) {
 	t.Helper()
-	dl, err := sip.NewDialer(sip.DialerOptions{}, zerolog.Nop())
-	require.NoError(t, err)
+	dl := siptest.NewSoftphone(t)
 	conn, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	require.NoError(t, err)
 	c := &caller{t: t, dialer: dl, conn: conn, packetCh: make(chan rxFrame, 4096), referStatus: o.ReferStatus, stop: make(chan struct{})}
@@ -157,7 +156,7 @@ func dial(t *testing.T, d *apptest.Daemon, number string, o callOptions) (*calle
 	req := sip.DialRequest{
 		Target: d.App.SIPAddr().String(), To: number, From: "e2e-caller",
 		RTPAddr: netip.MustParseAddrPort(conn.LocalAddr().String()), Codecs: []sip.Codec{sip.PCMU},
-		OnEvent: func(e sip.Event) { c.mu.Lock(); c.events = append(c.events, e); c.mu.Unlock() },
+		OnEvent: func(e sip.SoftphoneEvent) { c.mu.Lock(); c.events = append(c.events, e); c.mu.Unlock() },
 	}
 	if o.ReferStatus != 0 {
 		req.OnRefer = func(to string) int {
@@ -282,20 +281,20 @@ func (c *caller) frames() []rxFrame {
 	return append([]rxFrame(nil), c.rx...)
 }
 
-// timeline returns the dialer's events.
-func (c *caller) timeline() []sip.Event {
+// timeline returns the softphone's events.
+func (c *caller) timeline() []sip.SoftphoneEvent {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return append([]sip.Event(nil), c.events...)
+	return append([]sip.SoftphoneEvent(nil), c.events...)
 }
 
-func (c *caller) event(kind string) (sip.Event, bool) {
+func (c *caller) event(kind string) (sip.SoftphoneEvent, bool) {
 	for _, e := range c.timeline() {
 		if e.Kind == kind {
 			return e, true
 		}
 	}
-	return sip.Event{}, false
+	return sip.SoftphoneEvent{}, false
 }
 
 func (c *caller) referred() []string {
@@ -372,7 +371,7 @@ func (c *caller) waitEnded(timeout time.Duration) string {
 	return e.Detail
 }
 
-func kinds(evs []sip.Event) []string {
+func kinds(evs []sip.SoftphoneEvent) []string {
 	out := make([]string, 0, len(evs))
 	for _, e := range evs {
 		out = append(out, e.Kind)

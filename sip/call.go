@@ -122,19 +122,9 @@ func newInboundCall(s *Server, req *sip.Request, tx sip.ServerTransaction, route
 		// the INVITE's source address).
 		c.dlg.target = *from.Address.Clone()
 	}
-	for _, h := range req.GetHeaders("Record-Route") {
-		var u sip.Uri
-		val := strings.TrimSpace(h.Value())
-		for _, part := range strings.Split(val, ",") {
-			part = strings.Trim(strings.TrimSpace(part), "<>")
-			if i := strings.Index(part, ">"); i >= 0 {
-				part = part[:i]
-			}
-			if err := sip.ParseUri(part, &u); err == nil {
-				c.dlg.routeSet = append(c.dlg.routeSet, u)
-			}
-		}
-	}
+	// RFC 3261 section 12.1.1: the UAS's route set is the Record-Route
+	// in order.
+	c.dlg.routeSet = recordRoute(req.GetHeaders("Record-Route"))
 	c.key = dialogKey(c.dlg.callID, c.dlg.localTag)
 	c.ctx, c.cancel = context.WithCancelCause(context.Background())
 	s.register(c)

@@ -3,13 +3,14 @@
 // CANCEL, re-INVITE, UPDATE, INFO, REFER/NOTIFY, OPTIONS), admission control
 // (called-number match, CIDR allowlists, digest authentication with MD5 and
 // SHA-256, brute-force rate limiting, max_calls, draining), SDP offer/answer
-// for G.711 with telephone-event, and an outbound Dialer used by
-// `switchboard dial` and by tests.
+// for G.711 with telephone-event, the calls the server places (Place), and
+// the Softphone used by `switchboard dial` and by tests. Every INVITE we
+// send goes through one user-agent client (uac.go).
 //
 // It never opens RTP sockets: the media address to advertise is handed to
 // InboundCall.Answer, and the negotiated remote media is reported as
 // MediaParams. Only this package imports sipgo; the rest of the application
-// sees InboundCall, Dialer and OutboundCall.
+// sees InboundCall, Softphone and SoftphoneCall.
 //
 // # Hostile input
 //

@@ -102,7 +102,7 @@ func (h *slogHandler) WithGroup(name string) slog.Handler {
 
 // SetLibraryLogger routes the log lines sipgo writes through its
 // process-wide default logger (connection pools, parsers) into l. Call it
-// once from main; servers and dialers already pass their own logger to
+// once from main; servers and softphones already pass their own logger to
 // the layers that accept one.
 func SetLibraryLogger(l zerolog.Logger) {
 	sip.SetDefaultLogger(newSlogLogger(l))

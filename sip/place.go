@@ -11,7 +11,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/emiago/sipgo"
 	"github.com/emiago/sipgo/sip"
 	"github.com/google/uuid"
 )
@@ -81,7 +80,7 @@ type placement struct {
 
 	mu     sync.Mutex
 	cancel context.CancelCauseFunc // ends the dial (hangup before answer)
-	ack    *sip.Request            // the ACK of our 2xx, re-sent for its retransmissions
+	uac    *inviteClient           // the INVITE, once it went out
 }
 
 func (p *placement) stop(cause error) {
@@ -221,9 +220,9 @@ func (c *InboundCall) Provisionals() <-chan int {
 }
 
 // dial sends the INVITE of a placed call with our offer at local and
-// follows it to its final response: one digest challenge is answered,
-// the ring timeout or a hangup cancels it (CANCEL), a 2xx is ACKed and
-// its SDP answer taken. It returns nil once the call is answered, else a
+// follows it to its final response (inviteClient: one digest challenge
+// answered, CANCEL on the ring timeout or a hangup, the 2xx ACKed and its
+// SDP answer taken). It returns nil once the call is answered, else a
 // *DialError (the call has then ended).
 func (c *InboundCall) dial(ctx context.Context, local netip.AddrPort) error {
 	p := c.placed
@@ -253,98 +252,30 @@ func (c *InboundCall) dial(ctx context.Context, local netip.AddrPort) error {
 		t := time.AfterFunc(d, func() { cancel(ErrRingTimeout) })
 		defer t.Stop()
 	}
-	fail := func(de *DialError) error {
-		cause := error(de)
-		c.end(fmt.Errorf("%w: %w", ErrRejected, cause))
-		c.log.Info().Int("status", de.Status).AnErr("cause", de.Err).Msg("placed call not answered")
-		return de
-	}
-	extra := []sip.Header{sip.NewHeader("Content-Type", "application/sdp"), sip.NewHeader("Allow", allowMethods),
-		supportedHeader(), sip.NewHeader("User-Agent", c.srv.opts.UserAgent)}
-	authTried := false
-	for {
-		invite := c.dlg.newRequest(sip.INVITE, offer, extra...)
-		tx, err := c.srv.client.TransactionRequest(dctx, invite, sipgo.ClientRequestAddVia)
-		if err != nil {
-			return fail(&DialError{Err: err})
-		}
-		res, canceled, err := awaitFinal(dctx, c.srv.client, tx, invite, func(res *sip.Response) {
+	u := &inviteClient{
+		client: c.srv.client, dlg: c.dlg, offer: offer, codecs: p.codecs,
+		headers: []sip.Header{sip.NewHeader("Allow", allowMethods), supportedHeader(), sip.NewHeader("User-Agent", c.srv.opts.UserAgent)},
+		user:    p.req.AuthUsername, password: p.req.AuthPassword,
+		requestTimeout: c.srv.opts.RequestTimeout,
+		on: uacHooks{provisional: func(res *sip.Response) {
 			select {
 			case p.provisionals <- res.StatusCode:
 			default:
 			}
-		}, nil)
-		tx.Terminate()
-		switch {
-		case err != nil:
-			return fail(&DialError{Err: errors.Join(context.Cause(dctx), err)})
-		case canceled && res.IsSuccess():
-			// The answer crossed our CANCEL: the call is up, end it.
-			if err := c.confirm(invite, res); err == nil {
-				c.bye("canceled")
-			}
-			return fail(&DialError{Status: res.StatusCode, Reason: res.Reason, Err: context.Cause(dctx)})
-		case canceled:
-			return fail(&DialError{Status: res.StatusCode, Reason: res.Reason, Err: context.Cause(dctx)})
-		case (res.StatusCode == 401 || res.StatusCode == 407) && !authTried && p.req.AuthUsername != "":
-			authTried = true
-			h, err := authorization(res, invite, p.req.AuthUsername, p.req.AuthPassword)
-			if err != nil {
-				return fail(&DialError{Status: res.StatusCode, Reason: res.Reason, Err: err})
-			}
-			extra = append(extra, h)
-			continue
-		case !res.IsSuccess():
-			return fail(&DialError{Status: res.StatusCode, Reason: res.Reason})
-		}
-		if err := c.confirm(invite, res); err != nil {
-			return fail(&DialError{Status: res.StatusCode, Reason: res.Reason, Err: err})
-		}
-		return nil
+		}},
 	}
-}
-
-// confirm makes the dialog of a placed call from its 2xx: the callee's
-// tag, Contact and route set; ACK; the media of its SDP answer.
-func (c *InboundCall) confirm(invite *sip.Request, res *sip.Response) error {
-	tag, _ := res.To().Params.Get("tag")
-	c.dlg.mu.Lock()
-	c.dlg.remoteTag = tag
-	c.dlg.mu.Unlock()
-	c.dlg.setTarget(res.Contact())
-	var routes []sip.Uri
-	for _, h := range res.GetHeaders("Record-Route") {
-		for _, part := range strings.Split(h.Value(), ",") {
-			var u sip.Uri
-			part = strings.Trim(strings.TrimSpace(part), "<>")
-			if i := strings.Index(part, ">"); i >= 0 {
-				part = part[:i]
-			}
-			if err := sip.ParseUri(part, &u); err == nil {
-				routes = append(routes, u)
-			}
-		}
-	}
-	// RFC 3261 section 12.1.2: the UAC's route set is the Record-Route in
-	// reverse order.
-	c.dlg.mu.Lock()
-	for i := len(routes) - 1; i >= 0; i-- {
-		c.dlg.routeSet = append(c.dlg.routeSet, routes[i])
-	}
-	c.dlg.cseq-- // the ACK of a 2xx has the INVITE's CSeq
-	c.dlg.mu.Unlock()
-	ack := c.dlg.newRequest(sip.ACK, nil)
-	ack.CSeq().SeqNo = invite.CSeq().SeqNo
-	c.placed.mu.Lock()
-	c.placed.ack = ack
-	c.placed.mu.Unlock()
-	if err := c.srv.client.WriteRequest(ack, sipgo.ClientRequestAddVia); err != nil {
-		return fmt.Errorf("ack: %w", err)
-	}
-	params, err := answerMatch(res.Body(), c.placed.codecs)
+	p.mu.Lock()
+	p.uac = u
+	p.mu.Unlock()
+	params, err := u.run(dctx)
 	if err != nil {
-		c.bye("no usable SDP answer")
-		return fmt.Errorf("%w: %w", ErrNoAnswer, err)
+		c.end(fmt.Errorf("%w: %w", ErrRejected, err))
+		ev := c.log.Info()
+		if de := (*DialError)(nil); errors.As(err, &de) {
+			ev = ev.Int("status", de.Status).AnErr("cause", de.Err)
+		}
+		ev.Msg("placed call not answered")
+		return err
 	}
 	c.setAnswered(params)
 	c.mu.Lock()
@@ -355,16 +286,6 @@ func (c *InboundCall) confirm(invite *sip.Request, res *sip.Response) error {
 	c.finalResponse()
 	c.log.Info().Str("media", params.String()).Msg("placed call answered")
 	return nil
-}
-
-// bye ends a dialog that is up although the call is not going on (an
-// answer that crossed our CANCEL, an answer without usable SDP).
-func (c *InboundCall) bye(text string) {
-	ctx, cancel := context.WithTimeout(context.Background(), c.srv.opts.RequestTimeout)
-	defer cancel()
-	if _, err := c.dlg.do(ctx, c.dlg.newRequest(sip.BYE, nil, reasonHeader("SIP", 200, text))); err != nil {
-		c.log.Debug().Err(err).Msg("bye")
-	}
 }
 
 // onStrayResponse re-sends the ACK of a placed call's 2xx when the 2xx
@@ -381,69 +302,9 @@ func (s *Server) onStrayResponse(res *sip.Response) {
 		return
 	}
 	c.placed.mu.Lock()
-	ack := c.placed.ack
+	u := c.placed.uac
 	c.placed.mu.Unlock()
-	if ack != nil {
-		_ = s.client.WriteRequest(ack.Clone(), func(*sipgo.Client, *sip.Request) error { return nil })
+	if u != nil {
+		u.reack()
 	}
-}
-
-// awaitFinal follows an INVITE client transaction to its final response.
-// A ctx done before it sends CANCEL (once; canceling, when set, is told)
-// and keeps waiting for the final response (the 487, or a 2xx that
-// crossed the CANCEL), at most 64×T1 (RFC 3261 section 9.1); canceled
-// reports that it did. provisional gets each 1xx but 100.
-func awaitFinal(ctx context.Context, client *sipgo.Client, tx sip.ClientTransaction, invite *sip.Request,
-	provisional func(*sip.Response), canceling func()) (res *sip.Response, canceled bool, err error) {
-	done := ctx.Done()
-	var giveUp <-chan time.Time
-	for {
-		select {
-		case res := <-tx.Responses():
-			if res.IsProvisional() {
-				if res.StatusCode > 100 && provisional != nil {
-					provisional(res)
-				}
-				continue
-			}
-			return res, canceled, nil
-		case <-tx.Done():
-			if err := tx.Err(); err != nil {
-				return nil, canceled, fmt.Errorf("invite: %w", err)
-			}
-			return nil, canceled, errors.New("invite: transaction ended without final response")
-		case <-giveUp:
-			return nil, canceled, errors.New("invite: no final response after CANCEL")
-		case <-done:
-			done, canceled = nil, true
-			giveUp = time.After(64 * sip.T1)
-			if canceling != nil {
-				canceling()
-			}
-			cctx, stop := context.WithTimeout(context.Background(), cancelTimeout)
-			_, err := client.Do(cctx, newCancel(invite), func(*sipgo.Client, *sip.Request) error { return nil })
-			stop()
-			if err != nil {
-				return nil, canceled, fmt.Errorf("cancel: %w", err)
-			}
-		}
-	}
-}
-
-// newCancel builds the CANCEL of invite (RFC 3261 section 9.1): the same
-// Request-URI, top Via, From, To, Call-ID and Route, CSeq number.
-func newCancel(invite *sip.Request) *sip.Request {
-	cancel := sip.NewRequest(sip.CANCEL, invite.Recipient)
-	cancel.AppendHeader(sip.HeaderClone(invite.Via()))
-	for _, n := range []string{"From", "To", "Call-ID", "Route", "Max-Forwards"} {
-		for _, h := range invite.GetHeaders(n) {
-			cancel.AppendHeader(sip.HeaderClone(h))
-		}
-	}
-	cancel.AppendHeader(&sip.CSeqHeader{SeqNo: invite.CSeq().SeqNo, MethodName: sip.CANCEL})
-	cancel.SetBody(nil)
-	cancel.SetTransport(invite.Transport())
-	cancel.SetDestination(invite.Destination())
-	cancel.Laddr = invite.Laddr
-	return cancel
 }

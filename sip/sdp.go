@@ -456,7 +456,7 @@ func (l *localSDP) answer(p *parsedSDP, params MediaParams, local netip.AddrPort
 	return l.finish(sd)
 }
 
-// offer builds an offer (used by the Dialer and offerless re-INVITEs).
+// offer builds an offer (used by placed calls, the Softphone and offerless re-INVITEs).
 func (l *localSDP) offer(local netip.AddrPort, codecs []Codec, dtmfPT uint8, ptime time.Duration, dir Direction) ([]byte, error) {
 	ip := local.Addr().Unmap()
 	addrType := "IP4"

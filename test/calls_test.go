@@ -16,13 +16,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
 	"switchboard/app/apptest"
 	"switchboard/call"
 	"switchboard/sip"
+	"switchboard/sip/siptest"
 )
 
 // Numbers the call tests create besides the demo number.
@@ -182,9 +182,7 @@ func testDigest(t *testing.T, d *apptest.Daemon) {
 	runSipp(t, d.App.SIPAddr(), render(t, "call.xml.tmpl", s), "14155550401").requireOK(t)
 
 	peer := newRTPPeer(t)
-	dialer, err := sip.NewDialer(sip.DialerOptions{LocalAddr: "127.0.0.1:0"}, zerolog.Nop())
-	require.NoError(t, err)
-	defer dialer.Close()
+	dialer := siptest.NewSoftphone(t)
 	var kinds []string
 	var mu sync.Mutex
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
@@ -192,7 +190,7 @@ func testDigest(t *testing.T, d *apptest.Daemon) {
 	out, err := dialer.Dial(ctx, sip.DialRequest{
 		Target: d.App.SIPAddr().String(), To: "14155550401", User: authUser, Password: authPass,
 		RTPAddr: netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(peer.port())), Codecs: []sip.Codec{sip.PCMU},
-		OnEvent: func(e sip.Event) {
+		OnEvent: func(e sip.SoftphoneEvent) {
 			mu.Lock()
 			defer mu.Unlock()
 			if e.Kind != "provisional" {

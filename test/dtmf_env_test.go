@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/pion/rtp"
-	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/require"
 
 	"switchboard/app/apptest"
@@ -29,13 +28,14 @@ import (
 	"switchboard/realtime"
 	"switchboard/realtime/realtimetest"
 	"switchboard/sip"
+	"switchboard/sip/siptest"
 )
 
 // The DTMF end-to-end tests run a real daemon whose agents use the
 // "upstream" engine, pointed at a scripted realtime server
 // (realtimetest), so each test reads exactly what the model side
 // receives. Callers are sipp (playing the captured RFC 4733 pcaps it
-// ships, or sending SIP INFO) or a Go caller (sip.Dialer + media.Session)
+// ships, or sending SIP INFO) or a Go caller (sip.Softphone + media.Session)
 // that plays generated tones and sends or receives telephone-events.
 
 // dtmfKeyEnv names the environment variable that holds the scripted
@@ -252,11 +252,11 @@ func (e *dtmfEnv) sipp(t *testing.T, scenario, number string) {
 
 // --- Go caller ------------------------------------------------------------
 
-// caller is a phone made of the Go SIP dialer and a media session.
+// caller is a phone made of the Go softphone and a media session.
 type caller struct {
-	dialer *sip.Dialer
+	dialer *sip.Softphone
 	sess   *media.Session
-	oc     *sip.OutboundCall
+	oc     *sip.SoftphoneCall
 	events *eventQueue
 
 	mu       sync.Mutex
@@ -312,9 +312,7 @@ func (e *dtmfEnv) dial(t *testing.T, number string, o callerOptions) *caller {
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, c.sess.Close()) })
 	c.sess.Pacer().SetEventSource(c.events)
-	c.dialer, err = sip.NewDialer(sip.DialerOptions{}, zerolog.Nop())
-	require.NoError(t, err)
-	t.Cleanup(func() { require.NoError(t, c.dialer.Close()) })
+	c.dialer = siptest.NewSoftphone(t)
 	req := sip.DialRequest{Target: e.d.App.SIPAddr().String(), To: number, From: "+14155550123",
 		RTPAddr: netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(c.sess.LocalPort())), OnRefer: o.OnRefer}
 	if o.NoEvents {

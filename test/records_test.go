@@ -9,19 +9,19 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/require"
 
 	"switchboard/app/apptest"
 	"switchboard/media"
 	"switchboard/sip"
+	"switchboard/sip/siptest"
 )
 
 const demoNumber = "+18005550100"
 
 // phone is a caller: a SIP dialer and an RTP session on loopback.
 type phone struct {
-	dialer *sip.Dialer
+	dialer *sip.Softphone
 	sess   *media.Session
 }
 
@@ -36,14 +36,11 @@ func newPhone(t *testing.T) *phone {
 	sess, err := media.NewSession(pair, media.SessionOptions{})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, sess.Close()) })
-	d, err := sip.NewDialer(sip.DialerOptions{}, zerolog.Nop())
-	require.NoError(t, err)
-	t.Cleanup(func() { require.NoError(t, d.Close()) })
-	return &phone{dialer: d, sess: sess}
+	return &phone{dialer: siptest.NewSoftphone(t), sess: sess}
 }
 
 // call dials the demo number of d from `from` and starts sending a tone.
-func (p *phone) call(t *testing.T, d *apptest.Daemon, from string) *sip.OutboundCall {
+func (p *phone) call(t *testing.T, d *apptest.Daemon, from string) *sip.SoftphoneCall {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

@@ -317,7 +317,7 @@ func runDial(ctx context.Context, stop func(), env *cliEnv, o *dialOptions) (err
 			}
 		}()
 	}
-	d, err := sip.NewDialer(sip.DialerOptions{LocalAddr: net.JoinHostPort(ip.String(), "0"), UserAgent: dialUserAgent}, log)
+	d, err := sip.NewSoftphone(sip.SoftphoneOptions{LocalAddr: net.JoinHostPort(ip.String(), "0"), UserAgent: dialUserAgent}, log)
 	if err != nil {
 		return err
 	}

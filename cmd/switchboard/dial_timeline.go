@@ -29,8 +29,8 @@ type dialEvent struct {
 
 // timeline collects the events of one call and, in text mode, prints each
 // as it happens: "+0.012s 180 Ringing". The answered and ack_sent events
-// of the dialer are held until the answer's media is known, so the 200 OK
-// line can show the negotiated codec. Safe for concurrent use: the dialer,
+// of the softphone are held until the answer's media is known, so the 200 OK
+// line can show the negotiated codec. Safe for concurrent use: the softphone,
 // the media goroutine and the command add events.
 type timeline struct {
 	mu       sync.Mutex
@@ -67,8 +67,8 @@ func (tl *timeline) addLocked(e dialEvent) {
 	}
 }
 
-// onSIP is the dialer's OnEvent hook.
-func (tl *timeline) onSIP(e sip.Event) {
+// onSIP is the softphone's OnEvent hook.
+func (tl *timeline) onSIP(e sip.SoftphoneEvent) {
 	tl.mu.Lock()
 	defer tl.mu.Unlock()
 	ev := dialEvent{at: e.Time, Kind: e.Kind, Status: e.Status, Reason: e.Reason}

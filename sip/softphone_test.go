@@ -14,10 +14,10 @@ import (
 
 type timeline struct {
 	mu     sync.Mutex
-	events []Event
+	events []SoftphoneEvent
 }
 
-func (tl *timeline) add(e Event) {
+func (tl *timeline) add(e SoftphoneEvent) {
 	tl.mu.Lock()
 	defer tl.mu.Unlock()
 	tl.events = append(tl.events, e)
@@ -33,17 +33,17 @@ func (tl *timeline) kinds() []string {
 	return out
 }
 
-func newTestDialer(t *testing.T) *Dialer {
+func newTestSoftphone(t *testing.T) *Softphone {
 	t.Helper()
-	d, err := NewDialer(DialerOptions{}, testLogger(t))
+	d, err := NewSoftphone(SoftphoneOptions{}, testLogger(t))
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, d.Close()) })
 	return d
 }
 
-var dialerRTP = netip.MustParseAddrPort("127.0.0.1:41000")
+var softphoneRTP = netip.MustParseAddrPort("127.0.0.1:41000")
 
-func TestDialerCallSHA256AndBye(t *testing.T) {
+func TestSoftphoneCallSHA256AndBye(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
 		transport string
@@ -52,7 +52,7 @@ func TestDialerCallSHA256AndBye(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newAnsweringHandler()
 			srv := startServer(t, Options{ChallengeStatus: tc.status, RTPPublicIP: netip.MustParseAddr("203.0.113.7")}, h)
-			d := newTestDialer(t)
+			d := newTestSoftphone(t)
 			target := srv.UDPAddr()
 			if tc.transport == "tcp" {
 				target = srv.TCPAddr()
@@ -62,7 +62,7 @@ func TestDialerCallSHA256AndBye(t *testing.T) {
 			defer cancel()
 			call, err := d.Dial(ctx, DialRequest{
 				Target: target.String(), Transport: tc.transport, To: "15551230001",
-				User: authUser, Password: authPass, RTPAddr: dialerRTP,
+				User: authUser, Password: authPass, RTPAddr: softphoneRTP,
 				Codecs: []Codec{PCMA, PCMU}, OnEvent: tl.add,
 			})
 			require.NoError(t, err)
@@ -99,13 +99,13 @@ func withoutProvisional(k []string) []string {
 	return out
 }
 
-func TestDialerServerHangsUp(t *testing.T) {
+func TestSoftphoneServerHangsUp(t *testing.T) {
 	h := newAnsweringHandler()
 	h.hangupAfter = 200 * time.Millisecond
 	srv := startServer(t, Options{}, h)
-	d := newTestDialer(t)
+	d := newTestSoftphone(t)
 	var tl timeline
-	call, err := d.Dial(context.Background(), DialRequest{Target: srv.UDPAddr().String(), To: "+15551230000", RTPAddr: dialerRTP, OnEvent: tl.add})
+	call, err := d.Dial(context.Background(), DialRequest{Target: srv.UDPAddr().String(), To: "+15551230000", RTPAddr: softphoneRTP, OnEvent: tl.add})
 	require.NoError(t, err)
 	require.Equal(t, "PCMU", call.Media().Codec.Name)
 	select {
@@ -117,32 +117,32 @@ func TestDialerServerHangsUp(t *testing.T) {
 	require.Contains(t, tl.kinds(), "bye_received")
 	r := h.next(t)
 	require.ErrorIs(t, r.cause, ErrLocalHangup)
-	// Requests leave from the dialer's own socket, so NATs and firewalls
-	// see one address and the server's BYE finds the dialer.
+	// Requests leave from the softphone's own socket, so NATs and firewalls
+	// see one address and the server's BYE finds the softphone.
 	require.Equal(t, d.LocalAddr(), r.call.SourceAddr())
 }
 
-func TestDialerWrongPassword(t *testing.T) {
+func TestSoftphoneWrongPassword(t *testing.T) {
 	srv := startServer(t, Options{}, newAnsweringHandler())
-	d := newTestDialer(t)
-	_, err := d.Dial(context.Background(), DialRequest{Target: srv.UDPAddr().String(), To: "+15551230001", User: authUser, Password: "nope", RTPAddr: dialerRTP})
+	d := newTestSoftphone(t)
+	_, err := d.Dial(context.Background(), DialRequest{Target: srv.UDPAddr().String(), To: "+15551230001", User: authUser, Password: "nope", RTPAddr: softphoneRTP})
 	var se *StatusError
 	require.ErrorAs(t, err, &se)
 	require.Equal(t, 401, se.Status)
 }
 
-func TestDialerCancel(t *testing.T) {
+func TestSoftphoneCancel(t *testing.T) {
 	h := newAnsweringHandler()
 	h.ringFor = 5 * time.Second
 	srv := startServer(t, Options{}, h)
-	d := newTestDialer(t)
+	d := newTestSoftphone(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	var tl timeline
 	go func() {
 		time.Sleep(300 * time.Millisecond)
 		cancel()
 	}()
-	_, err := d.Dial(ctx, DialRequest{Target: srv.UDPAddr().String(), To: "+15551230000", RTPAddr: dialerRTP, OnEvent: tl.add})
+	_, err := d.Dial(ctx, DialRequest{Target: srv.UDPAddr().String(), To: "+15551230000", RTPAddr: softphoneRTP, OnEvent: tl.add})
 	require.Error(t, err)
 	require.ErrorIs(t, h.next(t).cause, ErrCanceled)
 	require.Contains(t, tl.kinds(), "cancel_sent")
@@ -152,15 +152,15 @@ func TestDialerCancel(t *testing.T) {
 func TestShutdownHangsUpAfterDrainTimeout(t *testing.T) {
 	h := newAnsweringHandler()
 	srv := startServer(t, Options{DrainTimeout: 300 * time.Millisecond}, h)
-	d := newTestDialer(t)
-	call, err := d.Dial(context.Background(), DialRequest{Target: srv.UDPAddr().String(), To: "+15551230000", RTPAddr: dialerRTP})
+	d := newTestSoftphone(t)
+	call, err := d.Dial(context.Background(), DialRequest{Target: srv.UDPAddr().String(), To: "+15551230000", RTPAddr: softphoneRTP})
 	require.NoError(t, err)
 	srv.Shutdown(context.Background())
 	require.Equal(t, 0, srv.ActiveCalls())
 	<-call.Context().Done()
 	require.ErrorIs(t, context.Cause(call.Context()), ErrRemoteBye)
 	require.ErrorIs(t, h.next(t).cause, ErrShutdown)
-	_, err = d.Dial(context.Background(), DialRequest{Target: srv.UDPAddr().String(), To: "+15551230000", RTPAddr: dialerRTP})
+	_, err = d.Dial(context.Background(), DialRequest{Target: srv.UDPAddr().String(), To: "+15551230000", RTPAddr: softphoneRTP})
 	var se *StatusError
 	require.ErrorAs(t, err, &se)
 	require.Equal(t, 503, se.Status)
@@ -185,11 +185,11 @@ func TestTransferREFER(t *testing.T) {
 				_ = call.Hangup(context.Background(), "transferred")
 			})
 			srv := startServer(t, Options{}, h)
-			d := newTestDialer(t)
+			d := newTestSoftphone(t)
 			var tl timeline
 			referTo := make(chan string, 1)
 			call, err := d.Dial(context.Background(), DialRequest{
-				Target: srv.UDPAddr().String(), To: "+15551230000", RTPAddr: dialerRTP, OnEvent: tl.add,
+				Target: srv.UDPAddr().String(), To: "+15551230000", RTPAddr: softphoneRTP, OnEvent: tl.add,
 				OnRefer: func(to string) int { referTo <- to; return tc.status },
 			})
 			require.NoError(t, err)
@@ -208,14 +208,14 @@ func TestTransferREFER(t *testing.T) {
 	}
 }
 
-// TestDialerProvisionalInOrder: 100 and 180 are both reported, in the order
+// TestSoftphoneProvisionalInOrder: 100 and 180 are both reported, in the order
 // they arrived, before the answer, even when the 200 follows at once.
-func TestDialerProvisionalInOrder(t *testing.T) {
+func TestSoftphoneProvisionalInOrder(t *testing.T) {
 	srv := startServer(t, Options{}, newAnsweringHandler())
-	d := newTestDialer(t)
+	d := newTestSoftphone(t)
 	for i := 0; i < 10; i++ {
 		var tl timeline
-		call, err := d.Dial(context.Background(), DialRequest{Target: srv.UDPAddr().String(), To: "+15551230000", RTPAddr: dialerRTP, OnEvent: tl.add})
+		call, err := d.Dial(context.Background(), DialRequest{Target: srv.UDPAddr().String(), To: "+15551230000", RTPAddr: softphoneRTP, OnEvent: tl.add})
 		require.NoError(t, err)
 		var seq []string
 		tl.mu.Lock()

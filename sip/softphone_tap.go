@@ -8,31 +8,31 @@ import (
 	"time"
 )
 
-// tapConn watches the dialer's UDP socket for provisional responses in the
+// tapConn watches the softphone's UDP socket for provisional responses in the
 // order they arrive. sipgo hands each response to the transaction layer in
 // its own goroutine, so a 100 may overtake a 180 and a 1xx handled after
 // the 2xx is dropped; reading them here, before sipgo, keeps the
 // timeline's provisional responses complete and in order.
 type tapConn struct {
 	net.PacketConn
-	d *Dialer
+	p *Softphone
 }
 
 func (t tapConn) ReadFrom(b []byte) (int, net.Addr, error) {
 	for {
 		n, addr, err := t.PacketConn.ReadFrom(b)
-		if err == nil && t.d.closing.Load() && !bytes.HasPrefix(b[:n], []byte("SIP/2.0 ")) {
-			continue // closing: no new server transaction (see Dialer.Close)
+		if err == nil && t.p.closing.Load() && !bytes.HasPrefix(b[:n], []byte("SIP/2.0 ")) {
+			continue // closing: no new server transaction (see Softphone.Close)
 		}
 		if err == nil && n > 12 && bytes.HasPrefix(b, []byte("SIP/2.0 1")) {
-			t.d.provisional(b[:n])
+			t.p.provisional(b[:n])
 		}
 		return n, addr, err
 	}
 }
 
 // provisional reports a 1xx of an INVITE to its call's timeline.
-func (d *Dialer) provisional(msg []byte) {
+func (p *Softphone) provisional(msg []byte) {
 	at := time.Now()
 	head, _, _ := bytes.Cut(msg, []byte("\r\n\r\n"))
 	lines := strings.Split(string(head), "\r\n")
@@ -57,16 +57,16 @@ func (d *Dialer) provisional(msg []byte) {
 	if !strings.HasSuffix(cseq, "INVITE") {
 		return
 	}
-	d.mu.Lock()
-	var c *OutboundCall
-	for _, oc := range d.calls {
+	p.mu.Lock()
+	var c *SoftphoneCall
+	for _, oc := range p.calls {
 		if oc.dlg.callID == callID {
 			c = oc
 			break
 		}
 	}
-	d.mu.Unlock()
+	p.mu.Unlock()
 	if c != nil && c.onEvent != nil {
-		c.onEvent(Event{Time: at, Kind: "provisional", Status: code, Reason: reason})
+		c.onEvent(SoftphoneEvent{Time: at, Kind: "provisional", Status: code, Reason: reason})
 	}
 }
