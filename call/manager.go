@@ -89,7 +89,7 @@ func NewManager(opts Options, log zerolog.Logger) (*Manager, error) {
 
 // HandleCall runs one admitted INVITE from admission to its end
 // (sip.Handler).
-func (m *Manager) HandleCall(ctx context.Context, in *sip.InboundCall) {
+func (m *Manager) HandleCall(ctx context.Context, in *sip.Call) {
 	m.Run(ctx, NewSIPLeg(in, m.opts.SIP), in.Logger())
 }
 
@@ -121,7 +121,7 @@ func (m *Manager) Start(ctx context.Context, leg Leg, log zerolog.Logger, done f
 
 // Place runs a call the SIP server placed (sip.Server.Place) on a placed
 // leg, in the background (Start): in dials when the call is ready.
-func (m *Manager) Place(in *sip.InboundCall, md MachineDetection, done func()) *Call {
+func (m *Manager) Place(in *sip.Call, md MachineDetection, done func()) *Call {
 	return m.Start(in.Context(), NewPlacedLeg(in, m.opts.SIP, md), in.Logger(), done)
 }
 

@@ -89,7 +89,7 @@ type Opening struct {
 // NewPlacedLeg returns the leg of a call the SIP server placed
 // (sip.Server.Place): its Answer dials. The callee's audio is PCM (never
 // passed through), since the opening listens to it.
-func NewPlacedLeg(in *sip.InboundCall, opts SIPLegOptions, md MachineDetection) *SIPLeg {
+func NewPlacedLeg(in *sip.Call, opts SIPLegOptions, md MachineDetection) *SIPLeg {
 	l := NewSIPLeg(in, opts)
 	l.info.Direction, l.info.MachineDetection = DirectionOutbound, md
 	l.placed = true

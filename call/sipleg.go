@@ -51,7 +51,7 @@ const noPortsRetryAfter = 5 * time.Second
 // events, SIP INFO or in-band tones, re-INVITE and UPDATE followed
 // (address, codec, ptime, hold), REFER for transfers.
 type SIPLeg struct {
-	in   *sip.InboundCall
+	in   *sip.Call
 	opts SIPLegOptions
 	log  zerolog.Logger
 	info LegInfo
@@ -95,7 +95,7 @@ type SIPLeg struct {
 var _ Leg = (*SIPLeg)(nil)
 
 // NewSIPLeg returns the leg of an admitted INVITE.
-func NewSIPLeg(in *sip.InboundCall, opts SIPLegOptions) *SIPLeg {
+func NewSIPLeg(in *sip.Call, opts SIPLegOptions) *SIPLeg {
 	if opts.JitterDelay == 0 {
 		opts.JitterDelay = 40 * time.Millisecond
 	}
@@ -124,7 +124,7 @@ func NewSIPLeg(in *sip.InboundCall, opts SIPLegOptions) *SIPLeg {
 func (l *SIPLeg) ID() string { return l.in.ID() }
 
 // SIP is the leg's SIP dialog.
-func (l *SIPLeg) SIP() *sip.InboundCall { return l.in }
+func (l *SIPLeg) SIP() *sip.Call { return l.in }
 
 // Info describes the caller.
 func (l *SIPLeg) Info() LegInfo { return l.info }

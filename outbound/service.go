@@ -56,12 +56,12 @@ type Agents interface {
 
 // Placer places SIP calls (sip.Server).
 type Placer interface {
-	Place(ctx context.Context, r sip.PlaceRequest) (*sip.InboundCall, error)
+	Place(ctx context.Context, r sip.PlaceRequest) (*sip.Call, error)
 }
 
 // Calls runs placed calls (call.Manager).
 type Calls interface {
-	Place(in *sip.InboundCall, md call.MachineDetection, done func()) *call.Call
+	Place(in *sip.Call, md call.MachineDetection, done func()) *call.Call
 }
 
 // Records renders a call's record (records.Of).

@@ -21,13 +21,13 @@ type noDeps struct{}
 
 func (noDeps) Origin(context.Context, string, string) (*Origin, error) { return nil, ErrUnknownNumber }
 func (noDeps) Load(context.Context, string) (*agent.Config, error)     { return nil, agent.ErrUnknownAgent }
-func (noDeps) Place(context.Context, sip.PlaceRequest) (*sip.InboundCall, error) {
+func (noDeps) Place(context.Context, sip.PlaceRequest) (*sip.Call, error) {
 	return nil, errors.New("not in this test")
 }
 
 type noCalls struct{}
 
-func (noCalls) Place(*sip.InboundCall, call.MachineDetection, func()) *call.Call { return nil }
+func (noCalls) Place(*sip.Call, call.MachineDetection, func()) *call.Call { return nil }
 
 func newTestService(t *testing.T, o Options) *Service {
 	t.Helper()

@@ -22,7 +22,7 @@ import (
 //
 // A placed call (Place) is dialed instead: the INVITE goes out with our
 // offer at local and Answer returns once the callee answered (see dial).
-func (c *InboundCall) Answer(ctx context.Context, local netip.AddrPort) error {
+func (c *Call) Answer(ctx context.Context, local netip.AddrPort) error {
 	if c.placed != nil {
 		return c.dial(ctx, local)
 	}
@@ -107,7 +107,7 @@ func (c *InboundCall) Answer(ctx context.Context, local netip.AddrPort) error {
 // in flight, if any; when that response carried our offer (withOffer), it
 // takes the caller's answer from the PRACK. Without PRACK the INVITE is
 // refused with 504, without a usable answer with 488.
-func (c *InboundCall) earlyAnswer(ctx context.Context, withOffer bool) error {
+func (c *Call) earlyAnswer(ctx context.Context, withOffer bool) error {
 	p, err := c.awaitPrack(ctx)
 	if err != nil {
 		if errors.Is(err, errNoPrack) {
@@ -133,7 +133,7 @@ func (c *InboundCall) earlyAnswer(ctx context.Context, withOffer bool) error {
 }
 
 // setAnswered records the media the caller's answer chose.
-func (c *InboundCall) setAnswered(params MediaParams) {
+func (c *Call) setAnswered(params MediaParams) {
 	c.mu.Lock()
 	c.initial, c.params = params, params
 	c.mu.Unlock()
@@ -142,7 +142,7 @@ func (c *InboundCall) setAnswered(params MediaParams) {
 
 // awaitAck waits for the ACK with CSeq seq, retransmitting res over
 // unreliable transports with T1 doubling up to T2.
-func (c *InboundCall) awaitAck(ctx context.Context, res *sip.Response, seq uint32, tx sip.ServerTransaction) (*sip.Request, error) {
+func (c *Call) awaitAck(ctx context.Context, res *sip.Response, seq uint32, tx sip.ServerTransaction) (*sip.Request, error) {
 	interval := sip.T1
 	retransmit := time.NewTimer(interval)
 	defer retransmit.Stop()
@@ -179,7 +179,7 @@ func (c *InboundCall) awaitAck(ctx context.Context, res *sip.Response, seq uint3
 	}
 }
 
-func (c *InboundCall) ackReceived(req *sip.Request) {
+func (c *Call) ackReceived(req *sip.Request) {
 	select {
 	case c.acks <- req:
 	default:

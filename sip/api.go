@@ -43,14 +43,14 @@ type Numbers interface {
 // the call got a final response, the call is rejected with 480. ctx is the
 // call's context (the same as call.Context()).
 type Handler interface {
-	HandleCall(ctx context.Context, call *InboundCall)
+	HandleCall(ctx context.Context, call *Call)
 }
 
 // HandlerFunc adapts a function to Handler.
-type HandlerFunc func(ctx context.Context, call *InboundCall)
+type HandlerFunc func(ctx context.Context, call *Call)
 
 // HandleCall calls f.
-func (f HandlerFunc) HandleCall(ctx context.Context, call *InboundCall) { f(ctx, call) }
+func (f HandlerFunc) HandleCall(ctx context.Context, call *Call) { f(ctx, call) }
 
 // Metrics receives one event per INVITE outcome. result is one of the
 // Result* constants. Implementations must be safe for concurrent use.

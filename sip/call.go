@@ -25,9 +25,12 @@ const (
 	stateEnded
 )
 
-// InboundCall is one call received by the Server. The Handler owns it.
-// Its methods are safe for concurrent use.
-type InboundCall struct {
+// Call is one call of the Server: received (an INVITE the server
+// admitted, handed to the Handler) or placed (Place; Outbound reports
+// which). Whoever took it owns it: it rings, answers (for a placed call:
+// dials) or rejects it, and hangs up. Its methods are safe for concurrent
+// use.
+type Call struct {
 	srv    *Server
 	id     string
 	log    zerolog.Logger
@@ -82,17 +85,17 @@ type InboundCall struct {
 	// cancelHook is the call as the INVITE transaction's CANCEL hook
 	// sees it: nil once the call has ended. It is its own allocation, so
 	// that the hook does not keep the call.
-	cancelHook *atomic.Pointer[InboundCall]
+	cancelHook *atomic.Pointer[Call]
 }
 
 // ReceivedAt is when the INVITE arrived (before admission checks).
-func (c *InboundCall) ReceivedAt() time.Time { return c.received }
+func (c *Call) ReceivedAt() time.Time { return c.received }
 
-func newInboundCall(s *Server, req *sip.Request, tx sip.ServerTransaction, route *Route, src netip.AddrPort, offer *parsedSDP, params MediaParams, log zerolog.Logger) *InboundCall {
+func newInboundCall(s *Server, req *sip.Request, tx sip.ServerTransaction, route *Route, src netip.AddrPort, offer *parsedSDP, params MediaParams, log zerolog.Logger) *Call {
 	id := uuid.NewString()
 	from, to := req.From(), req.To()
 	fromTag, _ := from.Params.Get("tag")
-	c := &InboundCall{
+	c := &Call{
 		srv: s, id: id, route: route, invite: req, tx: tx, src: src,
 		log:     log.With().Str("call_id", id).Logger(),
 		acks:    make(chan *sip.Request, 4),
@@ -131,7 +134,7 @@ func newInboundCall(s *Server, req *sip.Request, tx sip.ServerTransaction, route
 	// The transaction outlives the call (sipgo keeps it for its timers,
 	// 32 s past the final response): its CANCEL hook reaches the call
 	// through a pointer that end clears, so an ended call is not kept.
-	hook := new(atomic.Pointer[InboundCall])
+	hook := new(atomic.Pointer[Call])
 	hook.Store(c)
 	c.cancelHook = hook
 	if !tx.OnCancel(func(*sip.Request) {
@@ -144,7 +147,7 @@ func newInboundCall(s *Server, req *sip.Request, tx sip.ServerTransaction, route
 	return c
 }
 
-func (c *InboundCall) canceled() {
+func (c *Call) canceled() {
 	c.mu.Lock()
 	early := c.state == stateEarly
 	c.mu.Unlock()
@@ -156,41 +159,41 @@ func (c *InboundCall) canceled() {
 
 // ID is the call id (a UUID) that names the call in logs, webhooks and
 // the API.
-func (c *InboundCall) ID() string { return c.id }
+func (c *Call) ID() string { return c.id }
 
 // Route is the matched phone-number route.
-func (c *InboundCall) Route() *Route { return c.route }
+func (c *Call) Route() *Route { return c.route }
 
 // From is the caller's user part (usually the calling number).
-func (c *InboundCall) From() string { return c.invite.From().Address.User }
+func (c *Call) From() string { return c.invite.From().Address.User }
 
 // To is the called user part as received.
-func (c *InboundCall) To() string { return c.invite.To().Address.User }
+func (c *Call) To() string { return c.invite.To().Address.User }
 
 // FromURI is the full From URI.
-func (c *InboundCall) FromURI() string { return c.invite.From().Address.String() }
+func (c *Call) FromURI() string { return c.invite.From().Address.String() }
 
 // ToURI is the full To URI.
-func (c *InboundCall) ToURI() string { return c.invite.To().Address.String() }
+func (c *Call) ToURI() string { return c.invite.To().Address.String() }
 
 // SIPCallID is the SIP Call-ID header.
-func (c *InboundCall) SIPCallID() string { return c.dlg.callID }
+func (c *Call) SIPCallID() string { return c.dlg.callID }
 
 // SourceAddr is the address the INVITE came from.
-func (c *InboundCall) SourceAddr() netip.AddrPort { return c.src }
+func (c *Call) SourceAddr() netip.AddrPort { return c.src }
 
 // Transport is "UDP", "TCP" or "TLS".
-func (c *InboundCall) Transport() string { return c.dlg.transport }
+func (c *Call) Transport() string { return c.dlg.transport }
 
 // Logger is the call's child logger (it carries call_id).
-func (c *InboundCall) Logger() zerolog.Logger { return c.log }
+func (c *Call) Logger() zerolog.Logger { return c.log }
 
 // webhookHeaders are the INVITE headers exposed by Headers, besides X-*.
 var webhookHeaders = map[string]bool{"from": true, "to": true, "call-id": true, "p-asserted-identity": true, "diversion": true, "remote-party-id": true}
 
 // Headers returns From, To, Call-ID, P-Asserted-Identity, Diversion,
 // Remote-Party-ID and X-* headers of the INVITE, in order, for webhooks.
-func (c *InboundCall) Headers() []Header {
+func (c *Call) Headers() []Header {
 	var out []Header
 	for _, h := range c.invite.Headers() {
 		name := h.Name()
@@ -203,10 +206,10 @@ func (c *InboundCall) Headers() []Header {
 }
 
 // Offer is the media negotiated from the INVITE's offer.
-func (c *InboundCall) Offer() MediaParams { return c.initial }
+func (c *Call) Offer() MediaParams { return c.initial }
 
 // Media is the current media (changed by accepted re-INVITEs/UPDATEs).
-func (c *InboundCall) Media() MediaParams {
+func (c *Call) Media() MediaParams {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.params
@@ -215,19 +218,19 @@ func (c *InboundCall) Media() MediaParams {
 // Context is done when the dialog ends; context.Cause tells why
 // (ErrRemoteBye, ErrCanceled, ErrLocalHangup, ErrAckTimeout, ErrRejected,
 // ErrShutdown).
-func (c *InboundCall) Context() context.Context { return c.ctx }
+func (c *Call) Context() context.Context { return c.ctx }
 
 // MediaUpdates delivers the media accepted from re-INVITEs and UPDATEs
 // (hold: Direction sendonly/inactive; unhold; new address; new codec).
 // When the reader falls behind, older updates are dropped: the last value
 // is always the current one.
-func (c *InboundCall) MediaUpdates() <-chan MediaParams { return c.updates }
+func (c *Call) MediaUpdates() <-chan MediaParams { return c.updates }
 
 // Infos delivers SIP INFO requests received in the dialog (answered 200).
-func (c *InboundCall) Infos() <-chan Info { return c.infos }
+func (c *Call) Infos() <-chan Info { return c.infos }
 
 // response builds a response inside this call's dialog.
-func (c *InboundCall) response(req *sip.Request, status int, reason string, body []byte) *sip.Response {
+func (c *Call) response(req *sip.Request, status int, reason string, body []byte) *sip.Response {
 	res := sip.NewResponseFromRequest(req, status, reason, body)
 	symmetric(req, res)
 	if status > 100 {
@@ -259,12 +262,12 @@ func (c *InboundCall) response(req *sip.Request, status int, reason string, body
 }
 
 // Ringing sends 180 Ringing.
-func (c *InboundCall) Ringing() error { return c.provisional(180, "Ringing") }
+func (c *Call) Ringing() error { return c.provisional(180, "Ringing") }
 
 // SessionProgress sends 183 Session Progress without SDP.
-func (c *InboundCall) SessionProgress() error { return c.provisional(183, "Session Progress") }
+func (c *Call) SessionProgress() error { return c.provisional(183, "Session Progress") }
 
-func (c *InboundCall) provisional(status int, reason string) error {
+func (c *Call) provisional(status int, reason string) error {
 	if c.placed != nil {
 		return nil // the callee rings, we send nothing
 	}
@@ -296,11 +299,11 @@ func (c *InboundCall) provisional(status int, reason string) error {
 
 // finalResponse marks the final response as sent: reliable provisional
 // responses stop being retransmitted.
-func (c *InboundCall) finalResponse() {
+func (c *Call) finalResponse() {
 	c.finalOnce.Do(func() { close(c.finalSent) })
 }
 
-func (c *InboundCall) stateErr() error {
+func (c *Call) stateErr() error {
 	if cause := context.Cause(c.ctx); cause != nil {
 		return fmt.Errorf("%w: %w", errCallState, cause)
 	}
@@ -309,7 +312,7 @@ func (c *InboundCall) stateErr() error {
 
 // Reject answers the INVITE with a final error status (e.g. 480, 486,
 // 503) and extra headers (e.g. Retry-After), ending the call.
-func (c *InboundCall) Reject(status int, reason string, headers ...Header) error {
+func (c *Call) Reject(status int, reason string, headers ...Header) error {
 	if status < 300 || status > 699 {
 		return fmt.Errorf("reject: status %d is not a final error status", status)
 	}
@@ -348,11 +351,11 @@ func (c *InboundCall) Reject(status int, reason string, headers ...Header) error
 
 // Hangup ends the call: BYE with `Reason: SIP;cause=200;text="reason"`
 // once answered, or 480 before. The call context ends with ErrLocalHangup.
-func (c *InboundCall) Hangup(ctx context.Context, reason string) error {
+func (c *Call) Hangup(ctx context.Context, reason string) error {
 	return c.hangup(ctx, ErrLocalHangup, reason)
 }
 
-func (c *InboundCall) hangup(ctx context.Context, cause error, text string) error {
+func (c *Call) hangup(ctx context.Context, cause error, text string) error {
 	c.mu.Lock()
 	st := c.state
 	c.mu.Unlock()
@@ -392,7 +395,7 @@ func (c *InboundCall) hangup(ctx context.Context, cause error, text string) erro
 
 // end finishes the call once: the context is cancelled with cause and
 // the call slot is released.
-func (c *InboundCall) end(cause error) {
+func (c *Call) end(cause error) {
 	c.endOnce.Do(func() {
 		c.mu.Lock()
 		c.state = stateEnded
@@ -407,7 +410,7 @@ func (c *InboundCall) end(cause error) {
 }
 
 // handlerReturned rejects a call the Handler left without final answer.
-func (c *InboundCall) handlerReturned() {
+func (c *Call) handlerReturned() {
 	if c.placed != nil {
 		return
 	}
@@ -420,7 +423,7 @@ func (c *InboundCall) handlerReturned() {
 	}
 }
 
-func (c *InboundCall) onBye(req *sip.Request, tx sip.ServerTransaction) {
+func (c *Call) onBye(req *sip.Request, tx sip.ServerTransaction) {
 	c.srv.respond(req, tx, 200, "OK", nil)
 	c.mu.Lock()
 	ended := c.state == stateEnded
@@ -434,7 +437,7 @@ func (c *InboundCall) onBye(req *sip.Request, tx sip.ServerTransaction) {
 // onOffer handles a re-INVITE or UPDATE: the answer is built from the
 // current local SDP (same session id, version bumped when it changes) with
 // the mirrored direction, and accepted media is published.
-func (c *InboundCall) onOffer(req *sip.Request, tx sip.ServerTransaction) {
+func (c *Call) onOffer(req *sip.Request, tx sip.ServerTransaction) {
 	isInvite := req.IsInvite()
 	c.mu.Lock()
 	switch {
@@ -541,7 +544,7 @@ func (c *InboundCall) onOffer(req *sip.Request, tx sip.ServerTransaction) {
 }
 
 // publish records params as current and delivers them when they changed.
-func (c *InboundCall) publish(params MediaParams) {
+func (c *Call) publish(params MediaParams) {
 	c.mu.Lock()
 	changed := params != c.params
 	c.params = params
@@ -566,7 +569,7 @@ func (c *InboundCall) publish(params MediaParams) {
 // onInfo queues the INFO before it answers 200: sipgo handles each request
 // in its own goroutine, so answering first let a later INFO (a sender's
 // next DTMF key, sent on our 200) overtake this one.
-func (c *InboundCall) onInfo(req *sip.Request, tx sip.ServerTransaction) {
+func (c *Call) onInfo(req *sip.Request, tx sip.ServerTransaction) {
 	info := Info{Body: append([]byte(nil), req.Body()...)}
 	if ct := req.ContentType(); ct != nil {
 		info.ContentType = ct.Value()

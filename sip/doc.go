@@ -8,9 +8,9 @@
 // send goes through one user-agent client (uac.go).
 //
 // It never opens RTP sockets: the media address to advertise is handed to
-// InboundCall.Answer, and the negotiated remote media is reported as
+// Call.Answer, and the negotiated remote media is reported as
 // MediaParams. Only this package imports sipgo; the rest of the application
-// sees InboundCall, Softphone and SoftphoneCall.
+// sees Call, Softphone and SoftphoneCall.
 //
 // # Hostile input
 //

@@ -6,7 +6,7 @@ import "errors"
 // phone number is configured for the called number; the INVITE gets 404.
 var ErrNumberNotFound = errors.New("sip: number not found")
 
-// Causes reported by InboundCall.Context and SoftphoneCall.Context through
+// Causes reported by Call.Context and SoftphoneCall.Context through
 // context.Cause when a dialog ends.
 var (
 	// ErrRemoteBye means the other side sent BYE.

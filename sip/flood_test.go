@@ -100,7 +100,7 @@ func TestStreamConnectionCap(t *testing.T) {
 // (until Timer H at 64*T1); an INVITE refused before any provisional
 // response is answered once.
 func TestRejectRetransmitBudget(t *testing.T) {
-	h := HandlerFunc(func(ctx context.Context, c *InboundCall) {
+	h := HandlerFunc(func(ctx context.Context, c *Call) {
 		_ = c.Ringing()
 		_ = c.Reject(486, "Busy Here")
 	})

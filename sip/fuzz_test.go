@@ -28,7 +28,7 @@ func FuzzServerMessage(f *testing.F) {
 		f.Add(append([]byte{0}, b...))
 		f.Add(append([]byte{1}, b...))
 	}
-	h := HandlerFunc(func(ctx context.Context, c *InboundCall) {
+	h := HandlerFunc(func(ctx context.Context, c *Call) {
 		_ = c.Ringing()
 		_ = c.Reject(486, "Busy Here")
 	})

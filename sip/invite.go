@@ -157,7 +157,7 @@ func (s *Server) onInvite(req *sip.Request, tx sip.ServerTransaction) {
 
 // handleCall runs the Handler; a panic in it ends this call only (500
 // while ringing, BYE with a Reason once answered), logged with its stack.
-func (s *Server) handleCall(call *InboundCall) {
+func (s *Server) handleCall(call *Call) {
 	defer func() {
 		if v := recover(); v != nil {
 			call.log.Error().Interface("panic", v).Str("stack", string(debug.Stack())).Msg("call handler panicked: ending this call")

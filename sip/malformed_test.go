@@ -94,7 +94,7 @@ func TestMalformedInviteRefused(t *testing.T) {
 // takes the next call.
 func TestHandlerPanicEndsOnlyItsCall(t *testing.T) {
 	var n atomic.Int32
-	h := HandlerFunc(func(ctx context.Context, c *InboundCall) {
+	h := HandlerFunc(func(ctx context.Context, c *Call) {
 		if n.Add(1) == 1 {
 			panic("handler bug")
 		}

@@ -24,7 +24,7 @@ type Options struct {
 	TLSCert, TLSKey string
 
 	// RTPPublicIP is the address advertised in SDP answers (NAT); default
-	// the address passed to InboundCall.Answer.
+	// the address passed to Call.Answer.
 	RTPPublicIP netip.Addr
 	// SRTP says when calls use SRTP with SDES keys. Default SRTPOptional.
 	SRTP SRTPPolicy

@@ -71,7 +71,7 @@ func (e *DialError) Error() string {
 // Unwrap is the cause (nil for a refusal).
 func (e *DialError) Unwrap() error { return e.Err }
 
-// placement is what a placed call keeps of its dial (InboundCall.placed).
+// placement is what a placed call keeps of its dial (Call.placed).
 type placement struct {
 	req    PlaceRequest
 	codecs []Codec
@@ -100,7 +100,7 @@ func (p *placement) stop(cause error) {
 // answers a received one: Answer returns once the callee answered (a
 // *DialError when it did not). Ringing and Reject before Answer only end
 // it. ErrShutdown while draining, ErrOverloaded at max_calls.
-func (s *Server) Place(ctx context.Context, r PlaceRequest) (*InboundCall, error) {
+func (s *Server) Place(ctx context.Context, r PlaceRequest) (*Call, error) {
 	if s.closed.Load() || s.draining.Load() {
 		return nil, ErrShutdown
 	}
@@ -128,7 +128,7 @@ func (s *Server) Place(ctx context.Context, r PlaceRequest) (*InboundCall, error
 	}
 	params := MediaParams{Codec: codecs[0], DTMFPayloadType: delayedOfferDTMF, Ptime: defaultPtime, Direction: SendRecv}
 	id, callID := uuid.NewString(), uuid.NewString()
-	c := &InboundCall{
+	c := &Call{
 		srv: s, id: id, route: r.Route, src: dst,
 		log:     s.log.With().Str("call_id", id).Str("sip_call_id", callID).Str("direction", "outbound").Logger(),
 		acks:    make(chan *sip.Request, 4),
@@ -207,12 +207,12 @@ func placeCodecs(names []string) ([]Codec, error) {
 }
 
 // Outbound reports whether the server placed this call (Place).
-func (c *InboundCall) Outbound() bool { return c.placed != nil }
+func (c *Call) Outbound() bool { return c.placed != nil }
 
 // Provisionals delivers the status of each provisional response (180,
 // 183, …) to a placed call's INVITE while it dials; nil for a received
 // call. A reader that falls behind misses some: the callee rings anyway.
-func (c *InboundCall) Provisionals() <-chan int {
+func (c *Call) Provisionals() <-chan int {
 	if c.placed == nil {
 		return nil
 	}
@@ -224,7 +224,7 @@ func (c *InboundCall) Provisionals() <-chan int {
 // answered, CANCEL on the ring timeout or a hangup, the 2xx ACKed and its
 // SDP answer taken). It returns nil once the call is answered, else a
 // *DialError (the call has then ended).
-func (c *InboundCall) dial(ctx context.Context, local netip.AddrPort) error {
+func (c *Call) dial(ctx context.Context, local netip.AddrPort) error {
 	p := c.placed
 	c.mu.Lock()
 	if c.state != stateEarly {

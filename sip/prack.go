@@ -63,16 +63,16 @@ func prackTimeout() time.Duration { return 64 * sip.T1 }
 // DelayedOffer reports whether the INVITE came without SDP: our offer
 // goes in the 200 OK (or a reliable 180) and the caller answers in the
 // ACK (or the PRACK).
-func (c *InboundCall) DelayedOffer() bool { return c.delayed }
+func (c *Call) DelayedOffer() bool { return c.delayed }
 
 // ReliableProvisional reports whether the caller required 100rel: the
 // call's provisional responses go out reliably and are PRACKed.
-func (c *InboundCall) ReliableProvisional() bool { return c.reliable }
+func (c *Call) ReliableProvisional() bool { return c.reliable }
 
 // sendReliable sends a provisional response reliably: Require: 100rel and
 // RSeq, retransmitted with T1 doubling until its PRACK. Only one may be
 // unacknowledged at a time (RFC 3262 section 3).
-func (c *InboundCall) sendReliable(status int, reason string, body []byte) error {
+func (c *Call) sendReliable(status int, reason string, body []byte) error {
 	c.mu.Lock()
 	if c.state != stateEarly {
 		c.mu.Unlock()
@@ -102,7 +102,7 @@ func (c *InboundCall) sendReliable(status int, reason string, body []byte) error
 
 // retransmitReliable resends p until its PRACK, the final response or the
 // end of the call; after prackTimeout the INVITE is refused with 504.
-func (c *InboundCall) retransmitReliable(p *reliableResponse) {
+func (c *Call) retransmitReliable(p *reliableResponse) {
 	interval := sip.T1
 	t := time.NewTimer(interval)
 	defer t.Stop()
@@ -136,7 +136,7 @@ func (c *InboundCall) retransmitReliable(p *reliableResponse) {
 // reliable response waiting for it acknowledges it (and, when that
 // response carried our offer, brings the caller's answer); any other gets
 // 481.
-func (c *InboundCall) onPrack(req *sip.Request, tx sip.ServerTransaction) {
+func (c *Call) onPrack(req *sip.Request, tx sip.ServerTransaction) {
 	rseq, cseq, method, ok := parseRAck(req)
 	c.mu.Lock()
 	p := c.pending
@@ -159,7 +159,7 @@ func (c *InboundCall) onPrack(req *sip.Request, tx sip.ServerTransaction) {
 
 // prackOnce runs f for the first PRACK of p only (a PRACK retransmitted
 // past its transaction gets the same 200 and changes nothing).
-func (c *InboundCall) prackOnce(p *reliableResponse, f func()) {
+func (c *Call) prackOnce(p *reliableResponse, f func()) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	select {
@@ -191,7 +191,7 @@ func parseRAck(req *sip.Request) (rseq, cseq uint32, method string, ok bool) {
 // delayed offer under 100rel needs it: our offer must go in the first
 // reliable response, so the 180 Ringing held back by Ringing goes out now,
 // reliably, carrying the offer; the PRACK brings the answer.
-func (c *InboundCall) MediaReady(local netip.AddrPort) error {
+func (c *Call) MediaReady(local netip.AddrPort) error {
 	c.mu.Lock()
 	held := c.ringHeld
 	c.ringHeld = false
@@ -218,7 +218,7 @@ func (c *InboundCall) MediaReady(local netip.AddrPort) error {
 }
 
 // localOffer builds our offer for a delayed-offer call (c.mu held).
-func (c *InboundCall) localOffer(local netip.AddrPort) ([]byte, error) {
+func (c *Call) localOffer(local netip.AddrPort) ([]byte, error) {
 	if ip := c.srv.opts.RTPPublicIP; ip.IsValid() {
 		local = netip.AddrPortFrom(ip, local.Port())
 	}
@@ -227,7 +227,7 @@ func (c *InboundCall) localOffer(local netip.AddrPort) ([]byte, error) {
 
 // awaitPrack waits for the PRACK of the reliable response still pending,
 // if any, and returns it (nil when none was pending).
-func (c *InboundCall) awaitPrack(ctx context.Context) (*reliableResponse, error) {
+func (c *Call) awaitPrack(ctx context.Context) (*reliableResponse, error) {
 	c.mu.Lock()
 	p := c.pending
 	c.mu.Unlock()

@@ -18,7 +18,7 @@ import (
 // *StatusError for a refused REFER or a failed transfer. The caller
 // usually sends BYE after a successful transfer; the call context then
 // ends with ErrRemoteBye.
-func (c *InboundCall) Transfer(ctx context.Context, target, referredBy string) error {
+func (c *Call) Transfer(ctx context.Context, target, referredBy string) error {
 	return c.TransferWithProgress(ctx, target, referredBy, nil)
 }
 
@@ -28,7 +28,7 @@ func (c *InboundCall) Transfer(ctx context.Context, target, referredBy string) e
 // line of every NOTIFY sipfrag (100 Trying, 180 Ringing, …, the final
 // one). A caller that must answer as soon as the far end accepted the
 // REFER runs it in a goroutine and waits for the first report.
-func (c *InboundCall) TransferWithProgress(ctx context.Context, target, referredBy string, progress func(status int)) error {
+func (c *Call) TransferWithProgress(ctx context.Context, target, referredBy string, progress func(status int)) error {
 	report := func(int) {}
 	if progress != nil {
 		report = progress
@@ -99,7 +99,7 @@ func angle(uri string) string {
 }
 
 // onNotify takes the refer subscription's NOTIFYs (RFC 3515 section 2.4.5).
-func (c *InboundCall) onNotify(req *sip.Request, tx sip.ServerTransaction) {
+func (c *Call) onNotify(req *sip.Request, tx sip.ServerTransaction) {
 	ev := req.GetHeader("Event")
 	if ev == nil || !strings.EqualFold(strings.TrimSpace(strings.Split(ev.Value(), ";")[0]), "refer") {
 		c.srv.respond(req, tx, 489, "Bad Event", nil)

@@ -56,7 +56,7 @@ type Server struct {
 	closed   atomic.Bool
 
 	mu    sync.Mutex
-	calls map[string]*InboundCall
+	calls map[string]*Call
 	// callSources counts the calls in progress per source address, conns
 	// the open stream connections.
 	callSources map[netip.Addr]int
@@ -88,7 +88,7 @@ func NewServer(opts Options, numbers Numbers, handler Handler, log zerolog.Logge
 	if err := opts.validate(); err != nil {
 		return nil, err
 	}
-	s := &Server{opts: opts, numbers: numbers, handler: handler, log: log, metrics: noMetrics{}, now: time.Now, calls: map[string]*InboundCall{}, callSources: map[netip.Addr]int{}, conns: map[netip.Addr]int{}, idle: make(chan struct{})}
+	s := &Server{opts: opts, numbers: numbers, handler: handler, log: log, metrics: noMetrics{}, now: time.Now, calls: map[string]*Call{}, callSources: map[netip.Addr]int{}, conns: map[netip.Addr]int{}, idle: make(chan struct{})}
 	for _, o := range options {
 		o(s)
 	}
@@ -137,13 +137,13 @@ func NewServer(opts Options, numbers Numbers, handler Handler, log zerolog.Logge
 	}
 	s.srv.OnInvite(s.guard(s.onInvite))
 	s.srv.OnAck(s.guard(s.onAck))
-	s.srv.OnBye(s.guard(s.inDialog("Call/Transaction Does Not Exist", (*InboundCall).onBye)))
+	s.srv.OnBye(s.guard(s.inDialog("Call/Transaction Does Not Exist", (*Call).onBye)))
 	s.srv.OnCancel(s.guard(s.onCancel))
 	s.srv.OnOptions(s.guard(s.onOptions))
-	s.srv.OnUpdate(s.guard(s.inDialog("Call/Transaction Does Not Exist", (*InboundCall).onOffer)))
-	s.srv.OnInfo(s.guard(s.inDialog("Call/Transaction Does Not Exist", (*InboundCall).onInfo)))
-	s.srv.OnNotify(s.guard(s.inDialog("Subscription Does Not Exist", (*InboundCall).onNotify)))
-	s.srv.OnPrack(s.guard(s.inDialog("Call/Transaction Does Not Exist", (*InboundCall).onPrack)))
+	s.srv.OnUpdate(s.guard(s.inDialog("Call/Transaction Does Not Exist", (*Call).onOffer)))
+	s.srv.OnInfo(s.guard(s.inDialog("Call/Transaction Does Not Exist", (*Call).onInfo)))
+	s.srv.OnNotify(s.guard(s.inDialog("Subscription Does Not Exist", (*Call).onNotify)))
+	s.srv.OnPrack(s.guard(s.inDialog("Call/Transaction Does Not Exist", (*Call).onPrack)))
 	s.srv.OnNoRoute(s.guard(s.onNoRoute))
 	return s, nil
 }
@@ -252,7 +252,7 @@ func (s *Server) Close() error {
 	s.closeOnce.Do(func() {
 		s.closed.Store(true)
 		s.mu.Lock()
-		calls := make([]*InboundCall, 0, len(s.calls))
+		calls := make([]*Call, 0, len(s.calls))
 		for _, c := range s.calls {
 			calls = append(calls, c)
 		}
@@ -323,7 +323,7 @@ const shutdownByeTimeout = 2 * time.Second
 
 func (s *Server) hangupAll(cause error, text string) {
 	s.mu.Lock()
-	calls := make([]*InboundCall, 0, len(s.calls))
+	calls := make([]*Call, 0, len(s.calls))
 	for _, c := range s.calls {
 		calls = append(calls, c)
 	}
@@ -361,14 +361,14 @@ func (s *Server) release() {
 	}
 }
 
-func (s *Server) register(c *InboundCall) {
+func (s *Server) register(c *Call) {
 	s.mu.Lock()
 	s.calls[c.key] = c
 	s.callSources[c.src.Addr()]++
 	s.mu.Unlock()
 }
 
-func (s *Server) unregister(c *InboundCall) {
+func (s *Server) unregister(c *Call) {
 	s.mu.Lock()
 	if _, ok := s.calls[c.key]; ok {
 		delete(s.calls, c.key)
@@ -380,7 +380,7 @@ func (s *Server) unregister(c *InboundCall) {
 }
 
 // lookup finds the dialog a request belongs to (our tag is in To).
-func (s *Server) lookup(req *sip.Request) *InboundCall {
+func (s *Server) lookup(req *sip.Request) *Call {
 	to, cid := req.To(), req.CallID()
 	if to == nil || cid == nil {
 		return nil
@@ -520,7 +520,7 @@ func (s *Server) onAck(req *sip.Request, tx sip.ServerTransaction) {
 
 // inDialog routes an in-dialog request to its call's handler, or answers
 // 481 (with reason) when no call has the dialog.
-func (s *Server) inDialog(reason string, handle func(*InboundCall, *sip.Request, sip.ServerTransaction)) sipgo.RequestHandler {
+func (s *Server) inDialog(reason string, handle func(*Call, *sip.Request, sip.ServerTransaction)) sipgo.RequestHandler {
 	return func(req *sip.Request, tx sip.ServerTransaction) {
 		c := s.lookup(req)
 		if c == nil {

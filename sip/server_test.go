@@ -73,7 +73,7 @@ func testNumbers() fakeNumbers {
 
 // callResult is what the test handler saw of one call.
 type callResult struct {
-	call    *InboundCall
+	call    *Call
 	cause   error
 	updates []MediaParams
 	err     error
@@ -91,7 +91,7 @@ func newAnsweringHandler() *answeringHandler {
 	return &answeringHandler{results: make(chan callResult, 16)}
 }
 
-func (h *answeringHandler) HandleCall(ctx context.Context, call *InboundCall) {
+func (h *answeringHandler) HandleCall(ctx context.Context, call *Call) {
 	res := callResult{call: call}
 	defer func() { h.results <- res }()
 	if err := call.Ringing(); err != nil {
@@ -494,7 +494,7 @@ func TestEndedCallIsNotKept(t *testing.T) {
 	srv := startServer(t, Options{}, h)
 	out, err := runSipp(t, srv.UDPAddr(), "u1", renderScenario(t, g711Case("caller_bye", 200)), "15551230000")
 	requireSipp(t, out, err)
-	kept := func() weak.Pointer[InboundCall] {
+	kept := func() weak.Pointer[Call] {
 		r := h.next(t)
 		require.NoError(t, r.err)
 		return weak.Make(r.call)

@@ -175,7 +175,7 @@ func TestTransferREFER(t *testing.T) {
 	}{{"success", 200}, {"target busy", 486}} {
 		t.Run(tc.name, func(t *testing.T) {
 			results := make(chan error, 1)
-			h := HandlerFunc(func(ctx context.Context, call *InboundCall) {
+			h := HandlerFunc(func(ctx context.Context, call *Call) {
 				if err := call.Answer(ctx, netip.MustParseAddrPort("127.0.0.1:30000")); err != nil {
 					results <- err
 					return

@@ -182,7 +182,7 @@ func FuzzParseCrypto(f *testing.F) {
 // still admits the same offer to another number (whose handler declines
 // it with 480, so that no dialog outlives the test).
 func TestSRTPPerNumber(t *testing.T) {
-	h := HandlerFunc(func(_ context.Context, c *InboundCall) { _ = c.Reject(480, "Temporarily Unavailable") })
+	h := HandlerFunc(func(_ context.Context, c *Call) { _ = c.Reject(480, "Temporarily Unavailable") })
 	srv := startServer(t, Options{SRTP: SRTPOff}, h)
 	conn, err := net.DialUDP("udp", nil, net.UDPAddrFromAddrPort(srv.UDPAddr()))
 	require.NoError(t, err)

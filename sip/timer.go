@@ -131,7 +131,7 @@ func (s *Server) negotiateTimer(req *sip.Request) *sessionTimer {
 
 // timerHeaders are the Session-Expires (and Require: timer) of a 2xx to
 // the INVITE or to a refresh.
-func (c *InboundCall) timerHeaders() []sip.Header {
+func (c *Call) timerHeaders() []sip.Header {
 	t := c.timer.Load()
 	if t == nil {
 		return nil
@@ -145,7 +145,7 @@ func (c *InboundCall) timerHeaders() []sip.Header {
 
 // refreshed notes a refresh from the peer (a re-INVITE or UPDATE we
 // accepted), taking a new interval it asks for.
-func (c *InboundCall) refreshed(req *sip.Request) {
+func (c *Call) refreshed(req *sip.Request) {
 	old := c.timer.Load()
 	if old == nil {
 		return
@@ -168,7 +168,7 @@ func (c *InboundCall) refreshed(req *sip.Request) {
 // refreshes the session, or waits for the peer's refreshes and hangs up
 // when one is missed (RFC 4028 section 10: BYE before the session
 // expires, at the interval minus a third, or minus 32 s).
-func (c *InboundCall) runSessionTimer() {
+func (c *Call) runSessionTimer() {
 	for {
 		t := c.timer.Load()
 		if t == nil {
@@ -201,7 +201,7 @@ func (c *InboundCall) runSessionTimer() {
 	}
 }
 
-func (c *InboundCall) expire(text string) {
+func (c *Call) expire(text string) {
 	ctx, cancel := context.WithTimeout(context.Background(), c.srv.opts.RequestTimeout)
 	defer cancel()
 	_ = c.hangup(ctx, ErrSessionExpired, text)
@@ -209,7 +209,7 @@ func (c *InboundCall) expire(text string) {
 
 // refresh sends one refresh: UPDATE without a body when the peer allows
 // UPDATE, else a re-INVITE with our current SDP (then its ACK).
-func (c *InboundCall) refresh(t *sessionTimer) error {
+func (c *Call) refresh(t *sessionTimer) error {
 	ctx, cancel := context.WithTimeout(c.ctx, c.srv.opts.RequestTimeout)
 	defer cancel()
 	headers := []sip.Header{t.header(), sip.NewHeader("Supported", tagTimer)}

@@ -156,7 +156,7 @@ func udpBound(t *testing.T, port int) bool {
 }
 
 // placeTo places a call from srv to the sipp callee u.
-func placeTo(t *testing.T, srv *Server, u *sippUAS, ring time.Duration) *InboundCall {
+func placeTo(t *testing.T, srv *Server, u *sippUAS, ring time.Duration) *Call {
 	t.Helper()
 	c, err := srv.Place(context.Background(), PlaceRequest{Target: "sip:callee@" + u.addr.String(), From: "+15550001111", RingTimeout: ring})
 	require.NoError(t, err)
