@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"switchboard/api/httpx"
+	"switchboard/jsonerr"
 	"switchboard/realtime"
 )
 
@@ -69,6 +70,33 @@ func configErr(err error) error {
 		return httpx.BadRequest(ce.Param, "%s", ce.Message)
 	}
 	return httpx.BadRequest("session", "%v", err)
+}
+
+// sessionDecodeErr is a 400 for a session configuration (raw, the
+// member at in its request) that does not decode: the member at fault
+// as its path in the request and the type it takes (package jsonerr).
+func sessionDecodeErr(at string, raw []byte, err error) error {
+	je := jsonerr.Translate(raw, err)
+	if je == nil {
+		return httpx.BadRequest(at, "%s is not a realtime session configuration", at)
+	}
+	param, msg := joinParam(at, je.Path), je.Message
+	if je.Path == "" {
+		msg = strings.Replace(msg, "the value", at, 1)
+	} else if at != "" {
+		msg = at + "." + msg
+	}
+	return httpx.BadRequest(param, "%s", msg)
+}
+
+func joinParam(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + "." + b
 }
 
 // effective completes a checked configuration: the default model when

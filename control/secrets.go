@@ -60,7 +60,7 @@ func (s *Service) createSecret(w http.ResponseWriter, r *http.Request) error {
 		}
 		var cfg realtime.SessionConfig
 		if err := json.Unmarshal(raw, &cfg); err != nil {
-			return httpx.BadRequest("session", "session is not a realtime session configuration: %v", err)
+			return sessionDecodeErr("session", raw, err)
 		}
 		if err := cfg.Validate(); err != nil {
 			return configErr(err)

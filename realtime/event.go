@@ -64,9 +64,9 @@ var (
 	errUnknownKind = errors.New("event type is not encodable")
 )
 
-// ErrMalformed is wrapped by Decode errors for input that is not a JSON object
-// with a string "type" member, or a known event whose members have the wrong
-// JSON types.
+// ErrMalformed is wrapped by Decode errors (a *DecodeError) for input that
+// is not a JSON object with a string "type" member, or a known event whose
+// members have the wrong JSON types.
 var ErrMalformed = errMalformed
 
 var (
@@ -102,7 +102,7 @@ func Decode(b []byte) (Event, error) {
 	}
 	typ, err := peekType(b)
 	if err != nil {
-		return nil, err
+		return nil, decodeError(b, "", err)
 	}
 	switch typ {
 	case TypeInputAudioBufferAppend:
@@ -117,13 +117,13 @@ func Decode(b []byte) (Event, error) {
 	f, ok := registry[typ]
 	if !ok {
 		if !json.Valid(b) {
-			return nil, fmt.Errorf("%w: %s: invalid JSON", errMalformed, typ)
+			return nil, &DecodeError{EventID: peekEventID(b), Message: typ + ": the message is not valid JSON"}
 		}
 		return &Unknown{Type: typ, Raw: append(json.RawMessage(nil), b...)}, nil
 	}
 	e := f()
 	if err := json.Unmarshal(b, e); err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", errMalformed, typ, err)
+		return nil, decodeError(b, typ, err)
 	}
 	return e, nil
 }

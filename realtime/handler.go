@@ -187,7 +187,7 @@ func (h *Handler) serve(conn *websocket.Conn, sess Session, guard func(Event) *E
 			e, err := Decode(msg)
 			if err != nil {
 				select {
-				case errs <- &ErrorEvent{Error: ErrorDetail{Type: ErrorInvalidRequest, Code: "invalid_event", Message: err.Error()}}:
+				case errs <- DecodeErrorEvent(err):
 				default:
 				}
 				continue

@@ -70,6 +70,13 @@ func TestHandlerServesEchoToGorillaClient(t *testing.T) {
 	require.NoError(t, c.WriteMessage(websocket.TextMessage, []byte("not json")))
 	e := readEvent(t, c).(*realtime.ErrorEvent)
 	require.Equal(t, "invalid_event", e.Error.Code)
+	// A member of the wrong type: named by its path, with the type it
+	// takes, and the client's event_id (the session stays open).
+	require.NoError(t, c.WriteMessage(websocket.TextMessage, []byte(`{"type":"session.update","event_id":"bad1","session":{"instructions":5}}`)))
+	e = readEvent(t, c).(*realtime.ErrorEvent)
+	require.Equal(t, "bad1", e.Error.EventID)
+	require.Equal(t, "session.instructions", e.Error.Param)
+	require.Equal(t, "session.instructions must be a string, not a number", e.Error.Message)
 
 	writeEvent(t, c, &realtime.SessionUpdate{Header: realtime.Header{EventID: "u1"}, Session: realtime.SessionConfig{Instructions: ptr("Echo.")}})
 	require.Equal(t, "Echo.", *readEvent(t, c).(*realtime.SessionUpdated).Session.Instructions)

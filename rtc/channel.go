@@ -79,7 +79,7 @@ func (l *Leg) readEvents(inbox <-chan []byte) {
 		}
 		ev, err := realtime.Decode(msg)
 		if err != nil {
-			l.reply(&realtime.ErrorEvent{Error: realtime.ErrorDetail{Type: realtime.ErrorInvalidRequest, Code: "invalid_event", Message: err.Error()}})
+			l.reply(realtime.DecodeErrorEvent(err))
 			continue
 		}
 		if g := l.callOpts.Guard; g != nil {

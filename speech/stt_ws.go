@@ -14,6 +14,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"switchboard/api/httpx"
+	"switchboard/jsonerr"
 )
 
 // Streaming transcription (GET /v1/stt with an upgrade): the query is
@@ -196,7 +197,11 @@ func (s *Service) relaySTTClient(c *wsConn, up TranscriptStream, channels int) {
 		}
 		var m sttClientMessage
 		if err := json.Unmarshal(b, &m); err != nil {
-			_ = c.writeJSON(newWSError("invalid_message", "could not parse the message as JSON: "+err.Error()))
+			msg := "the message is not a JSON object: finalize or audio.done"
+			if je := jsonerr.Translate(b, err); je != nil && je.Path != "" {
+				msg = je.Message
+			}
+			_ = c.writeJSON(newWSError("invalid_message", msg))
 			continue
 		}
 		switch strings.ToLower(m.Type) {

@@ -36,6 +36,9 @@ func TestSTTStreamBridge(t *testing.T) {
 	require.NoError(t, c.WriteMessage(websocket.TextMessage, []byte("{oops")))
 	e := readType(t, c)
 	require.Equal(t, "error", e["type"])
+	require.NoError(t, c.WriteJSON(map[string]any{"type": "finalize", "channel": "1"}))
+	e = readType(t, c)
+	require.Equal(t, "channel must be an integer, not a string", e["error"].(map[string]any)["message"], "in the API's terms")
 	require.NoError(t, c.WriteJSON(map[string]any{"type": "finalize", "channel": 5}))
 	require.Equal(t, "error", readType(t, c)["type"], "channel out of range")
 

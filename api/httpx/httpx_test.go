@@ -47,19 +47,51 @@ func TestWriteError(t *testing.T) {
 	}
 }
 
-// TestDecodeErrors: the param of a decoding error names the field whose
-// value has the wrong type.
+// TestDecodeErrors: a body that does not fit names the field at fault
+// (its dotted path, with array indices) and the type it takes in the
+// API's words, never Go's.
 func TestDecodeErrors(t *testing.T) {
-	var v struct {
-		Name string `json:"name"`
-		N    int    `json:"n"`
+	type tool struct {
+		Name    string `json:"name"`
+		Timeout int    `json:"timeout_ms"`
 	}
-	r := httptest.NewRequest("POST", "/", strings.NewReader(`{"name":"a","n":"x"}`))
-	err := Decode(r, 0, &v)
-	var he *Error
-	require.ErrorAs(t, err, &he)
-	require.Equal(t, http.StatusBadRequest, he.Status)
-	require.Equal(t, "n", he.Param)
+	type body struct {
+		Name  string            `json:"name"`
+		N     int               `json:"n"`
+		ACLs  []string          `json:"acls"`
+		On    bool              `json:"on"`
+		Tools []tool            `json:"tools"`
+		Meta  map[string]string `json:"meta"`
+		Sub   *struct {
+			Seconds int64 `json:"seconds"`
+		} `json:"sub"`
+	}
+	for _, tc := range []struct{ body, param, msg string }{
+		{`{"name":"a","n":"x"}`, "n", "n must be an integer, not a string"},
+		{`{"acls":"api-key:endpoint:*"}`, "acls", "acls must be an array of strings, not a string"},
+		{`{"acls":["a",{}]}`, "acls[1]", "acls[1] must be a string, not an object"},
+		{`{"on":1}`, "on", "on must be a boolean, not a number"},
+		{`{"tools":[{"name":"a"},{"name":"b","timeout_ms":"5"}]}`, "tools[1].timeout_ms", "tools[1].timeout_ms must be an integer, not a string"},
+		{`{"meta":{"k":2}}`, "meta.k", "meta.k must be a string, not a number"},
+		{`{"sub":{"seconds":1.5}}`, "sub.seconds", "sub.seconds must be an integer, not 1.5"},
+		{`{"sub":[]}`, "sub", "sub must be an object, not an array"},
+		{`[]`, "", "the body must be an object, not an array"},
+		{`{"name":`, "", "the body: not valid JSON: it ends too soon"},
+		{`{"nmae":"a"}`, "nmae", `unknown field "nmae"`},
+	} {
+		t.Run(tc.body, func(t *testing.T) {
+			var v body
+			err := Decode(httptest.NewRequest("POST", "/", strings.NewReader(tc.body)), 0, &v)
+			var he *Error
+			require.ErrorAs(t, err, &he)
+			require.Equal(t, http.StatusBadRequest, he.Status)
+			require.Equal(t, tc.param, he.Param)
+			require.Equal(t, tc.msg, he.Message)
+			for _, w := range []string{"[]string", "struct", "Go ", "int64", "map[", "json:"} {
+				require.NotContains(t, he.Message, w)
+			}
+		})
+	}
 }
 
 // TestDecodeStrict: a charset other than UTF-8 is a 415, bytes that are

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"switchboard/jsonerr"
 )
 
 // MaxBody is the default bound of a JSON request body (1 MiB).
@@ -49,7 +51,7 @@ func Decode(r *http.Request, limit int64, v any) error {
 	}
 	raw, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, limit))
 	if err != nil {
-		return decodeError(err)
+		return decodeError(nil, err)
 	}
 	if !utf8.Valid(raw) {
 		return BadRequest("", "the body is not valid UTF-8")
@@ -60,45 +62,39 @@ func Decode(r *http.Request, limit int64, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return decodeError(err)
+		return decodeError(raw, err)
 	}
 	if err := dec.Decode(&struct{}{}); !errors.Is(err, io.EOF) {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return decodeError(err)
+			return decodeError(nil, err)
 		}
 		return BadRequest("", "the body must hold a single JSON object")
 	}
 	return nil
 }
 
-func decodeError(err error) error {
-	var (
-		mbe *http.MaxBytesError
-		se  *json.SyntaxError
-		te  *json.UnmarshalTypeError
-	)
+// decodeError words an error of decoding raw in the API's terms (the
+// member's path and the type it takes; see package jsonerr).
+func decodeError(raw []byte, err error) error {
+	var mbe *http.MaxBytesError
 	switch {
 	case errors.As(err, &mbe):
 		return &Error{Status: http.StatusRequestEntityTooLarge, Code: "payload_too_large", Message: "the body is larger than the limit"}
 	case errors.Is(err, io.EOF):
 		return BadRequest("", "the body is empty; a JSON object is required")
-	case errors.As(err, &se), errors.Is(err, io.ErrUnexpectedEOF):
-		return BadRequest("", "the body is not valid JSON")
-	case errors.As(err, &te):
-		return BadRequest(te.Field, "%s must be of type %s", fieldOr(te.Field), te.Type.String())
-	case strings.HasPrefix(err.Error(), "json: unknown field "):
-		f := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
-		return BadRequest(f, "unknown field %q", f)
 	}
-	return BadRequest("", "invalid body: %v", err)
-}
-
-func fieldOr(f string) string {
-	if f == "" {
-		return "the body"
+	if je := jsonerr.Translate(raw, err); je != nil {
+		msg := je.Message
+		if je.Path == "" {
+			msg = "the body: " + msg
+			if strings.HasPrefix(je.Message, "the value ") {
+				msg = "the body " + strings.TrimPrefix(je.Message, "the value ")
+			}
+		}
+		return BadRequest(je.Path, "%s", msg)
 	}
-	return f
+	return BadRequest("", "the body does not fit this endpoint")
 }
 
 // duplicateKey reports the first key that appears twice in one object of
