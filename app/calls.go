@@ -184,9 +184,10 @@ func buildEngines(cfg *config.Config, log zerolog.Logger) (map[string]realtime.E
 	}
 	if cfg.Upstream.URL != "" {
 		ulog := log.With().Str("engine", agent.EngineUpstream).Logger()
+		shape, _ := realtime.ParseSessionShape(cfg.Upstream.SessionFields)
 		up, err := realtime.NewUpstream(realtime.Options{URL: cfg.Upstream.URL, Model: cfg.Upstream.Model,
 			APIKeyEnv: cfg.Upstream.APIKeyEnv, ConnectTimeout: cfg.Upstream.ConnectTimeout,
-			Logger: &ulog})
+			SessionShape: shape, Logger: &ulog})
 		if err != nil {
 			return nil, fmt.Errorf("upstream: %w", err)
 		}

@@ -166,6 +166,10 @@ type Upstream struct {
 	ConnectTimeout time.Duration `yaml:"connect_timeout"`
 	// ReconnectTimeout bounds the reopening of a session lost mid-call.
 	ReconnectTimeout time.Duration `yaml:"reconnect_timeout"`
+	// SessionFields is where the provider takes a session's voice and
+	// turn detection: nested (audio.output.voice, the OpenAI GA API) or
+	// top_level (voice, as the spec places them).
+	SessionFields string `yaml:"session_fields"`
 }
 
 // Speech configures the TTS and STT engines.
@@ -500,6 +504,11 @@ func (c *Config) Validate() error {
 	case "pcm", "pcmu", "pcma":
 	default:
 		errs = append(errs, errors.New("upstream.audio_format: must be pcm, pcmu or pcma"))
+	}
+	switch c.Upstream.SessionFields {
+	case "nested", "top_level":
+	default:
+		errs = append(errs, errors.New("upstream.session_fields: must be nested or top_level"))
 	}
 	if c.Echo.VADThreshold < 0 || c.Echo.VADThreshold > 1 {
 		errs = append(errs, errors.New("echo.vad_threshold: must be within 0..1"))

@@ -168,6 +168,7 @@ func settings(c *Config) []Setting {
 		{"upstream.model", "", "SWITCHBOARD_UPSTREAM_MODEL", "", "model query parameter sent upstream; empty: the agent's model", str(&c.Upstream.Model)},
 		{"upstream.api_key_env", "", "SWITCHBOARD_UPSTREAM_API_KEY_ENV", "SWITCHBOARD_UPSTREAM_API_KEY", "name of the environment variable holding the provider's bearer key", str(&c.Upstream.APIKeyEnv)},
 		{"upstream.audio_format", "", "SWITCHBOARD_UPSTREAM_AUDIO_FORMAT", "pcm", "audio with the provider: pcm (PCM16 24 kHz, resampled) or pcmu / pcma (G.711 8 kHz, no resampling)", str(&c.Upstream.AudioFormat)},
+		{"upstream.session_fields", "", "SWITCHBOARD_UPSTREAM_SESSION_FIELDS", "nested", "where the provider takes a session's voice and turn detection: nested (audio.output.voice, audio.input.turn_detection: the OpenAI GA API) or top_level (voice, turn_detection: as the spec places them); clients may use either", str(&c.Upstream.SessionFields)},
 		{"upstream.connect_timeout", "", "SWITCHBOARD_UPSTREAM_CONNECT_TIMEOUT", "5s", "WebSocket connect timeout to the provider", duration(&c.Upstream.ConnectTimeout)},
 		{"upstream.reconnect_timeout", "", "SWITCHBOARD_UPSTREAM_RECONNECT_TIMEOUT", "700ms", "how long a call whose provider session dropped waits, silent, for a new one; then the caller hears the apology (the agent's fallback)", duration(&c.Upstream.ReconnectTimeout)},
 		{"speech.tts_engine", "", "SWITCHBOARD_TTS_ENGINE", "espeak", "text to speech: espeak (local espeak-ng) or upstream", str(&c.Speech.TTSEngine)},

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"switchboard/agent"
 	"switchboard/api/httpx"
 	"switchboard/jsonerr"
 	"switchboard/realtime"
@@ -61,6 +62,18 @@ func strconvQuote(s string) string {
 		s = s[:64] + "…"
 	}
 	return `"` + strings.ReplaceAll(s, `"`, `\"`) + `"`
+}
+
+// checkSession is what every session configuration a client sends
+// must pass: realtime's checks (type, formats, turn detection, the two
+// placements agreeing) and a voice this appliance speaks, checked as
+// /v1/tts checks voice_id (agent.KnownVoice: the built-in voices,
+// case-insensitive). It returns nil or a *realtime.ConfigError.
+func checkSession(cfg *realtime.SessionConfig) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	return cfg.CheckVoice(agent.KnownVoice)
 }
 
 // configErr turns a *realtime.ConfigError into a 400 naming the member.
@@ -121,7 +134,7 @@ func (p policy) guard(model string) func(realtime.Event) *realtime.ErrorDetail {
 		if !ok {
 			return nil
 		}
-		if err := u.Session.Validate(); err != nil {
+		if err := checkSession(&u.Session); err != nil {
 			var he *httpx.Error
 			if errors.As(configErr(err), &he) {
 				return &realtime.ErrorDetail{Type: realtime.ErrorInvalidRequest, Code: "invalid_value", Param: he.Param, Message: he.Message}

@@ -62,7 +62,7 @@ func (s *Service) createSecret(w http.ResponseWriter, r *http.Request) error {
 		if err := json.Unmarshal(raw, &cfg); err != nil {
 			return sessionDecodeErr("session", raw, err)
 		}
-		if err := cfg.Validate(); err != nil {
+		if err := checkSession(&cfg); err != nil {
 			return configErr(err)
 		}
 		// The model the secret will open (stored, or the default) must
@@ -84,7 +84,13 @@ func (s *Service) createSecret(w http.ResponseWriter, r *http.Request) error {
 				return he
 			}
 		}
-		session = append(json.RawMessage(nil), raw...)
+		// Stored and answered in one state: the voice and the turn
+		// detection in both placements, whichever the request used.
+		norm, err := json.Marshal(cfg)
+		if err != nil {
+			return err
+		}
+		session = norm
 	}
 	p := httpx.PrincipalFrom(r.Context())
 	if p == nil {

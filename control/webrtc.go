@@ -131,7 +131,7 @@ func (s *Service) createCall(w http.ResponseWriter, r *http.Request) error {
 		if cfg.Model == "" {
 			cfg.Model = realtime.DefaultModel
 		}
-		if err := cfg.Validate(); err != nil {
+		if err := checkSession(&cfg); err != nil {
 			return configErr(err)
 		}
 		if he := pol.check("model", cfg.Model, cfg.Reasoning); he != nil {

@@ -3,6 +3,7 @@ package realtime
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 )
 
 // Audio format types of the session's audio.input.format and
@@ -56,15 +57,56 @@ type SessionConfig struct {
 	Reasoning *Reasoning `json:"reasoning,omitempty"`
 	// Extra holds members not modelled above.
 	Extra Extra `json:"-"`
+
+	// placed is where a decoded configuration gave its voice and turn
+	// detection (placement.go); shape is where MarshalJSON writes them.
+	placed placement
+	shape  SessionShape
 }
 
-// MarshalJSON writes the config with its extra members.
+// MarshalJSON writes the config with its extra members. The voice and
+// the turn detection go where its shape says (Shaped): in both
+// placements by default, the spec's (voice, turn_detection) and the
+// nested one (audio.output.voice, audio.input.turn_detection).
 func (s SessionConfig) MarshalJSON() ([]byte, error) {
 	type plain SessionConfig
-	return marshalWithExtra(plain(s), s.Extra)
+	p, extra := plain(s), s.Extra
+	if _, ok := extra[topVoice]; ok {
+		extra = maps.Clone(extra)
+		delete(extra, topVoice)
+	}
+	if _, ok := extra[topTurnDetection]; ok {
+		extra = maps.Clone(extra)
+		delete(extra, topTurnDetection)
+	}
+	if s.shape == ShapeTopLevel {
+		p.Audio = s.Audio.withoutPlaced()
+	}
+	b, err := marshalWithExtra(p, extra)
+	if err != nil || s.shape == ShapeNested || s.Audio == nil {
+		return b, err
+	}
+	if out := s.Audio.Output; out != nil && !out.Voice.IsZero() {
+		v, err := json.Marshal(out.Voice)
+		if err != nil {
+			return nil, err
+		}
+		b = appendMember(b, topVoice, v)
+	}
+	if in := s.Audio.Input; in != nil && in.TurnDetection.Present {
+		td, err := json.Marshal(in.TurnDetection)
+		if err != nil {
+			return nil, err
+		}
+		b = appendMember(b, topTurnDetection, td)
+	}
+	return b, nil
 }
 
-// UnmarshalJSON reads the config, keeping unknown members in Extra.
+// UnmarshalJSON reads the config, keeping unknown members in Extra. A
+// voice or turn_detection at the top level (the spec's placement) is
+// moved to its nested place; given in both places with two values, it
+// is a conflict that Validate reports.
 func (s *SessionConfig) UnmarshalJSON(b []byte) error {
 	type plain SessionConfig
 	var p plain
@@ -73,7 +115,24 @@ func (s *SessionConfig) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*s = SessionConfig(p)
+	var top struct {
+		Voice         *Voice                  `json:"voice"`
+		TurnDetection Nullable[TurnDetection] `json:"turn_detection,omitzero"`
+	}
+	_, v := extra[topVoice]
+	_, td := extra[topTurnDetection]
+	if v || td {
+		if err := json.Unmarshal(b, &top); err != nil {
+			return err
+		}
+		delete(extra, topVoice)
+		delete(extra, topTurnDetection)
+		if len(extra) == 0 {
+			extra = nil
+		}
+	}
 	s.Extra = extra
+	s.fold(top.Voice, top.TurnDetection)
 	return nil
 }
 

@@ -29,6 +29,7 @@ func TestDecodeErrorsSpeakTheAPI(t *testing.T) {
 		{`{"type":"conversation.item.truncate","event_id":"e8","item_id":"i","content_index":0,"audio_end_ms":1.5}`, "e8", "audio_end_ms", "audio_end_ms must be an integer, not 1.5"},
 		{`{"type":"response.create","event_id":"e9","response":{"output_modalities":"text"}}`, "e9", "response.output_modalities", "response.output_modalities must be an array of strings, not a string"},
 		{`{"type":"session.update","event_id":"e10","session":{"audio":{"output":{"voice":5}}}}`, "e10", "session.audio.output.voice", "session.audio.output.voice must be a string, not a number"},
+		{`{"type":"session.update","event_id":"e11","session":{"turn_detection":{"type":1}}}`, "e11", "session.turn_detection.type", "session.turn_detection.type must be a string, not a number"},
 		{`{"type":5,"event_id":"e12"}`, "e12", "type", "the event must have a type member, a string"},
 		{`[1,2]`, "", "", "the message must be a JSON object (a realtime event)"},
 		{`{"type":"session.update","event_id":"e14","session":{`, "e14", "", "the message is not valid JSON"},

@@ -49,6 +49,12 @@ type Options struct {
 	ControlQueue int
 	// EventBuffer is the capacity of the Events channel (default 256).
 	EventBuffer int
+	// SessionShape is where a session.update sent to the provider puts
+	// the voice and the turn detection: ShapeNested (the default:
+	// audio.output.voice, audio.input.turn_detection, as the OpenAI GA
+	// API takes them) or ShapeTopLevel (voice, turn_detection, as the
+	// spec places them). Config upstream.session_fields.
+	SessionShape SessionShape
 	// Logger receives connection-level logs; default is disabled.
 	Logger *zerolog.Logger
 }
@@ -74,6 +80,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.EventBuffer <= 0 {
 		o.EventBuffer = 256
+	}
+	if o.SessionShape != ShapeTopLevel {
+		o.SessionShape = ShapeNested
 	}
 	if o.Logger == nil {
 		l := zerolog.Nop()

@@ -2,11 +2,15 @@ package realtime_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/gorilla/websocket"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
@@ -285,4 +289,50 @@ func TestUpstreamForwardsModelAndReasoning(t *testing.T) {
 	// upstream.model wins over the session's model.
 	_, c = openUpstream(t, srv, realtime.Options{Model: "provider-model"}, cfg)
 	require.Equal(t, "provider-model", c.Query.Get("model"))
+}
+
+// TestUpstreamSessionShape: the provider is sent the voice and the turn
+// detection in the one placement it takes (upstream.session_fields),
+// whichever placement the client used.
+func TestUpstreamSessionShape(t *testing.T) {
+	for _, tc := range []struct {
+		shape realtime.SessionShape
+		want  string
+	}{
+		{realtime.ShapeBoth, `{"type":"realtime","audio":{"input":{"turn_detection":null},"output":{"voice":"ara"}}}`}, // the default: nested
+		{realtime.ShapeNested, `{"type":"realtime","audio":{"input":{"turn_detection":null},"output":{"voice":"ara"}}}`},
+		{realtime.ShapeTopLevel, `{"type":"realtime","voice":"ara","turn_detection":null}`},
+	} {
+		got := make(chan []byte, 1)
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			ws, err := (&websocket.Upgrader{}).Upgrade(w, r, nil)
+			if err != nil {
+				return
+			}
+			defer ws.Close()
+			_, msg, err := ws.ReadMessage()
+			if err == nil {
+				got <- msg
+			}
+			_, _, _ = ws.ReadMessage() // until the client goes
+		}))
+		var cfg realtime.SessionConfig
+		require.NoError(t, json.Unmarshal([]byte(`{"voice":"ara","turn_detection":null}`), &cfg))
+		up, err := realtime.NewUpstream(realtime.Options{URL: "ws" + strings.TrimPrefix(srv.URL, "http"), SessionShape: tc.shape})
+		require.NoError(t, err)
+		s, err := up.Open(ctxT(t, 5*time.Second), cfg)
+		require.NoError(t, err)
+		select {
+		case msg := <-got:
+			var upd struct {
+				Session json.RawMessage `json:"session"`
+			}
+			require.NoError(t, json.Unmarshal(msg, &upd))
+			require.JSONEq(t, tc.want, string(upd.Session))
+		case <-time.After(5 * time.Second):
+			t.Fatal("no session.update")
+		}
+		require.NoError(t, s.Close())
+		srv.Close()
+	}
 }

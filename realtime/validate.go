@@ -41,6 +41,12 @@ func (s *SessionConfig) Validate() error {
 	if r := s.Reasoning; r != nil && r.Effort != EffortHigh && r.Effort != EffortNone {
 		return configErr("reasoning.effort", "reasoning.effort must be high or none, not %q", r.Effort)
 	}
+	switch s.placed.conflict {
+	case topVoice:
+		return configErr(topVoice, "session.voice and session.audio.output.voice name two voices; give the voice in one place (or the same in both)")
+	case topTurnDetection:
+		return configErr(topTurnDetection, "session.turn_detection and session.audio.input.turn_detection differ; give the turn detection in one place (or the same in both)")
+	}
 	a := s.Audio
 	if a == nil {
 		return nil
@@ -50,11 +56,20 @@ func (s *SessionConfig) Validate() error {
 			return configErr("audio.input.format", "%v", err)
 		}
 		if td := a.Input.TurnDetection; td.Value != nil {
+			at := s.turnDetectionParam()
 			if td.Value.Type != TurnServerVAD && td.Value.Type != TurnSemanticVAD {
-				return configErr("audio.input.turn_detection.type", "turn detection %q is not supported", td.Value.Type)
+				return configErr(at+".type", "turn detection %q is not supported (server_vad, semantic_vad, or turn_detection null for manual commit)", td.Value.Type)
 			}
 			if t := td.Value.Threshold; t != nil && (*t < 0 || *t > 1) {
-				return configErr("audio.input.turn_detection.threshold", "threshold must be between 0 and 1")
+				return configErr(at+".threshold", "threshold must be between 0 and 1")
+			}
+			for _, m := range []struct {
+				name string
+				v    *int
+			}{{"prefix_padding_ms", td.Value.PrefixPaddingMs}, {"silence_duration_ms", td.Value.SilenceDurationMs}, {"idle_timeout_ms", td.Value.IdleTimeoutMs}} {
+				if m.v != nil && *m.v < 0 {
+					return configErr(at+"."+m.name, "%s must not be negative", m.name)
+				}
 			}
 		}
 	}

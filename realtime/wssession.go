@@ -251,6 +251,13 @@ func (s *wsSession) Send(ctx context.Context, e Event) error {
 	if s.ctx.Err() != nil {
 		return ErrClosed
 	}
+	if u, ok := e.(*SessionUpdate); ok {
+		// The provider takes the voice and the turn detection in one
+		// placement (Options.SessionShape).
+		shaped := *u
+		shaped.Session = u.Session.Shaped(s.opts.SessionShape)
+		e = &shaped
+	}
 	b, err := Encode(e)
 	if err != nil {
 		return err

@@ -35,7 +35,8 @@ type Options struct {
 	Unpaced bool
 	// Model is the model name in session.created (default "echo").
 	Model string
-	// Voice is the voice name in session.created (default "echo").
+	// Voice is the voice of a session that names none (default "eve",
+	// the spec's default voice).
 	Voice string
 	// AudioQueue is how many appended frames may wait for the session
 	// before the oldest is dropped (default 500: 10 s of 20 ms frames).
@@ -53,6 +54,10 @@ type Options struct {
 	// Logger receives the engine's logs; default is disabled.
 	Logger *zerolog.Logger
 }
+
+// DefaultVoice is the spec's default voice, the voice of a session that
+// names none.
+const DefaultVoice = "eve"
 
 // DefaultMaxTurn is the default Options.MaxTurn: a caller's sentence
 // (5 to 8 s) comes back whole, for 2×80 KB a session at most (the turn
@@ -87,7 +92,7 @@ func (o Options) withDefaults() Options {
 		o.Model = "echo"
 	}
 	if o.Voice == "" {
-		o.Voice = "echo"
+		o.Voice = DefaultVoice
 	}
 	if o.AudioQueue <= 0 {
 		o.AudioQueue = 500

@@ -69,6 +69,7 @@ func (s *session) onAudio(b []byte) {
 	for _, ev := range s.vadEvs {
 		switch ev.kind {
 		case vadStart:
+			s.disarmIdle()
 			s.turnID = s.id("item")
 			s.onset, s.turnStart = ev.onset, ev.at
 			s.emit(&realtime.InputAudioBufferSpeechStarted{AudioStartMs: s.ms(ev.at), ItemID: s.turnID})

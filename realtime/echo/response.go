@@ -108,7 +108,11 @@ func (s *session) startResponse(p *realtime.ResponseParams, src *item) {
 	}
 	it := realtime.Item{ID: r.itemID, Object: "realtime.item", Type: realtime.ItemMessage, Status: realtime.StatusInProgress, Role: realtime.RoleAssistant, Content: []realtime.ContentPart{}}
 	ni := &item{it: it, said: !r.text, voiced: !r.text}
-	ni.it.Content = []realtime.ContentPart{{Type: contentType, Transcript: r.transcript}}
+	part := realtime.ContentPart{Type: contentType, Transcript: r.transcript}
+	if r.text {
+		part = realtime.ContentPart{Type: contentType, Text: r.transcript} // an output_text part holds text
+	}
+	ni.it.Content = []realtime.ContentPart{part}
 	s.items = append(s.items, ni)
 	s.forgetAudio()
 	s.emit(&realtime.ResponseCreated{Response: s.reference(realtime.Response{ID: r.id, Object: "realtime.response", Status: realtime.StatusInProgress,
@@ -202,6 +206,9 @@ func (s *session) finish(status, reason string) {
 	}
 	s.emit(&realtime.ResponseDone{Response: s.reference(realtime.Response{ID: r.id, Object: "realtime.response", Status: status, StatusDetails: details,
 		Output: []realtime.Item{it}, OutputModalities: mods})})
+	if status == realtime.StatusCompleted {
+		s.armIdle(r)
+	}
 }
 
 // reference completes a response with the members the reference always

@@ -89,6 +89,11 @@ type session struct {
 	items     []*item
 	resp      *response
 	timer     *time.Timer
+	// idle is the idle_timeout_ms timer (idle.go), armed (idleOn) once a
+	// response completed, at input position idleFrom.
+	idle     *time.Timer
+	idleOn   bool
+	idleFrom int64
 	// free holds appended frames' buffers for the next appends.
 	free chan []byte
 }
@@ -110,9 +115,11 @@ func newSession(e *Engine, n uint64, cfg realtime.SessionConfig) (*session, erro
 		ctx:    ctx,
 		cancel: cancel,
 		timer:  time.NewTimer(time.Hour),
+		idle:   time.NewTimer(time.Hour),
 		free:   make(chan []byte, 4),
 	}
 	s.timer.Stop()
+	s.idle.Stop()
 	s.cfg = e.defaultConfig(s.id("sess"))
 	s.applyFormats()
 	if !cfg.IsZero() {
@@ -182,6 +189,7 @@ func (s *session) run() {
 	defer s.wg.Done()
 	defer close(s.events)
 	defer s.timer.Stop()
+	defer s.idle.Stop()
 	s.emit(&realtime.SessionCreated{Session: s.cfg.Clone()})
 	s.convID = s.id("conv")
 	s.emit(&realtime.ConversationCreated{Conversation: realtime.Conversation{ID: s.convID, Object: "realtime.conversation"}})
@@ -206,6 +214,8 @@ func (s *session) run() {
 			}
 		case <-s.timer.C:
 			s.stream()
+		case <-s.idle.C:
+			s.idleFired()
 		}
 	}
 }
@@ -232,6 +242,9 @@ func (s *session) fail(ev realtime.Event, code, param, format string, args ...an
 }
 
 func (s *session) handle(ev realtime.Event) {
+	if _, ok := ev.(*realtime.SessionUpdate); !ok {
+		s.disarmIdle() // the client moved the conversation on
+	}
 	switch v := ev.(type) {
 	case *realtime.SessionUpdate:
 		s.sessionUpdate(v)
