@@ -80,13 +80,14 @@ func NewService(opts Options, log zerolog.Logger) (*Service, error) {
 }
 
 // Routes lists the speech endpoints: POST and GET (WebSocket) /v1/tts, GET
-// /v1/tts/voices (ACL endpoint "tts"), POST and GET (WebSocket) /v1/stt
-// (ACL endpoint "stt").
+// /v1/tts/voices and GET /v1/custom-voices (ACL endpoint "tts"), POST and
+// GET (WebSocket) /v1/stt (ACL endpoint "stt").
 func (s *Service) Routes() []httpx.Route {
 	return []httpx.Route{
 		{Method: http.MethodPost, Pattern: "/v1/tts", Endpoint: "tts", Access: httpx.APIKey, Handler: s.handleTTS},
 		{Method: http.MethodGet, Pattern: "/v1/tts", Endpoint: "tts", Access: httpx.APIKey, Handler: s.handleTTSStream},
 		{Method: http.MethodGet, Pattern: "/v1/tts/voices", Endpoint: "tts", Access: httpx.APIKey, Handler: s.handleVoices},
+		{Method: http.MethodGet, Pattern: "/v1/custom-voices", Endpoint: "tts", Access: httpx.APIKey, Handler: s.handleCustomVoices},
 		{Method: http.MethodPost, Pattern: "/v1/stt", Endpoint: "stt", Access: httpx.APIKey, Handler: s.handleSTT},
 		{Method: http.MethodGet, Pattern: "/v1/stt", Endpoint: "stt", Access: httpx.APIKey, Handler: s.handleSTTStream},
 	}
