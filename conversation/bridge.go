@@ -30,6 +30,11 @@ type bridge struct {
 	cfgMu sync.Mutex
 	// external leaves function calls to a controller (controlled.go).
 	external bool
+	// openedCfg is the configuration the engine reported in force when the
+	// session opened (its session.created, or the session.updated that
+	// open took instead), written by open: a controller's session.created
+	// (controlled.go).
+	openedCfg realtime.SessionConfig
 
 	// format is the session's audio both ways: PCM16 at 24 kHz, or G.711
 	// at 8 kHz passed through untouched when the caller speaks it.
@@ -182,10 +187,10 @@ func (b *bridge) open(ctx context.Context) (realtime.Session, error) {
 			}
 			switch e := ev.(type) {
 			case *realtime.SessionCreated:
-				b.transcribes = hasTranscription(e.Session)
+				b.transcribes, b.openedCfg = hasTranscription(e.Session), e.Session
 				return s, nil
 			case *realtime.SessionUpdated:
-				b.transcribes = hasTranscription(e.Session)
+				b.transcribes, b.openedCfg = hasTranscription(e.Session), e.Session
 				return s, nil
 			case *realtime.ErrorEvent:
 				b.rt.opts.Metrics.providerError(b.cfg.Settings.Engine, ProviderErrorEvent)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"strconv"
 	"switchboard/agent"
 	"sync"
@@ -101,6 +100,16 @@ type Controlled struct {
 	endReason string
 	endedBy   string
 	closed    bool
+	// decided: the ringing call was answered (a controller started, or
+	// accept) or rejected (rejectStatus, the SIP status); incoming.go.
+	decided      bool
+	rejectStatus int
+	// The model session's opening, which every controller gets: the
+	// session in force (its session.created, then each session.updated)
+	// once modelOpen, and its conversation.created once it came.
+	modelOpen bool
+	modelCfg  realtime.SessionConfig
+	modelConv *realtime.ConversationCreated
 }
 
 var _ call.Conversation = (*Controlled)(nil)
@@ -147,19 +156,25 @@ func (b *bridge) config() realtime.SessionConfig {
 }
 
 // mergeConfig applies a session.update to the configuration a
-// reconnect reopens with. The audio formats stay the phone's.
+// reconnect reopens with. The audio formats stay the call's own (the
+// model's side of its audio path).
 func (b *bridge) mergeConfig(u realtime.SessionConfig) {
 	b.cfgMu.Lock()
 	defer b.cfgMu.Unlock()
 	b.sessCfg.Merge(u)
 	if a := b.sessCfg.Audio; a != nil {
 		if a.Input != nil {
-			a.Input.Format = realtime.PCM24k()
+			a.Input.Format = b.modelFormat()
 		}
 		if a.Output != nil {
-			a.Output.Format = realtime.PCM24k()
+			a.Output.Format = b.modelFormat()
 		}
 	}
+}
+
+// modelFormat is the audio format of the bridge's session.
+func (b *bridge) modelFormat() *realtime.AudioFormat {
+	return audioFormat(b.rt.format(b.cfg.Settings.Engine))
 }
 
 // ID is the call id.
@@ -204,6 +219,9 @@ func (cc *Controlled) Prepare(ctx context.Context, _ call.Phone) error {
 	case <-callCtx.Done():
 		return context.Cause(callCtx)
 	}
+	if err := cc.rejected(); err != nil {
+		return err
+	}
 	octx, ocancel := context.WithTimeout(callCtx, cc.opts.RingTimeout)
 	defer ocancel()
 	s, err := cc.b.open(octx)
@@ -214,6 +232,7 @@ func (cc *Controlled) Prepare(ctx context.Context, _ call.Phone) error {
 		return &call.RejectError{Status: 503, Reason: "Service Unavailable", Err: err}
 	}
 	cc.b.sess.Store(&sessionBox{s})
+	cc.modelOpened()
 	close(cc.ready)
 	return nil
 }
@@ -354,6 +373,7 @@ func (cc *Controlled) ServerEvent(ev realtime.Event) {
 	if realtime.EventID(ev) == "" {
 		realtime.SetEventID(ev, cc.eventID())
 	}
+	cc.keepOpening(ev)
 	cc.notify(ev)
 }
 
@@ -436,158 +456,4 @@ func (cc *Controlled) detach(s *ControllerSession) {
 			cc.Hangup("controller gone", "system")
 		}
 	})
-}
-
-// ControllerSession is what a controller's WebSocket sees of a call: a
-// realtime.Session whose Send goes to the model (a session.update is also
-// kept for a reconnect) and whose Events are the model's server events
-// without the audio, plus the appliance's own events.
-type ControllerSession struct {
-	cc     *Controlled
-	events chan realtime.Event
-	done   chan struct{}
-
-	mu       sync.Mutex
-	started  bool
-	ended    bool
-	reason   string
-	warned   bool
-	sent     atomic.Uint64
-	received atomic.Uint64
-}
-
-var _ realtime.Session = (*ControllerSession)(nil)
-
-// Start begins the session: session.created with the current
-// configuration, conversation.created and the call's state go out, and a
-// ringing call proceeds to open the model session and answer.
-func (s *ControllerSession) Start() {
-	cc := s.cc
-	cfg := cc.b.config()
-	s.deliver(&realtime.SessionCreated{Header: realtime.Header{EventID: cc.eventID()}, Session: cfg})
-	s.deliver(&realtime.ConversationCreated{Header: realtime.Header{EventID: cc.eventID()},
-		Conversation: realtime.Conversation{ID: "conv_" + cc.phone.ID(), Object: "realtime.conversation"}})
-	st := cc.phone.Snapshot().State
-	s.deliver(cc.stateEvent(st, ""))
-	cc.mu.Lock()
-	s.started = true
-	cc.mu.Unlock()
-	cc.attachOne.Do(func() { close(cc.attached) })
-	cc.log.Info().Str("state", string(st)).Msg("controller attached")
-}
-
-// deliver queues ev; a controller too slow to keep up is dropped rather
-// than slow the call.
-func (s *ControllerSession) deliver(ev realtime.Event) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.ended {
-		return
-	}
-	select {
-	case s.events <- ev:
-		s.received.Add(1)
-	default:
-		s.endLocked("controller too slow: events backed up")
-	}
-}
-
-// end closes the event stream with reason (sent in the close frame).
-func (s *ControllerSession) end(reason string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.endLocked(reason)
-}
-
-func (s *ControllerSession) endLocked(reason string) {
-	if s.ended {
-		return
-	}
-	s.ended, s.reason = true, reason
-	close(s.events)
-	close(s.done)
-}
-
-// Send forwards a client event to the model session, once it is open.
-func (s *ControllerSession) Send(ctx context.Context, ev realtime.Event) error {
-	cc := s.cc
-	if u, ok := ev.(*realtime.SessionUpdate); ok {
-		cc.b.mergeConfig(u.Session)
-		if a := u.Session.Audio; a != nil {
-			if a.Input != nil && a.Input.Format != nil {
-				a.Input.Format = realtime.PCM24k()
-			}
-			if a.Output != nil && a.Output.Format != nil {
-				a.Output.Format = realtime.PCM24k()
-			}
-		}
-	}
-	select {
-	case <-cc.ready:
-	case <-s.done:
-		return realtime.ErrClosed
-	case <-cc.over:
-		return realtime.ErrClosed
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	ms := cc.b.session()
-	if ms == nil {
-		return realtime.ErrClosed
-	}
-	if err := ms.Send(ctx, ev); err != nil {
-		return fmt.Errorf("controller event %s: %w", ev.EventType(), err)
-	}
-	s.sent.Add(1)
-	return nil
-}
-
-// AppendAudio refuses the controller's audio: on a phone call the audio
-// comes from the caller. The controller gets one error event.
-func (s *ControllerSession) AppendAudio([]byte) error {
-	s.mu.Lock()
-	warned := s.warned
-	s.warned = true
-	s.mu.Unlock()
-	if !warned {
-		s.deliver(s.cc.errorEvent("audio_not_accepted", "input_audio_buffer.append is ignored on a phone call: the caller's audio goes to the model"))
-	}
-	return nil
-}
-
-// Events returns the controller's events.
-func (s *ControllerSession) Events() <-chan realtime.Event { return s.events }
-
-// Done is closed when the controller's session ended.
-func (s *ControllerSession) Done() <-chan struct{} { return s.done }
-
-// Err says why the session ended (nil while it runs).
-func (s *ControllerSession) Err() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !s.ended {
-		return nil
-	}
-	return fmt.Errorf("%w: %s", realtime.ErrClosed, s.reason)
-}
-
-// CloseReason is the text of the WebSocket close frame (the call's end,
-// or why the controller was dropped).
-func (s *ControllerSession) CloseReason() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.reason
-}
-
-// Stats counts the events both ways.
-func (s *ControllerSession) Stats() realtime.Stats {
-	return realtime.Stats{EventsSent: s.sent.Load(), EventsReceived: s.received.Load()}
-}
-
-// Close detaches the controller; the call goes on for the grace time.
-// It is idempotent.
-func (s *ControllerSession) Close() error {
-	s.end("controller detached")
-	s.cc.detach(s)
-	return nil
 }

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"switchboard/call"
+	"switchboard/realtime"
+	"switchboard/sip"
 	"switchboard/webhook"
 )
 
@@ -114,4 +116,91 @@ func (cc *Controlled) transferred(targetURI, status string, code int) {
 	if status != transferProgress {
 		cc.lifecycle(webhook.NewCallTransfer(time.Now(), webhook.CallTransfer{CallID: cc.phone.ID(), TargetURI: targetURI, Status: status, SIPStatus: code}))
 	}
+}
+
+// A ringing webhook-routed call is answered by the first of: a
+// controller attaching (/v1/realtime?call_id=), or accept with the session
+// configuration (POST /v1/realtime/calls/{call_id}/accept, the hosted
+// API's SIP flow); or refused by reject with a SIP status (…/reject).
+// Once one of them happened the others are ErrCallAnswered; a sideband
+// controller may still attach to an accepted call.
+
+// ErrCallAnswered means a ringing call was already answered (accepted, or
+// a controller attached) or rejected.
+var ErrCallAnswered = errors.New("conversation: the call is already answered or rejected")
+
+// errRejected is why a call a controller rejected ended.
+var errRejected = errors.New("rejected by the controller")
+
+// Accept answers the ringing call with the session configuration cfg,
+// merged over the call's defaults (the caller checked it: model, voice,
+// formats): the model session opens with it and the call is answered, no
+// controller socket needed. The audio formats stay the call's own.
+func (cc *Controlled) Accept(cfg realtime.SessionConfig) error {
+	if err := cc.decide(0); err != nil {
+		return err
+	}
+	cc.b.mergeConfig(cfg)
+	cc.attachOne.Do(func() { close(cc.attached) })
+	cc.log.Info().Msg("call accepted")
+	return nil
+}
+
+// Reject refuses the ringing call with the SIP status (a final error
+// status, 400 to 699), sent to the caller with its reason phrase.
+func (cc *Controlled) Reject(status int) error {
+	if err := cc.decide(status); err != nil {
+		return err
+	}
+	cc.setEnd(webhook.EndedByController, "")
+	cc.attachOne.Do(func() { close(cc.attached) })
+	cc.log.Info().Int("sip_status", status).Msg("call rejected")
+	return nil
+}
+
+// decide marks the ringing call answered (status 0) or rejected with
+// status: ErrCallOver once it ended, ErrCallAnswered once it was
+// answered or rejected, or when it no longer rings.
+func (cc *Controlled) decide(status int) error {
+	st := cc.phone.Snapshot().State
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	switch {
+	case cc.closed || cc.endReason != "" || st == call.StateEnded:
+		return ErrCallOver
+	case cc.decided || st != call.StateRinging:
+		return ErrCallAnswered
+	}
+	cc.decided, cc.rejectStatus = true, status
+	return nil
+}
+
+// rejected is Prepare's answer to a rejected call: the SIP status the
+// controller chose.
+func (cc *Controlled) rejected() error {
+	cc.mu.Lock()
+	status := cc.rejectStatus
+	cc.mu.Unlock()
+	if status == 0 {
+		return nil
+	}
+	return &call.RejectError{Status: status, Reason: sip.ReasonPhrase(status), Err: errRejected}
+}
+
+// Accept answers a ringing webhook-routed call with cfg (see
+// Controlled.Accept); ErrNotControlled for any other call.
+func (r *Routed) Accept(cfg realtime.SessionConfig) error {
+	if r.cc == nil || r.cc.opts.direct {
+		return ErrNotControlled
+	}
+	return r.cc.Accept(cfg)
+}
+
+// Reject refuses a ringing webhook-routed call with the SIP status (see
+// Controlled.Reject); ErrNotControlled for any other call.
+func (r *Routed) Reject(status int) error {
+	if r.cc == nil || r.cc.opts.direct {
+		return ErrNotControlled
+	}
+	return r.cc.Reject(status)
 }

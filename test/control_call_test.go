@@ -60,8 +60,16 @@ func TestControlCallRefer(t *testing.T) {
 	c, status, body := dialController(t, wsURL(d, "?call_id="+id), bearer(d.OwnerKey))
 	require.Equal(t, 101, status, "%s", body)
 	created := c.next(t, "session.created", 2*time.Second)
-	require.NotNil(t, created["session"])
-	c.next(t, "conversation.created", time.Second)
+	require.Equal(t, "session.created", c.seen()[0], "the session starts with session.created")
+	// As complete as a direct session's: the model session's own.
+	sess := created["session"].(map[string]any)
+	for _, k := range []string{"id", "object", "model", "instructions", "audio", "tools", "tool_choice", "output_modalities", "voice", "turn_detection"} {
+		require.Contains(t, sess, k, "session.created holds %s", k)
+	}
+	require.Equal(t, "realtime.session", sess["object"])
+	require.Equal(t, "eve", sess["voice"], "the spec's default voice")
+	require.Equal(t, sess["voice"], sess["audio"].(map[string]any)["output"].(map[string]any)["voice"])
+	conv := c.next(t, "conversation.created", 5*time.Second)["conversation"].(map[string]any)["id"]
 	c.send(t, map[string]any{"type": "session.update", "session": map[string]any{"type": "realtime", "instructions": "You take calls for the test."}})
 	upd := c.next(t, "session.updated", 5*time.Second)
 	require.Equal(t, "You take calls for the test.", upd["session"].(map[string]any)["instructions"])
@@ -74,6 +82,8 @@ func TestControlCallRefer(t *testing.T) {
 	// Audio flows: the echo engine hears the caller (sipp plays a
 	// recording); its audio goes to the phone, never to the controller.
 	c.next(t, "input_audio_buffer.speech_started", 8*time.Second)
+	answer := c.next(t, "response.created", 8*time.Second)["response"].(map[string]any)
+	require.Equal(t, conv, answer["conversation_id"], "the one conversation.created names the conversation responses belong to")
 
 	d.JSON(t, "POST", "/v1/realtime/calls/"+id+"/refer", d.OwnerKey, map[string]any{"target_uri": "operator@example.com"}, 400)
 	d.JSON(t, "POST", "/v1/realtime/calls/"+id+"/refer", d.OwnerKey, map[string]any{"target_uri": "tel:12"}, 400)
@@ -104,9 +114,13 @@ func TestControlCallRefer(t *testing.T) {
 	require.NotNil(t, ce)
 	require.Contains(t, ce.Text, "transferred")
 	run.wait(t, 10*time.Second)
+	opened := map[string]int{}
 	for _, typ := range c.seen() {
 		require.NotEqual(t, "response.output_audio.delta", typ, "the controller never gets the phone's audio")
+		opened[typ]++
 	}
+	require.Equal(t, 1, opened["session.created"])
+	require.Equal(t, 1, opened["conversation.created"])
 
 	tr := h.next(t, "realtime.call.transfer", 5*time.Second)
 	require.Equal(t, "accepted", tr.Data["status"])
