@@ -60,10 +60,13 @@ type fakeCall struct {
 	referErr error // nil: accepted; errHang: never answers
 	dtmfErr  error
 
-	mu     sync.Mutex
-	hangup string
-	digits string
-	target string
+	mu       sync.Mutex
+	hangup   string
+	digits   string
+	target   string
+	decision error // what Accept and Reject answer
+	accepted *realtime.SessionConfig
+	rejected int
 }
 
 var errHang = errors.New("never answers")
@@ -72,6 +75,22 @@ func (c *fakeCall) Phone() call.Phone { return c.phone }
 func (c *fakeCall) TeamID() string    { return c.team }
 func (c *fakeCall) Attach() (*conversation.ControllerSession, error) {
 	return nil, conversation.ErrNotControlled
+}
+func (c *fakeCall) Accept(cfg realtime.SessionConfig) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.decision == nil {
+		c.accepted = &cfg
+	}
+	return c.decision
+}
+func (c *fakeCall) Reject(status int) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.decision == nil {
+		c.rejected = status
+	}
+	return c.decision
 }
 func (c *fakeCall) Hangup(reason string) {
 	c.mu.Lock()

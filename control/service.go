@@ -48,6 +48,10 @@ type Call interface {
 	TeamID() string
 	// Attach reserves a webhook-routed call for a controller.
 	Attach() (*conversation.ControllerSession, error)
+	// Accept answers a ringing webhook-routed call with a session
+	// configuration; Reject refuses it with a SIP status.
+	Accept(cfg realtime.SessionConfig) error
+	Reject(status int) error
 	// Hangup ends the call with reason.
 	Hangup(reason string)
 	// SendDTMF plays digits to the caller's side.
@@ -182,6 +186,8 @@ func (s *Service) Routes() []httpx.Route {
 		{Method: http.MethodGet, Pattern: "/v1/realtime", Endpoint: auth.EndpointRealtime, Access: httpx.Public, Handler: s.serveRealtime},
 		{Method: http.MethodPost, Pattern: "/v1/realtime/client_secrets", Endpoint: auth.EndpointClientSecrets, Handler: s.createSecret},
 		{Method: http.MethodPost, Pattern: "/v1/realtime/calls", Endpoint: auth.EndpointRealtime, Access: httpx.Public, Handler: s.createCall},
+		{Method: http.MethodPost, Pattern: "/v1/realtime/calls/{call_id}/accept", Endpoint: auth.EndpointCalls, Handler: s.accept},
+		{Method: http.MethodPost, Pattern: "/v1/realtime/calls/{call_id}/reject", Endpoint: auth.EndpointCalls, Handler: s.reject},
 		{Method: http.MethodPost, Pattern: "/v1/realtime/calls/{call_id}/refer", Endpoint: auth.EndpointCalls, Handler: s.refer},
 		{Method: http.MethodPost, Pattern: "/v1/realtime/calls/{call_id}/hangup", Endpoint: auth.EndpointCalls, Handler: s.hangup},
 		{Method: http.MethodPost, Pattern: "/v1/realtime/calls/{call_id}/dtmf", Endpoint: auth.EndpointCalls, Handler: s.dtmf},

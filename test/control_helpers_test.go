@@ -134,6 +134,8 @@ func controlDaemon(t *testing.T, env map[string]string, h *hookReceiver, number 
 // sippControl is the data of testdata/sipp/control.xml.tmpl.
 type sippControl struct {
 	Mode         string // "480", "refer" or "" (answered; ends with ByeReason)
+	Reject       string // when set: the final status expected instead of 200 ("486")
+	RejectReason string // its reason phrase ("Busy Here")
 	Audio        bool
 	ReferTo      string
 	NotifyStatus string

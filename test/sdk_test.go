@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"switchboard/app/apptest"
+	"switchboard/call"
 )
 
 // sdkDir holds the pinned official npm clients (package.json and
@@ -164,4 +165,70 @@ func TestOfficialSDKSideband(t *testing.T) {
 	run.wait(t, 10*time.Second)
 	end := h.next(t, "realtime.call.ended", 5*time.Second)
 	require.Equal(t, id, end.Data["call_id"])
+}
+
+// TestOfficialSDKAcceptReject: the hosted SIP flow with the openai SDK
+// and sipp as the caller. A call to a webhook number is accepted with
+// client.realtime.calls.accept (model, instructions, voice, tools, audio
+// formats, an idle timer): it is answered with no controller socket; a
+// sideband controller then attaches and finds that session in force, one
+// conversation.created, the caller heard and the idle timer firing. Two
+// more calls are refused with client.realtime.calls.reject: 486 Busy Here
+// as asked, and 603 Decline by default, each checked by sipp.
+func TestOfficialSDKAcceptReject(t *testing.T) {
+	requireSDKs(t)
+	const number = "+14155550172"
+	h := newHookReceiver(t, 0)
+	dir := t.TempDir()
+	cert, tlsKey := apptest.SelfSigned(t, dir, "switchboard-test")
+	d := controlDaemon(t, map[string]string{"SWITCHBOARD_RING_TIMEOUT": "15s",
+		"SWITCHBOARD_HTTP_TLS_CERT": cert, "SWITCHBOARD_HTTP_TLS_KEY": tlsKey}, h, number)
+	key := sdkKey(t, d, "api-key:endpoint:realtime", "api-key:endpoint:calls", "api-key:model:*")
+
+	t.Run("accept", func(t *testing.T) {
+		run := startSipp(t, d, number, sippControl{Audio: true, ByeReason: "hung up by the API"}, 1, 1)
+		id := h.next(t, "realtime.call.incoming", 5*time.Second).Data["call_id"].(string)
+		runSDK(t, d, cert, key, "accept", "SB_CALL_ID="+id)
+		// Answered by the accept alone: no controller has attached.
+		waitState(t, d, id, call.StateActive, 5*time.Second)
+		res := runSDK(t, d, cert, key, "attach-accepted", "SB_CALL_ID="+id)
+		require.Contains(t, res["close"].(map[string]any)["reason"], "hung up by the API")
+		run.wait(t, 15*time.Second)
+		end := h.next(t, "realtime.call.ended", 5*time.Second)
+		require.Equal(t, id, end.Data["call_id"])
+		require.Equal(t, "controller", end.Data["ended_by"])
+	})
+	for _, tc := range []struct{ status, reason, asked string }{
+		{"486", "Busy Here", "486"},
+		{"603", "Decline", ""},
+	} {
+		t.Run("reject "+tc.status, func(t *testing.T) {
+			run := startSipp(t, d, number, sippControl{Reject: tc.status, RejectReason: tc.reason}, 1, 1)
+			id := h.next(t, "realtime.call.incoming", 5*time.Second).Data["call_id"].(string)
+			env := []string{"SB_CALL_ID=" + id}
+			if tc.asked != "" {
+				env = append(env, "SB_STATUS="+tc.asked)
+			}
+			runSDK(t, d, cert, key, "reject", env...)
+			run.wait(t, 10*time.Second)
+			end := h.next(t, "realtime.call.ended", 5*time.Second)
+			require.Equal(t, id, end.Data["call_id"])
+			require.Equal(t, "controller", end.Data["ended_by"])
+		})
+	}
+}
+
+// waitState waits until call id is in state st.
+func waitState(t *testing.T, d *apptest.Daemon, id string, st call.State, within time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		if c, ok := d.App.Calls().Get(id); ok && c.Snapshot().State == st {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("call %s not %s within %s", id, st, within)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }

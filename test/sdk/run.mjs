@@ -219,7 +219,110 @@ async function sideband() {
   return { close, types: [...new Set(types)] };
 }
 
-const scenarios = { 'openai-turn': openaiTurn, 'agents-session': agentsSession, browser, sideband };
+// The session a webhook's app accepts a call with, as the hosted API's
+// SIP flow does (model, instructions, voice, tools, audio formats; the
+// turn detection with an idle timer).
+const acceptedSession = {
+  type: 'realtime',
+  model: 'svc-voice-fast-1.0',
+  instructions: 'You answer for the accept test.',
+  audio: {
+    input: { format: { type: 'audio/pcm', rate: 24000 }, turn_detection: { type: 'server_vad', idle_timeout_ms: 1500 } },
+    output: { format: { type: 'audio/pcm', rate: 24000 }, voice: 'ara' },
+  },
+  tools: [{ type: 'function', name: 'lookup_order', description: 'Looks an order up.', parameters: { type: 'object', properties: { id: { type: 'string' } } } }],
+};
+
+// failure runs an SDK call that must fail and returns its APIError.
+async function failure(p) {
+  try {
+    await p;
+  } catch (e) {
+    return e;
+  }
+  throw new Error('the request succeeded');
+}
+
+// Scenario: the openai SDK's client.realtime.calls.accept answers a
+// ringing call (SB_CALL_ID) with a session configuration; refusals: a
+// bad body (400 naming the member), an unknown call (404), a second
+// accept and a reject of the accepted call (409).
+async function accept() {
+  const callID = process.env.SB_CALL_ID;
+  const api = new OpenAI({ apiKey: KEY, baseURL: URL_ + '/v1' });
+  let e = await failure(api.realtime.calls.accept(callID, { type: 'realtime', audio: { output: { voice: 'marin' } } }));
+  assert.equal(e.status, 400);
+  assert.equal(e.param, 'audio.output.voice');
+  e = await failure(api.realtime.calls.accept(callID, { type: 'realtime', instructions: 5 }));
+  assert.equal(e.status, 400);
+  assert.equal(e.param, 'instructions');
+  assert.match(e.message, /instructions must be a string, not a number/);
+  e = await failure(api.realtime.calls.accept('no-such-call', { type: 'realtime' }));
+  assert.equal(e.status, 404);
+  await api.realtime.calls.accept(callID, acceptedSession);
+  e = await failure(api.realtime.calls.accept(callID, { type: 'realtime' }));
+  assert.equal(e.status, 409);
+  e = await failure(api.realtime.calls.reject(callID, { status_code: 486 }));
+  assert.equal(e.status, 409);
+  return { accepted: callID };
+}
+
+// Scenario: a sideband controller attaches (OpenAIRealtimeWS with
+// callID) to a call accepted without one: its session.created holds the
+// accepted session, one conversation.created comes, the model hears the
+// caller, the idle timer of the accepted turn detection fires, then the
+// SDK hangs up.
+async function attachAccepted() {
+  const callID = process.env.SB_CALL_ID;
+  const api = new OpenAI({ apiKey: KEY, baseURL: URL_ + '/v1' });
+  const rt = await OpenAIRealtimeWS.create(api, { callID });
+  const types = [];
+  const errors = [];
+  const conversations = [];
+  rt.on('event', (e) => { types.push(e.type); seen.push(e.type === 'error' ? JSON.stringify(e) : e.type); });
+  rt.on('error', (e) => errors.push(String(e.message || e)));
+  rt.on('conversation.created', (e) => conversations.push(e.conversation.id));
+  const created = (await waitFor(rt, 'session.created')).session;
+  assert.equal(types[0], 'session.created', 'session.created comes first');
+  assert.equal(created.object, 'realtime.session');
+  assert.ok(created.id, 'session.created names the session');
+  assert.equal(created.model, acceptedSession.model);
+  assert.equal(created.instructions, acceptedSession.instructions);
+  assert.equal(created.audio.output.voice, 'ara');
+  assert.equal(created.voice, 'ara', 'the spec placement says the same');
+  assert.equal(created.audio.input.turn_detection.idle_timeout_ms, 1500);
+  assert.deepEqual(created.tools.map((t) => t.name), ['lookup_order']);
+  const done = (await waitFor(rt, 'response.done')).response;
+  await waitFor(rt, 'input_audio_buffer.timeout_triggered');
+  const closed = new Promise((resolve) => rt.socket.on('close', (code, reason) => resolve({ code, reason: reason.toString() })));
+  await api.realtime.calls.hangup(callID);
+  const close = await Promise.race([closed, timeout(STEP, 'the socket to close')]);
+  assert.deepEqual(errors, []);
+  assert.equal(conversations.length, 1, `one conversation.created, got ${conversations}`);
+  assert.equal(done.conversation_id, conversations[0], 'responses belong to that conversation');
+  return { close, conversation: conversations[0], types: [...new Set(types)] };
+}
+
+// Scenario: client.realtime.calls.reject refuses a ringing call
+// (SB_CALL_ID) with SB_STATUS, or with no body (the default, 603); a
+// second decision is 409.
+async function reject() {
+  const callID = process.env.SB_CALL_ID;
+  const api = new OpenAI({ apiKey: KEY, baseURL: URL_ + '/v1' });
+  const e = await failure(api.realtime.calls.reject(callID, { status_code: 180 }));
+  assert.equal(e.status, 400);
+  assert.equal(e.param, 'status_code');
+  if (process.env.SB_STATUS) {
+    await api.realtime.calls.reject(callID, { status_code: Number(process.env.SB_STATUS) });
+  } else {
+    await api.realtime.calls.reject(callID);
+  }
+  const again = await failure(api.realtime.calls.accept(callID, { type: 'realtime' }));
+  assert.equal(again.status, 409);
+  return { rejected: callID };
+}
+
+const scenarios = { 'openai-turn': openaiTurn, 'agents-session': agentsSession, browser, sideband, accept, 'attach-accepted': attachAccepted, reject };
 
 const name = process.argv[2];
 const run = scenarios[name];
