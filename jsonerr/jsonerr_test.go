@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -117,4 +118,37 @@ func TestTypeName(t *testing.T) {
 	require.Equal(t, "string", TypeName(reflect.TypeFor[*string]()))
 	require.Equal(t, "an array of strings", Article("array of strings"))
 	require.Equal(t, "a number", Article("number"))
+}
+
+// FuzzTranslate: whatever the document, decoding it into a typed value
+// and translating the error never panics, and the words are the API's:
+// no Go type name, and a path that names the member encoding/json meant.
+func FuzzTranslate(f *testing.F) {
+	for _, s := range []string{`{"acls":"x"}`, `{"tools":[{"name":1}]}`, `{"meta":{"a":"b"}}`, `{"grid":[[1],["x"]]}`, `[1]`, `{"n":1e400}`,
+		`{"tools":[{"limit":300}]}`, `{"name":`, `{"session":{"X":"1"}}`, `{"a":{"b":[`, `"x"`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, doc string) {
+		var v body
+		err := json.Unmarshal([]byte(doc), &v)
+		e := Translate([]byte(doc), err)
+		if err == nil {
+			if e != nil {
+				t.Fatalf("an error from none: %v", e)
+			}
+			return
+		}
+		if e == nil {
+			return // not a decoding error (none here, but not ours to word)
+		}
+		for _, w := range goWords {
+			if bytes.Contains([]byte(e.Message), []byte(w)) {
+				t.Fatalf("%q: %q holds %q", doc, e.Message, w)
+			}
+		}
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && stripIndices(e.Path) != te.Field && !strings.HasPrefix(stripIndices(e.Path), te.Field+".") {
+			t.Fatalf("%q: path %q is not field %q", doc, e.Path, te.Field)
+		}
+	})
 }
