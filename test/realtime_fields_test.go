@@ -38,6 +38,14 @@ func TestSessionFieldsWhereTheSpecPutsThem(t *testing.T) {
 		require.Equal(t, tc.param, m["error"].(map[string]any)["param"])
 	}
 
+	// The voices a session may name are the ones the appliance lists.
+	var ids []string
+	for _, v := range d.JSON(t, "GET", "/v1/custom-voices", d.OwnerKey, nil, 200)["voices"].([]any) {
+		ids = append(ids, v.(map[string]any)["voice_id"].(string))
+	}
+	require.Contains(t, ids, "ara")
+	require.NotContains(t, ids, "marin")
+
 	sec := d.JSON(t, "POST", "/v1/realtime/client_secrets", d.OwnerKey, map[string]any{
 		"session": map[string]any{"type": "realtime", "instructions": "spec placement", "voice": "Ara", "turn_detection": nil}}, 200)
 	stored := sec["session"].(map[string]any)
