@@ -75,6 +75,7 @@ func TestBadInput(t *testing.T) {
 		{nil, map[string]string{"SWITCHBOARD_MEDIA_TIMEOUT": "soon"}, "SWITCHBOARD_MEDIA_TIMEOUT"},
 		{[]string{"--http-addr", "nohost"}, nil, "http_addr"},
 		{nil, map[string]string{"SWITCHBOARD_SIP_CHALLENGE_STATUS": "403"}, "challenge_status"},
+		{nil, map[string]string{"SWITCHBOARD_UPSTREAM_SESSION_FIELDS": "both"}, "upstream.session_fields"},
 		{[]string{"--bogus"}, nil, "bogus"},
 		{[]string{"extra"}, nil, "unexpected argument"},
 	}
