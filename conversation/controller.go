@@ -227,16 +227,22 @@ func (cc *Controlled) modelOpened() {
 // keepOpening follows the model session's configuration and keeps its
 // conversation.created, for the controllers that attach later.
 func (cc *Controlled) keepOpening(ev realtime.Event) {
-	cc.mu.Lock()
-	defer cc.mu.Unlock()
 	switch e := ev.(type) {
 	case *realtime.SessionCreated:
-		cc.modelCfg = e.Session.Clone()
+		cfg := e.Session.Clone()
+		cc.mu.Lock()
+		cc.modelCfg = cfg
+		cc.mu.Unlock()
 	case *realtime.SessionUpdated:
-		cc.modelCfg = e.Session.Clone()
+		cfg := e.Session.Clone()
+		cc.mu.Lock()
+		cc.modelCfg = cfg
+		cc.mu.Unlock()
 	case *realtime.ConversationCreated:
 		c := *e
+		cc.mu.Lock()
 		cc.modelConv = &c
+		cc.mu.Unlock()
 	}
 }
 
