@@ -254,7 +254,8 @@ func TestFleetKilledNode(t *testing.T) {
 
 // TestFleetControllerOnOtherNode: a webhook-routed call lands on node b;
 // its controller connects to node a's /v1/realtime?call_id= and steers the
-// call through node a (DTMF, hangup), all forwarded to node b.
+// call through node a (DTMF, hangup), all forwarded to node b; so is an
+// accept sent to node a for a second call.
 func TestFleetControllerOnOtherNode(t *testing.T) {
 	const number = "+14155550177"
 	ctx := context.Background()
@@ -300,6 +301,18 @@ func TestFleetControllerOnOtherNode(t *testing.T) {
 	require.Equal(t, "RIFF", string(wav[:4]))
 	rec = a.json(t, "GET", "/v1/calls/"+id, fleetOwner, nil, 200)
 	require.NotNil(t, rec["recording"], "node a shows node b's record with its recording: %v", rec)
+
+	// The hosted flow's accept, sent to node a, answers a call node b
+	// holds; a second accept is 409 there too.
+	run = startSippAt(t, b.sip, number, sippControl{ByeReason: "hung up by the API"}, 1, 1)
+	id = h.next(t, "realtime.call.incoming", 10*time.Second).Data["call_id"].(string)
+	a.json(t, "POST", "/v1/realtime/calls/"+id+"/accept", fleetOwner, map[string]any{"type": "realtime", "instructions": "accepted on a"}, 200)
+	a.json(t, "POST", "/v1/realtime/calls/"+id+"/accept", fleetOwner, map[string]any{"type": "realtime"}, 409)
+	require.Eventually(t, func() bool {
+		return a.json(t, "GET", "/v1/calls/"+id, fleetOwner, nil, 200)["state"] == "active"
+	}, 10*time.Second, 50*time.Millisecond, "answered by the accept alone")
+	a.json(t, "POST", "/v1/realtime/calls/"+id+"/hangup", fleetOwner, map[string]any{}, 200)
+	run.wait(t, 10*time.Second)
 }
 
 // TestFleetFailover: a node at its max_calls refuses a call with 503 (its
