@@ -190,7 +190,7 @@ func TestOfficialSDKAcceptReject(t *testing.T) {
 		id := h.next(t, "realtime.call.incoming", 5*time.Second).Data["call_id"].(string)
 		runSDK(t, d, cert, key, "accept", "SB_CALL_ID="+id)
 		// Answered by the accept alone: no controller has attached.
-		waitState(t, d, id, call.StateActive, 5*time.Second)
+		t.Logf("active %s after the accept returned", waitState(t, d, id, call.StateActive, 5*time.Second))
 		res := runSDK(t, d, cert, key, "attach-accepted", "SB_CALL_ID="+id)
 		require.Contains(t, res["close"].(map[string]any)["reason"], "hung up by the API")
 		run.wait(t, 15*time.Second)
@@ -218,13 +218,15 @@ func TestOfficialSDKAcceptReject(t *testing.T) {
 	}
 }
 
-// waitState waits until call id is in state st.
-func waitState(t *testing.T, d *apptest.Daemon, id string, st call.State, within time.Duration) {
+// waitState waits until call id is in state st and says how long that
+// took.
+func waitState(t *testing.T, d *apptest.Daemon, id string, st call.State, within time.Duration) time.Duration {
 	t.Helper()
-	deadline := time.Now().Add(within)
+	start := time.Now()
+	deadline := start.Add(within)
 	for {
 		if c, ok := d.App.Calls().Get(id); ok && c.Snapshot().State == st {
-			return
+			return time.Since(start).Round(time.Millisecond)
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("call %s not %s within %s", id, st, within)
