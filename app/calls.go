@@ -53,11 +53,11 @@ func (a *App) buildCalls(cfg *config.Config, log zerolog.Logger) error {
 		return fmt.Errorf("rtp ports: %w", err)
 	}
 	metrics := call.NewMetrics(a.metrics)
-	engines, err := buildEngines(cfg, log)
-	if err != nil {
+	if a.speech, err = buildSpeech(cfg, log); err != nil {
 		return err
 	}
-	if a.speech, err = buildSpeech(cfg, log); err != nil {
+	engines, err := buildEngines(cfg, echoVoices{a.speech}, log)
+	if err != nil {
 		return err
 	}
 	a.greeter = newGreeter(a.speech, log)
@@ -176,11 +176,13 @@ var libLoggerOnce sync.Once
 const modelRate = 24000
 
 // buildEngines makes the realtime engines agents choose from: the
-// embedded echo engine always, the upstream provider when configured.
-func buildEngines(cfg *config.Config, log zerolog.Logger) (map[string]realtime.Engine, error) {
+// embedded echo engine always (its text answers spoken by voices, in the
+// session's voice), the upstream provider when configured.
+func buildEngines(cfg *config.Config, voices echo.Synthesizer, log zerolog.Logger) (map[string]realtime.Engine, error) {
 	elog := log.With().Str("engine", agent.EngineEcho).Logger()
 	engines := map[string]realtime.Engine{
-		agent.EngineEcho: echo.New(echo.Options{Threshold: cfg.Echo.VADThreshold, SilenceDuration: cfg.Echo.SilenceDuration, MaxTurn: cfg.Echo.MaxTurn, Logger: &elog}),
+		agent.EngineEcho: echo.New(echo.Options{Synthesizer: voices, Threshold: cfg.Echo.VADThreshold, SilenceDuration: cfg.Echo.SilenceDuration,
+			MaxTurn: cfg.Echo.MaxTurn, Logger: &elog}),
 	}
 	if cfg.Upstream.URL != "" {
 		ulog := log.With().Str("engine", agent.EngineUpstream).Logger()

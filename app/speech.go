@@ -25,6 +25,23 @@ func buildSpeech(cfg *config.Config, log zerolog.Logger) (*speech.Service, error
 	return s, nil
 }
 
+// echoVoices gives the echo engine the TTS engine to speak its text
+// answers with, in the session's voice (echo.Synthesizer): what a caller
+// hears of a session's voice on the offline engine.
+type echoVoices struct{ s *speech.Service }
+
+func (e echoVoices) Synthesize(ctx context.Context, text, voice string, rate int) ([]int16, error) {
+	v, ok := speech.LookupVoice(voice)
+	if !ok {
+		v, _ = speech.LookupVoice("")
+	}
+	a, err := e.s.Synthesize(ctx, speech.Request{Text: text, Voice: v, SampleRate: rate})
+	if err != nil {
+		return nil, err
+	}
+	return a.PCM, nil
+}
+
 // sttTimeout bounds one fallback transcription request to the provider.
 const sttTimeout = 30 * time.Second
 

@@ -281,6 +281,24 @@ func (c *controller) next(t *testing.T, typ string, within time.Duration) map[st
 	}
 }
 
+// nextAny waits for the next event, whatever its type, in the server's
+// order.
+func (c *controller) nextAny(t *testing.T, within time.Duration) map[string]any {
+	t.Helper()
+	if len(c.pending) > 0 {
+		ev := c.pending[0]
+		c.pending = c.pending[1:]
+		return ev
+	}
+	select {
+	case ev := <-c.events:
+		return ev
+	case <-time.After(within):
+		t.Fatalf("no event within %s; seen %v", within, c.seen())
+		return nil
+	}
+}
+
 // nextWhere waits for an event of type typ whose member key is val.
 func (c *controller) nextWhere(t *testing.T, typ, key, val string, within time.Duration) map[string]any {
 	t.Helper()

@@ -154,3 +154,36 @@ func TestErrorsSpeakTheAPI(t *testing.T) {
 		require.NotRegexp(t, goTypeWords, e["message"])
 	}
 }
+
+// TestEchoSpeaksTheSessionVoice: the echo engine says its text answers
+// with the TTS engine in the session's voice: the same sentence in eve
+// (the default) twice is the same audio, in rex (set where the spec puts
+// it) another.
+func TestEchoSpeaksTheSessionVoice(t *testing.T) {
+	d := startDaemon(t, withDrain(nil))
+	c, status, body := dialController(t, wsURL(d, ""), bearer(d.OwnerKey))
+	require.Equal(t, 101, status, "%s", body)
+	c.next(t, "session.created", 5*time.Second)
+	say := func() string {
+		t.Helper()
+		c.send(t, map[string]any{"type": "response.create", "response": map[string]any{"instructions": "Good morning, this is the voice test."}})
+		var audio []byte
+		for {
+			ev := c.nextAny(t, 10*time.Second)
+			switch ev["type"] {
+			case "response.output_audio.delta":
+				b, err := base64.StdEncoding.DecodeString(ev["delta"].(string))
+				require.NoError(t, err)
+				audio = append(audio, b...)
+			case "response.done":
+				require.Greater(t, len(audio), 48000/2, "half a second of speech at least")
+				return string(audio)
+			}
+		}
+	}
+	eve := say()
+	require.Equal(t, eve, say(), "the same voice says it the same way")
+	c.send(t, map[string]any{"type": "session.update", "session": map[string]any{"voice": "rex"}})
+	c.next(t, "session.updated", 5*time.Second)
+	require.NotEqual(t, eve, say(), "rex is another voice")
+}

@@ -126,7 +126,7 @@ func find[T realtime.Event](t *testing.T, evs []realtime.Event) T {
 
 type fixedSynth struct{}
 
-func (fixedSynth) Synthesize(_ context.Context, text string, rate int) ([]int16, error) {
+func (fixedSynth) Synthesize(_ context.Context, text, _ string, rate int) ([]int16, error) {
 	s := make([]int16, rate/10) // 100 ms
 	for i := range s {
 		s[i] = int16(len(text) + i)
@@ -311,7 +311,7 @@ func TestEchoManualCommitTextAndErrors(t *testing.T) {
 	next(t, s) // conversation.item.done
 	require.NoError(t, s.Send(ctx, &realtime.ResponseCreate{}))
 	evs = until(t, s, realtime.TypeResponseDone)
-	want, _ := fixedSynth{}.Synthesize(ctx, "DTMF 1 2 3", 24000)
+	want, _ := fixedSynth{}.Synthesize(ctx, "DTMF 1 2 3", "", 24000)
 	require.Equal(t, format{typ: realtime.FormatPCM, rate: 24000}.encode(nil, want), deltas(evs))
 	require.Equal(t, "DTMF 1 2 3", find[*realtime.ResponseOutputAudioTranscriptDone](t, evs).Transcript)
 

@@ -80,3 +80,31 @@ func TestSpecPlacementsApplied(t *testing.T) {
 	require.Equal(t, "session.voice", ed.Param)
 	require.Equal(t, "u3", ed.EventID)
 }
+
+// voiceSynth records the voices it is asked to speak in.
+type voiceSynth struct{ voices chan string }
+
+func (v voiceSynth) Synthesize(_ context.Context, text, voice string, rate int) ([]int16, error) {
+	v.voices <- voice
+	return make([]int16, rate/10), nil
+}
+
+// TestVoiceSpoken: the echo engine speaks its text answers in the
+// session's voice, set in either placement; the default one is eve.
+func TestVoiceSpoken(t *testing.T) {
+	synth := voiceSynth{voices: make(chan string, 4)}
+	s := open(t, Options{Unpaced: true, Synthesizer: synth}, realtime.SessionConfig{})
+	ask := func() string {
+		t.Helper()
+		sendJSON(t, s, `{"type":"response.create","response":{"instructions":"Hello."}}`)
+		until(t, s, realtime.TypeResponseDone)
+		return <-synth.voices
+	}
+	require.Equal(t, "eve", ask())
+	sendJSON(t, s, `{"type":"session.update","session":{"voice":"rex"}}`)
+	until(t, s, realtime.TypeSessionUpdated)
+	require.Equal(t, "rex", ask())
+	sendJSON(t, s, `{"type":"session.update","session":{"audio":{"output":{"voice":"sal"}}}}`)
+	until(t, s, realtime.TypeSessionUpdated)
+	require.Equal(t, "sal", ask())
+}

@@ -33,14 +33,16 @@ func (s *session) responseCreate(v *realtime.ResponseCreate) {
 	s.startResponse(v.Response, src)
 }
 
-// speak synthesizes text in the output format, falling back to a tone.
+// speak synthesizes text in the session's voice and output format,
+// falling back to a tone.
 func (s *session) speak(text string) []byte {
 	ctx, cancel := context.WithTimeout(s.ctx, s.e.opts.SynthTimeout)
 	defer cancel()
-	pcm, err := s.e.opts.Synthesizer.Synthesize(ctx, text, s.out.rate)
+	voice := s.cfg.Audio.Output.Voice.String()
+	pcm, err := s.e.opts.Synthesizer.Synthesize(ctx, text, voice, s.out.rate)
 	if err != nil {
-		s.log.Warn().Err(err).Msg("echo: synthesis failed, using a tone")
-		pcm, _ = Tone{}.Synthesize(ctx, text, s.out.rate)
+		s.log.Warn().Err(err).Str("voice", voice).Msg("echo: synthesis failed, using a tone")
+		pcm, _ = Tone{}.Synthesize(ctx, text, voice, s.out.rate)
 	}
 	return s.out.encode(nil, pcm)
 }

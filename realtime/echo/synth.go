@@ -10,13 +10,17 @@ import (
 	"switchboard/media/wav"
 )
 
-// Synthesizer turns text into mono 16-bit samples at sampleRate.
+// Synthesizer turns text into mono 16-bit samples at sampleRate, in the
+// session's voice (a voice id such as "eve"; a synthesizer without voices
+// speaks in its own).
 type Synthesizer interface {
-	Synthesize(ctx context.Context, text string, sampleRate int) ([]int16, error)
+	Synthesize(ctx context.Context, text, voice string, sampleRate int) ([]int16, error)
 }
 
 // Espeak speaks with the espeak-ng command (its WAV output, 22050 Hz,
-// resampled to the rate asked for).
+// resampled to the rate asked for), in its one voice (the engine's
+// standalone default; the appliance gives the echo engine its TTS engine,
+// which speaks each voice).
 type Espeak struct {
 	// Path is the espeak-ng binary (default: looked up in PATH).
 	Path string
@@ -27,7 +31,7 @@ type Espeak struct {
 }
 
 // Synthesize runs espeak-ng --stdout and converts its WAV.
-func (e Espeak) Synthesize(ctx context.Context, text string, sampleRate int) ([]int16, error) {
+func (e Espeak) Synthesize(ctx context.Context, text, _ string, sampleRate int) ([]int16, error) {
 	path := e.Path
 	if path == "" {
 		path = "espeak-ng"
@@ -59,7 +63,7 @@ func (e Espeak) Synthesize(ctx context.Context, text string, sampleRate int) ([]
 type Tone struct{}
 
 // Synthesize returns the chime.
-func (Tone) Synthesize(_ context.Context, text string, sampleRate int) ([]int16, error) {
+func (Tone) Synthesize(_ context.Context, text, _ string, sampleRate int) ([]int16, error) {
 	ms := min(300+10*len(text), 1200)
 	n := ms * sampleRate / 1000
 	s := make([]int16, n)

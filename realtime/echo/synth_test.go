@@ -19,7 +19,7 @@ func espeak(t *testing.T) Espeak {
 }
 
 func TestEspeakSynthesizes24kSpeech(t *testing.T) {
-	s, err := espeak(t).Synthesize(context.Background(), "Welcome to switchboard.", 24000)
+	s, err := espeak(t).Synthesize(context.Background(), "Welcome to switchboard.", "", 24000)
 	require.NoError(t, err)
 	require.Greater(t, len(s), 24000/2, "at least half a second of speech")
 	require.Less(t, len(s), 24000*5)
@@ -28,12 +28,12 @@ func TestEspeakSynthesizes24kSpeech(t *testing.T) {
 }
 
 func TestEspeakFailureIsReported(t *testing.T) {
-	_, err := Espeak{Path: "/nonexistent/espeak-ng"}.Synthesize(context.Background(), "x", 24000)
+	_, err := Espeak{Path: "/nonexistent/espeak-ng"}.Synthesize(context.Background(), "x", "", 24000)
 	require.Error(t, err)
 }
 
 func TestToneFallback(t *testing.T) {
-	s, err := Tone{}.Synthesize(context.Background(), "hello", 8000)
+	s, err := Tone{}.Synthesize(context.Background(), "hello", "", 8000)
 	require.NoError(t, err)
 	require.Equal(t, 350*8, len(s))
 	require.Greater(t, frameDBFS(s), -30.0)
@@ -42,7 +42,7 @@ func TestToneFallback(t *testing.T) {
 // TestEchoRepeatsEspeakSpeech feeds real synthetic speech through the VAD: one
 // turn, and the echo returns the committed audio (at telephone quality).
 func TestEchoRepeatsEspeakSpeech(t *testing.T) {
-	speech, err := espeak(t).Synthesize(context.Background(), "Hello, I would like to check my order status please.", 24000)
+	speech, err := espeak(t).Synthesize(context.Background(), "Hello, I would like to check my order status please.", "", 24000)
 	require.NoError(t, err)
 	pcmFmt := format{typ: realtime.FormatPCM, rate: 24000}
 	in := cat(pcm(400, 0), pcmFmt.encode(nil, speech), pcm(1200, 0))
@@ -83,7 +83,7 @@ func pcmFmt() format { return format{typ: realtime.FormatPCM, rate: 24000} }
 // whole with the engine's defaults, kept at 8 kHz µ-law.
 func TestEchoRepeatsASentenceWholeByDefault(t *testing.T) {
 	speech, err := espeak(t).Synthesize(context.Background(),
-		"Hello, this is a caller testing the demo line: I would like to hear this whole sentence repeated back to me, please.", 24000)
+		"Hello, this is a caller testing the demo line: I would like to hear this whole sentence repeated back to me, please.", "", 24000)
 	require.NoError(t, err)
 	require.Greater(t, len(speech), 5*24000, "a sentence of more than 5 s")
 	s := open(t, Options{Unpaced: true, Synthesizer: Tone{}}, realtime.SessionConfig{})
