@@ -136,6 +136,7 @@ func (a *App) buildCalls(cfg *config.Config, log zerolog.Logger) error {
 		SourceFailLimit: cfg.SIP.SourceFailLimit, SourceFailWindow: cfg.SIP.SourceFailWindow, SourceBlockTime: cfg.SIP.SourceBlockTime,
 		SourceMaxConnections: cfg.SIP.SourceMaxConnections, MinSE: cfg.SIP.MinSE, SessionExpires: cfg.SIP.SessionExpires,
 		DrainTimeout: cfg.SIP.DrainTimeout, TrunkPrefix: cfg.SIP.TrunkPrefix, DefaultCountry: cfg.SIP.DefaultCountry,
+		ForwardHeaders: cfg.SIP.ForwardHeaders,
 	}, sipNumbers{a.numbers}, a.calls, log, sip.WithMetrics(metrics))
 	if err != nil {
 		return fmt.Errorf("sip: %w", err)

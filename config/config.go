@@ -152,6 +152,10 @@ type SIP struct {
 	// MinSE and SessionExpires are the session timer bounds (RFC 4028).
 	MinSE          time.Duration `yaml:"min_se"`
 	SessionExpires time.Duration `yaml:"session_expires"`
+	// ForwardHeaders are the INVITE headers a call keeps (names, or
+	// prefixes ending in *): the one list webhooks, agent variables and
+	// records see.
+	ForwardHeaders []string `yaml:"forward_headers"`
 	// TrunkPrefix is stripped from called numbers that arrive without "+".
 	TrunkPrefix    string `yaml:"trunk_prefix"`
 	DefaultCountry string `yaml:"default_country"`

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"switchboard/sip"
 )
 
 func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
@@ -20,6 +22,8 @@ func TestDefaults(t *testing.T) {
 	require.Equal(t, "127.0.0.1:5060", c.SIP.Addr)
 	require.Equal(t, PortRange{20000, 20999}, c.RTP.Ports)
 	require.Equal(t, 24*time.Hour, c.Keys.RotationGrace)
+	// The table's default is the SIP server's.
+	require.Equal(t, sip.DefaultForwardHeaders, c.SIP.ForwardHeaders)
 }
 
 // TestPrecedence checks file < environment < flags for one setting of each

@@ -138,6 +138,7 @@ func settings(c *Config) []Setting {
 		{"sip.source_max_connections", "", "SWITCHBOARD_SIP_SOURCE_MAX_CONNECTIONS", "32", "TCP/TLS connections one source address may hold open; more are closed as they are accepted", integer(&c.SIP.SourceMaxConnections)},
 		{"sip.min_se", "", "SWITCHBOARD_SIP_MIN_SE", "90s", "smallest session timer interval accepted (RFC 4028 Min-SE); an INVITE asking for less gets 422", duration(&c.SIP.MinSE)},
 		{"sip.session_expires", "", "SWITCHBOARD_SIP_SESSION_EXPIRES", "30m", "session timer interval for callers that support timers without asking for one; a call whose peer stops refreshing is hung up", duration(&c.SIP.SessionExpires)},
+		{"sip.forward_headers", "", "SWITCHBOARD_SIP_FORWARD_HEADERS", "From,To,Call-ID,X-*,User-to-User,P-Asserted-Identity,P-Preferred-Identity,Remote-Party-ID,Identity,Privacy,History-Info,Diversion,Referred-By,User-Agent", "INVITE headers a call keeps, chosen once at admission (names, or prefixes ending in *): the webhook's sip_headers, the agent's {{sip.NAME}} variables and the call record see only these", list(&c.SIP.ForwardHeaders)},
 		{"sip.trunk_prefix", "", "SWITCHBOARD_SIP_TRUNK_PREFIX", "", "digits a trunk puts before national numbers (e.g. 0 or 1) to strip before matching", str(&c.SIP.TrunkPrefix)},
 		{"sip.default_country", "", "SWITCHBOARD_SIP_DEFAULT_COUNTRY", "US", "ISO country used to read called numbers that arrive without +", str(&c.SIP.DefaultCountry)},
 

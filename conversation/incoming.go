@@ -3,7 +3,6 @@ package conversation
 import (
 	"context"
 	"errors"
-	"strings"
 	"time"
 
 	"switchboard/call"
@@ -41,21 +40,23 @@ func (cc *Controlled) announce(ctx context.Context) {
 	info := p.Info()
 	ev := webhook.NewCallIncoming(time.Now(), webhook.CallIncoming{
 		CallID: p.ID(), PhoneNumberID: p.Route().NumberID, From: info.From, To: info.To,
-		SIPHeaders: webhook.CollectSIPHeaders(webhook.IncomingHeaderNames(), func(name string) []string {
-			var out []string
-			for _, h := range info.Headers {
-				if strings.EqualFold(h.Name, name) {
-					out = append(out, h.Value)
-				}
-			}
-			return out
-		}),
+		SIPHeaders: sipHeaders(info.Headers),
 	})
 	res, err := cc.hooks.Deliver(ctx, t, ev)
 	noteAttempts(p, ev, res)
 	if err != nil && !errors.Is(err, context.Canceled) {
 		log.Warn().Err(err).Str("event_id", ev.ID).Int("attempts", len(res.Attempts)).Msg("realtime.call.incoming not delivered")
 	}
+}
+
+// sipHeaders are the headers the call kept at admission, as a webhook
+// carries them.
+func sipHeaders(hs []call.Header) []webhook.SIPHeader {
+	out := make([]webhook.SIPHeader, 0, len(hs))
+	for _, h := range hs {
+		out = append(out, webhook.SIPHeader{Name: h.Name, Value: h.Value})
+	}
+	return out
 }
 
 // noteAttempts keeps each delivery attempt in the call record.

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/netip"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -40,6 +39,8 @@ type Call struct {
 	src    netip.AddrPort
 	key    string
 	dlg    *dialog
+	// headers are the INVITE's headers kept at admission (Headers).
+	headers []Header
 
 	ctx     context.Context
 	cancel  context.CancelCauseFunc
@@ -108,6 +109,7 @@ func newInboundCall(s *Server, req *sip.Request, tx sip.ServerTransaction, route
 		finalSent:   make(chan struct{}),
 		refreshes:   make(chan struct{}, 1),
 		peerUpdates: listsTag(req, string(sip.UPDATE), "Allow"),
+		headers:     s.forward.pick(req),
 	}
 	c.dlg = &dialog{
 		client: s.client, callID: req.CallID().Value(),
@@ -187,23 +189,6 @@ func (c *Call) Transport() string { return c.dlg.transport }
 
 // Logger is the call's child logger (it carries call_id).
 func (c *Call) Logger() zerolog.Logger { return c.log }
-
-// webhookHeaders are the INVITE headers exposed by Headers, besides X-*.
-var webhookHeaders = map[string]bool{"from": true, "to": true, "call-id": true, "p-asserted-identity": true, "diversion": true, "remote-party-id": true}
-
-// Headers returns From, To, Call-ID, P-Asserted-Identity, Diversion,
-// Remote-Party-ID and X-* headers of the INVITE, in order, for webhooks.
-func (c *Call) Headers() []Header {
-	var out []Header
-	for _, h := range c.invite.Headers() {
-		name := h.Name()
-		l := strings.ToLower(name)
-		if webhookHeaders[l] || strings.HasPrefix(l, "x-") {
-			out = append(out, Header{Name: name, Value: h.Value()})
-		}
-	}
-	return out
-}
 
 // Offer is the media negotiated from the INVITE's offer.
 func (c *Call) Offer() MediaParams { return c.initial }

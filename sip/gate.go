@@ -279,10 +279,6 @@ type rawAnswer struct {
 	bytes  []byte
 }
 
-// compactNames maps the compact header forms (RFC 3261 section 7.3.3)
-// that rawResponse copies.
-var compactNames = map[string]string{"v": "via", "f": "from", "t": "to", "i": "call-id"}
-
 // rawResponse answers a request the parser refused with 400 (505 for
 // another SIP version, 416 for another URI scheme), copying Via, From,
 // To, Call-ID and CSeq from its raw lines so the sender can match it. It
@@ -325,7 +321,7 @@ func rawResponse(data []byte, server string) *rawAnswer {
 		}
 		name = strings.ToLower(strings.TrimSpace(name))
 		if c, ok := compactNames[name]; ok {
-			name = c
+			name = strings.ToLower(c)
 		}
 		value = strings.TrimSpace(value)
 		if !printable(value) || len(value) > 1024 {

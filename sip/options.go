@@ -90,6 +90,12 @@ type Options struct {
 	// Default "US".
 	DefaultCountry string
 
+	// ForwardHeaders are the INVITE headers a call keeps (InboundCall.
+	// Headers): names, case-insensitive, or prefixes ending in * ("X-*").
+	// The one list: webhooks' sip_headers, agents' {{sip.NAME}} variables
+	// and call records see what it keeps. Default DefaultForwardHeaders.
+	ForwardHeaders []string
+
 	// UserAgent is the User-Agent / Server header. Default "switchboard".
 	UserAgent string
 	// AckTimeout is how long Answer waits for the ACK of its 200 OK
@@ -167,6 +173,9 @@ func (o Options) WithDefaults() Options {
 	setDur(&o.DrainTimeout, DefaultDrainTimeout)
 	setStr(&o.DefaultCountry, DefaultCountry)
 	setStr(&o.UserAgent, DefaultUserAgent)
+	if len(o.ForwardHeaders) == 0 {
+		o.ForwardHeaders = append([]string(nil), DefaultForwardHeaders...)
+	}
 	if o.SRTP == "" {
 		o.SRTP = SRTPOptional
 	}
@@ -193,6 +202,9 @@ func (o Options) validate() error {
 	}
 	if (o.TLSCert == "") != (o.TLSKey == "") {
 		return fmt.Errorf("sip tls: set both certificate and key or neither")
+	}
+	if _, err := newHeaderFilter(o.ForwardHeaders); err != nil {
+		return err
 	}
 	return nil
 }

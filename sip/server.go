@@ -46,6 +46,8 @@ type Server struct {
 	resolver *net.Resolver
 	flood    *sourceGuard
 	parser   *sip.Parser
+	// forward picks the INVITE headers a call keeps (ForwardHeaders).
+	forward headerFilter
 	// floodLog is the sampled logger of refusals and bad messages.
 	floodLog zerolog.Logger
 	// dropped counts datagrams and connections of blocked sources;
@@ -89,6 +91,7 @@ func NewServer(opts Options, numbers Numbers, handler Handler, log zerolog.Logge
 		return nil, err
 	}
 	s := &Server{opts: opts, numbers: numbers, handler: handler, log: log, metrics: noMetrics{}, now: time.Now, calls: map[string]*Call{}, callSources: map[netip.Addr]int{}, conns: map[netip.Addr]int{}, idle: make(chan struct{})}
+	s.forward, _ = newHeaderFilter(opts.ForwardHeaders) // checked by validate
 	for _, o := range options {
 		o(s)
 	}

@@ -2,8 +2,8 @@
 // Standard Webhooks v1 signing, retries inside a deadline, and the
 // receiver's credential (a static bearer token or an OAuth 2.0 client
 // credentials token). It knows nothing about SIP: the call owner builds the
-// event (CollectSIPHeaders takes a header lookup function) and decides the
-// ring window.
+// event (with the headers the call kept at admission) and decides the ring
+// window.
 //
 // # Events
 //
@@ -13,9 +13,9 @@
 //
 // realtime.call.incoming (the spec's) is sent while the caller hears
 // ringing, with data {call_id, phone_number_id, from, to, sip_headers:
-// [{name, value}, …]}; sip_headers carries From, To, Call-ID and the
-// identity headers of IncomingHeaderNames (P-Asserted-Identity, Diversion,
-// …). The lifecycle events are the appliance's own names, sent to webhooks
+// [{name, value}, …]}; sip_headers carries the INVITE's headers the call
+// kept at admission (sip.forward_headers: From, To, Call-ID, X-*,
+// User-to-User, the identity headers, … by default). The lifecycle events are the appliance's own names, sent to webhooks
 // that enable them:
 //
 //	realtime.call.ended     {call_id, phone_number_id, reason, ended_by, duration_ms}

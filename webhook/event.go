@@ -94,8 +94,9 @@ type CallIncoming struct {
 	From string `json:"from"`
 	// To is the called number.
 	To string `json:"to"`
-	// SIPHeaders are the identity headers of the INVITE; see
-	// IncomingHeaderNames. Never nil in the JSON (an empty list is []).
+	// SIPHeaders are the INVITE's headers the call kept at admission
+	// (sip.forward_headers), in the order they came. Never nil in the JSON
+	// (an empty list is []).
 	SIPHeaders []SIPHeader `json:"sip_headers"`
 }
 

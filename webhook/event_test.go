@@ -64,35 +64,6 @@ func TestEventIDs(t *testing.T) {
 	require.Equal(t, TypeCallIncoming, incoming(time.Now()).Type)
 }
 
-func TestCollectSIPHeaders(t *testing.T) {
-	invite := map[string][]string{
-		"From":                {"<sip:100@pbx>;tag=1"},
-		"To":                  {"<sip:200@sb>"},
-		"Call-ID":             {"x@pbx"},
-		"P-Asserted-Identity": {`"Alice" <sip:100@pbx>`, "<tel:+15550100>"},
-		"Diversion":           {"<sip:300@pbx>;reason=unconditional", "<sip:301@pbx>;reason=no-answer"},
-		"X-Secret":            {"not forwarded"},
-	}
-	got := CollectSIPHeaders(IncomingHeaderNames(), func(name string) []string { return invite[name] })
-	require.Equal(t, []SIPHeader{
-		{Name: "From", Value: "<sip:100@pbx>;tag=1"},
-		{Name: "To", Value: "<sip:200@sb>"},
-		{Name: "Call-ID", Value: "x@pbx"},
-		{Name: "P-Asserted-Identity", Value: `"Alice" <sip:100@pbx>`},
-		{Name: "P-Asserted-Identity", Value: "<tel:+15550100>"},
-		{Name: "Diversion", Value: "<sip:300@pbx>;reason=unconditional"},
-		{Name: "Diversion", Value: "<sip:301@pbx>;reason=no-answer"},
-	}, got)
-
-	empty := CollectSIPHeaders(IncomingHeaderNames(), func(string) []string { return nil })
-	require.NotNil(t, empty)
-	require.Empty(t, empty)
-
-	names := IncomingHeaderNames()
-	names[0] = "changed"
-	require.Equal(t, "From", IncomingHeaderNames()[0], "IncomingHeaderNames must return a copy")
-}
-
 func TestTargetStringRedacts(t *testing.T) {
 	tg := Target{ID: "wh_1", URL: "https://user:pw@example.com/hook?key=abc", SigningSecret: "whsec_c2VjcmV0", AuthToken: "id:topsecret", AuthURL: "https://auth.example.com/token"}
 	s := tg.String()
