@@ -99,6 +99,9 @@ type TransferTarget struct {
 	Name        string `json:"name"`
 	URI         string `json:"uri"`
 	Description string `json:"description,omitempty"`
+	// Headers are added to the REFER; their values may name the call's
+	// variables ({{sip.X-Account-Id}}), rendered at the transfer.
+	Headers map[string]string `json:"headers,omitempty"`
 }
 
 // Engines and fallbacks.
@@ -190,10 +193,11 @@ func (s *Settings) ApologyText() string {
 }
 
 // Prompts are the sentences the appliance says itself on the agent's calls
-// (greeting, comfort prompt, transfer announcement when the agent has
-// transfer targets, apology when its fallback apologizes): the greeting
-// cache renders them when the agent is saved, so a call plays them from
-// the cache.
+// (greeting unless it names variables, which each call renders with its
+// own, comfort prompt, transfer announcement when the agent has transfer
+// targets, apology when its fallback apologizes): the greeting cache
+// renders them when the agent is saved, so a call plays them from the
+// cache.
 func (c *Config) Prompts() []string {
 	s := &c.Settings
 	var out []string
@@ -201,7 +205,7 @@ func (c *Config) Prompts() []string {
 		text string
 		used bool
 	}{
-		{s.Greeting, true},
+		{s.Greeting, !HasPlaceholders(s.Greeting)}, // rendered per call
 		{s.ComfortText(), true},
 		{s.AnnouncementText(), len(s.TransferTargets) > 0},
 		{s.ApologyText(), s.Fallback == FallbackApologize},

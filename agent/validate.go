@@ -37,12 +37,18 @@ func checkInstructions(s string) error {
 	if utf8.RuneCountInString(s) > MaxInstructionsLen {
 		return httpx.BadRequest("instructions", "instructions are longer than %d characters", MaxInstructionsLen)
 	}
+	if err := CheckTemplate(s); err != nil {
+		return httpx.BadRequest("instructions", "%v", err)
+	}
 	return nil
 }
 
 func checkGreeting(s string) error {
 	if utf8.RuneCountInString(s) > MaxGreetingLen {
 		return httpx.BadRequest("greeting", "greeting is longer than %d characters", MaxGreetingLen)
+	}
+	if err := CheckTemplate(s); err != nil {
+		return httpx.BadRequest("greeting", "%v", err)
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -12,6 +13,7 @@ import (
 	"switchboard/api/httpx"
 	"switchboard/call"
 	"switchboard/dtmf"
+	"switchboard/sip"
 )
 
 // Limits of the runtime settings.
@@ -221,6 +223,18 @@ func checkTargets(ts []TransferTarget) error {
 		seen[strings.ToLower(t.Name)] = true
 		if err := CheckTransferURI(t.URI); err != nil {
 			return httpx.BadRequest(p+".uri", "%v", err)
+		}
+		if _, err := sip.CheckHeaders(t.Headers); err != nil {
+			var he *sip.HeaderError
+			if errors.As(err, &he) {
+				return httpx.BadRequest(he.Param(p+".headers"), "%s", he.Error())
+			}
+			return err
+		}
+		for name, v := range t.Headers {
+			if err := CheckTemplate(v); err != nil {
+				return httpx.BadRequest(p+".headers."+name, "%v", err)
+			}
 		}
 	}
 	return nil

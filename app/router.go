@@ -66,7 +66,8 @@ func (b browserNumbers) NumberRoute(ctx context.Context, teamID, id string) (cal
 // conversion, for the calls it receives and those it places.
 func callRoute(r *numbers.Resolved) *call.Route {
 	route := &call.Route{NumberID: r.NumberID, PhoneNumber: r.E164, TeamID: r.TeamID, AgentID: r.AgentID,
-		WebhookID: r.WebhookID, DTMFInband: call.Inband(r.DTMFInband), Recording: r.Recording}
+		WebhookID: r.WebhookID, DTMFInband: call.Inband(r.DTMFInband), Recording: r.Recording,
+		ContextURL: r.ContextURL, ContextTimeout: r.ContextTimeout}
 	if w := r.Webhook; w != nil {
 		route.Webhook = &call.WebhookTarget{ID: w.WebhookID, URL: w.URL, AuthURL: w.AuthURL, AuthToken: w.AuthToken, SigningSecret: w.SigningSecret}
 	}

@@ -12,6 +12,7 @@ import (
 
 	"switchboard/agent"
 	"switchboard/auth"
+	"switchboard/conversation"
 	"switchboard/webhook"
 )
 
@@ -48,6 +49,7 @@ func loadToolSecret(dataDir, configured string) (secret string, created bool, er
 // toolCaller runs agents' custom tools over HTTP (conversation.ToolCaller).
 type toolCaller struct{ c *webhook.ToolClient }
 
-func (t toolCaller) CallTool(ctx context.Context, tool agent.Tool, callID, arguments string) (string, error) {
-	return t.c.Call(ctx, tool.URL, webhook.ToolRequest{CallID: callID, Name: tool.Name, Arguments: json.RawMessage(arguments)})
+func (t toolCaller) CallTool(ctx context.Context, tool agent.Tool, c conversation.ToolCall) (string, error) {
+	return t.c.Call(ctx, tool.URL, webhook.ToolRequest{CallID: c.ID, Name: tool.Name, Arguments: json.RawMessage(c.Arguments),
+		PhoneCallID: c.PhoneCallID, Variables: c.Variables})
 }

@@ -337,7 +337,7 @@ func (c *Call) run(ctx context.Context) {
 	case ctx.Err() != nil:
 		c.setEnd(c.remoteParty(), causeText(context.Cause(ctx)))
 	case errors.As(err, &he):
-		c.hangup(he.Reason)
+		c.hangup(he.Reason, he.Headers...)
 	case err != nil:
 		c.log.Warn().Err(err).Msg("conversation failed")
 		c.hangup("conversation failed")
@@ -394,16 +394,19 @@ func rejectText(status int, reason, why string) string {
 }
 
 // Hangup ends the call from the appliance's side without waiting: BYE
-// with reason, and the call record says the appliance ended it.
-func (c *Call) Hangup(reason string) { c.goSafe("hangup", func() { c.hangup(reason) }) }
+// with reason (and headers), and the call record says the appliance ended
+// it.
+func (c *Call) Hangup(reason string, headers ...Header) {
+	c.goSafe("hangup", func() { c.hangup(reason, headers...) })
+}
 
 // hangup sends BYE with reason (once) and marks the appliance as the one
 // who ended the call.
-func (c *Call) hangup(reason string) {
+func (c *Call) hangup(reason string, headers ...Header) {
 	c.setEnd(EndedByAppliance, reason)
 	ctx, cancel := context.WithTimeout(context.Background(), hangupTimeout)
 	defer cancel()
-	if err := c.leg.Hangup(ctx, reason); err != nil {
+	if err := c.leg.Hangup(ctx, reason, headers...); err != nil {
 		c.log.Debug().Err(err).Msg("hangup")
 	}
 }
@@ -468,8 +471,8 @@ func (c *Call) Flush() (string, int) {
 func (c *Call) Pending() time.Duration { return c.leg.Pending() }
 
 // Transfer asks the caller's side to call target instead (Phone).
-func (c *Call) Transfer(ctx context.Context, target string, progress func(status int)) error {
-	return c.leg.Transfer(ctx, target, progress)
+func (c *Call) Transfer(ctx context.Context, target string, progress func(status int), headers ...Header) error {
+	return c.leg.Transfer(ctx, target, progress, headers...)
 }
 
 // SpeechStarted flushes the keypad buffer (Phone).

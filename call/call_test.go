@@ -79,7 +79,7 @@ func (l *fakeLeg) Reject(status int, reason string, retryAfter time.Duration) er
 	l.cancel(errors.New("rejected"))
 	return nil
 }
-func (l *fakeLeg) Hangup(_ context.Context, reason string) error {
+func (l *fakeLeg) Hangup(_ context.Context, reason string, _ ...Header) error {
 	l.mu.Lock()
 	if l.hungUp == "" {
 		l.hungUp = reason
@@ -88,7 +88,7 @@ func (l *fakeLeg) Hangup(_ context.Context, reason string) error {
 	l.cancel(errors.New("hung up"))
 	return nil
 }
-func (l *fakeLeg) Transfer(context.Context, string, func(int)) error { return nil }
+func (l *fakeLeg) Transfer(context.Context, string, func(int), ...Header) error { return nil }
 func (l *fakeLeg) Play(_ string, pcm []int16) {
 	l.mu.Lock()
 	l.played = append(l.played, pcm...)

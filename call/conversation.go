@@ -144,11 +144,13 @@ type Phone interface {
 	Flush() (itemID string, playedMs int)
 	// Pending is how much queued audio has not been sent yet.
 	Pending() time.Duration
-	// Hangup ends the call with a BYE carrying reason, without waiting.
-	Hangup(reason string)
+	// Hangup ends the call with a BYE carrying reason (and headers: a
+	// Reason among them replaces the appliance's), without waiting.
+	Hangup(reason string, headers ...Header)
 	// Transfer asks the caller's side to call target instead and waits for
-	// the outcome; progress, when set, gets each status reported.
-	Transfer(ctx context.Context, target string, progress func(status int)) error
+	// the outcome; progress, when set, gets each status reported; headers
+	// go with the REFER.
+	Transfer(ctx context.Context, target string, progress func(status int), headers ...Header) error
 	// Note adds an entry to the call record.
 	Note(n Note)
 	// SpeechStarted tells the call the caller started speaking (the
@@ -215,16 +217,23 @@ func (e *RejectError) Unwrap() error { return e.Err }
 var ErrHangup = errors.New("call: conversation hung up")
 
 // HangupError is returned by Conversation.Run when the conversation ends
-// the call on purpose; Reason goes into the BYE's Reason header.
-type HangupError struct{ Reason string }
+// the call on purpose; Reason goes into the BYE's Reason header, Headers
+// with the BYE (a Reason among them replaces it).
+type HangupError struct {
+	Reason  string
+	Headers []Header
+}
 
 func (e *HangupError) Error() string { return "hang up: " + e.Reason }
 
 // Is makes errors.Is(err, ErrHangup) true.
 func (e *HangupError) Is(target error) bool { return target == ErrHangup }
 
-// Hangup returns the error a conversation ends the call with.
-func Hangup(reason string) error { return &HangupError{Reason: reason} }
+// Hangup returns the error a conversation ends the call with; headers go
+// with the BYE.
+func Hangup(reason string, headers ...Header) error {
+	return &HangupError{Reason: reason, Headers: headers}
+}
 
 // Errors of the call's controls.
 var (

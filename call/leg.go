@@ -45,12 +45,14 @@ type Leg interface {
 	// the caller to try again then.
 	Reject(status int, reason string, retryAfter time.Duration) error
 	// Hangup ends an answered call from the appliance's side (BYE with
-	// reason).
-	Hangup(ctx context.Context, reason string) error
+	// reason); headers go with it (a Reason among them replaces the
+	// appliance's), where the leg's signalling has headers.
+	Hangup(ctx context.Context, reason string, headers ...Header) error
 	// Transfer asks the caller's side to call target instead (REFER) and
 	// waits for the outcome; progress, when set, gets each status the far
-	// end reports (the first one is the acceptance).
-	Transfer(ctx context.Context, target string, progress func(status int)) error
+	// end reports (the first one is the acceptance). headers go with the
+	// REFER.
+	Transfer(ctx context.Context, target string, progress func(status int), headers ...Header) error
 
 	// Play queues PCM16 at Rate, tagged with an item id (barge-in tells
 	// which item the caller heard).
@@ -80,6 +82,8 @@ type LegInfo struct {
 	Kind string
 	// From and To are the caller and the called party as the leg saw them.
 	From, To string
+	// CallerName is the caller's display name ("" when it has none).
+	CallerName string
 	// RemoteID is the transport's own id of the call (the SIP Call-ID).
 	RemoteID string
 	// Received is when the call reached the appliance.
@@ -159,6 +163,14 @@ type Route struct {
 	Session []byte
 	// Recording asks for the number's calls to be recorded.
 	Recording bool
+	// ContextURL, when set, is asked for an agent-routed call's context
+	// while it rings (its variables, instructions, greeting, agent), for
+	// at most ContextTimeout.
+	ContextURL     string
+	ContextTimeout time.Duration
+	// Variables are the call's own variables ({{variables.NAME}}): those
+	// of POST /v1/calls for a call the appliance places.
+	Variables map[string]string
 }
 
 // WebhookTarget is where a webhook-routed call's events go.

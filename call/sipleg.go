@@ -99,7 +99,7 @@ func NewSIPLeg(in *sip.Call, opts SIPLegOptions) *SIPLeg {
 	if opts.JitterDelay == 0 {
 		opts.JitterDelay = 40 * time.Millisecond
 	}
-	info := LegInfo{Kind: "sip", From: in.From(), To: in.To(), RemoteID: in.SIPCallID(), Received: in.ReceivedAt()}
+	info := LegInfo{Kind: "sip", From: in.From(), To: in.To(), CallerName: in.CallerName(), RemoteID: in.SIPCallID(), Received: in.ReceivedAt()}
 	for _, h := range in.Headers() {
 		info.Headers = append(info.Headers, Header{Name: h.Name, Value: h.Value})
 	}
@@ -300,15 +300,26 @@ func (l *SIPLeg) Reject(status int, reason string, retryAfter time.Duration) err
 	return l.in.Reject(status, reason, hs...)
 }
 
-// Hangup sends BYE with reason.
-func (l *SIPLeg) Hangup(ctx context.Context, reason string) error { return l.in.Hangup(ctx, reason) }
+// Hangup sends BYE with reason and headers.
+func (l *SIPLeg) Hangup(ctx context.Context, reason string, headers ...Header) error {
+	return l.in.HangupWith(ctx, reason, sipHeaders(headers))
+}
 
-// Transfer sends REFER and follows its NOTIFYs.
-func (l *SIPLeg) Transfer(ctx context.Context, target string, progress func(status int)) error {
-	if progress == nil {
-		return l.in.Transfer(ctx, target, "")
+// Transfer sends REFER (with headers) and follows its NOTIFYs.
+func (l *SIPLeg) Transfer(ctx context.Context, target string, progress func(status int), headers ...Header) error {
+	return l.in.TransferWithProgress(ctx, target, "", progress, sipHeaders(headers)...)
+}
+
+// sipHeaders are hs as package sip's.
+func sipHeaders(hs []Header) []sip.Header {
+	if len(hs) == 0 {
+		return nil
 	}
-	return l.in.TransferWithProgress(ctx, target, "", progress)
+	out := make([]sip.Header, len(hs))
+	for i, h := range hs {
+		out[i] = sip.Header{Name: h.Name, Value: h.Value}
+	}
+	return out
 }
 
 // Play queues PCM at the leg's rate (G.722: encoded by the call's

@@ -1,14 +1,17 @@
 package control
 
 import (
+	"encoding/json"
 	"errors"
 	"net/http"
+	"strings"
 	"time"
 
 	"switchboard/agent"
 	"switchboard/api/httpx"
 	"switchboard/call"
 	"switchboard/dtmf"
+	"switchboard/sip"
 )
 
 // forwarded sends a call-control request to the node that holds its call
@@ -57,13 +60,33 @@ func (s *Service) findCall(r *http.Request, placedRinging bool) (Call, error) {
 
 type referRequest struct {
 	TargetURI string `json:"target_uri"`
+	// Headers are added to the REFER (sip.DecodeHeaders).
+	Headers json.RawMessage `json:"headers"`
+}
+
+// sipHeaders reads the headers field of a request (sip.DecodeHeaders: the
+// one check of the headers the API asks the appliance to send).
+func sipHeaders(raw json.RawMessage) ([]call.Header, error) {
+	hs, err := sip.DecodeHeaders(raw)
+	var he *sip.HeaderError
+	if errors.As(err, &he) {
+		return nil, httpx.BadRequest(he.Param("headers"), "%s", he.Error())
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := make([]call.Header, len(hs))
+	for i, h := range hs {
+		out[i] = call.Header{Name: h.Name, Value: h.Value}
+	}
+	return out, nil
 }
 
 // refer is POST /v1/realtime/calls/{call_id}/refer: it sends REFER to the
-// caller's side and answers {} once the far end accepted it; the NOTIFY
-// progress is followed in the background (reported to the controller, the
-// call record and the webhook) and the leg ends when the transfer
-// succeeds. A refused REFER is 409.
+// caller's side (with the request's headers) and answers {} once the far
+// end accepted it; the NOTIFY progress is followed in the background
+// (reported to the controller, the call record and the webhook) and the
+// leg ends when the transfer succeeds. A refused REFER is 409.
 func (s *Service) refer(w http.ResponseWriter, r *http.Request) error {
 	if s.forwarded(w, r, r.PathValue("call_id")) {
 		return nil
@@ -75,11 +98,15 @@ func (s *Service) refer(w http.ResponseWriter, r *http.Request) error {
 	if err := agent.CheckTransferURI(req.TargetURI); err != nil {
 		return httpx.BadRequest("target_uri", "target_uri must be tel:+E.164 or sip:user@host: %v", err)
 	}
+	hs, err := sipHeaders(req.Headers)
+	if err != nil {
+		return err
+	}
 	rc, err := s.liveCall(r)
 	if err != nil {
 		return err
 	}
-	accepted := rc.Transfer(req.TargetURI)
+	accepted := rc.Transfer(req.TargetURI, hs...)
 	t := time.NewTimer(s.opts.TransferAcceptTimeout)
 	defer t.Stop()
 	select {
@@ -97,23 +124,47 @@ func (s *Service) refer(w http.ResponseWriter, r *http.Request) error {
 // hangupReason goes into the BYE's Reason header.
 const hangupReason = "hung up by the API"
 
+// hangupRequest is the optional body of the hangup endpoint.
+type hangupRequest struct {
+	// Reason is sent as the BYE's Reason header (sip.ReasonValue): an
+	// RFC 3326 value (Q.850;cause=16;text="…") or a sentence.
+	Reason *string `json:"reason"`
+}
+
 // hangup is POST /v1/realtime/calls/{call_id}/hangup: BYE with a Reason
-// header (a call the appliance placed and that still rings: CANCEL), then
-// {} once the call is ending.
+// header, the request's reason or the appliance's (a call the appliance
+// placed and that still rings: CANCEL), then {} once the call is ending.
 func (s *Service) hangup(w http.ResponseWriter, r *http.Request) error {
 	if s.forwarded(w, r, r.PathValue("call_id")) {
 		return nil
+	}
+	var req hangupRequest
+	if r.ContentLength != 0 {
+		if err := httpx.Decode(r, 0, &req); err != nil {
+			return err
+		}
+	}
+	text, note := hangupReason, call.Note{Kind: call.NoteEvent, Text: hangupReason}
+	var hs []call.Header
+	if req.Reason != nil {
+		v, err := sip.ReasonValue(*req.Reason)
+		if err != nil {
+			return httpx.BadRequest("reason", "reason must be an RFC 3326 reason (Q.850;cause=16;text=\"…\") or a sentence: %v", err)
+		}
+		hs = []call.Header{{Name: "Reason", Value: v}}
+		text = hangupReason + ": " + strings.TrimSpace(*req.Reason)
+		note.Data = map[string]string{"reason": v}
 	}
 	rc, err := s.findCall(r, true)
 	if err != nil {
 		return err
 	}
 	p := rc.Phone()
-	p.Note(call.Note{Kind: call.NoteEvent, Text: hangupReason})
+	p.Note(note)
 	if p.Snapshot().State == call.StateRinging {
-		p.Hangup(hangupReason) // a placed call: CANCEL
+		p.Hangup(text, hs...) // a placed call: CANCEL
 	} else {
-		rc.Hangup(hangupReason)
+		rc.Hangup(text, hs...)
 	}
 	t := time.NewTimer(s.opts.HangupWait)
 	defer t.Stop()

@@ -31,22 +31,22 @@ type fakePhone struct {
 	notes []call.Note
 }
 
-func (p *fakePhone) ID() string                                        { return p.id }
-func (p *fakePhone) Route() call.Route                                 { return call.Route{TeamID: "team-a"} }
-func (p *fakePhone) Info() call.LegInfo                                { return call.LegInfo{} }
-func (p *fakePhone) MediaHealth() call.MediaHealth                     { return call.MediaHealth{} }
-func (p *fakePhone) Logger() zerolog.Logger                            { return zerolog.Nop() }
-func (p *fakePhone) Context() context.Context                          { return p.ctx }
-func (p *fakePhone) Snapshot() call.Snapshot                           { return call.Snapshot{ID: p.id, State: p.state} }
-func (p *fakePhone) Format() call.AudioFormat                          { return call.PCM16(24000) }
-func (p *fakePhone) Play(string, []byte)                               {}
-func (p *fakePhone) PlayPCM(string, []byte)                            {}
-func (p *fakePhone) Flush() (string, int)                              { return "", 0 }
-func (p *fakePhone) Pending() time.Duration                            { return 0 }
-func (p *fakePhone) Hangup(string)                                     {}
-func (p *fakePhone) SpeechStarted()                                    {}
-func (p *fakePhone) SendDTMF(context.Context, string) error            { return nil }
-func (p *fakePhone) Transfer(context.Context, string, func(int)) error { return nil }
+func (p *fakePhone) ID() string                                                        { return p.id }
+func (p *fakePhone) Route() call.Route                                                 { return call.Route{TeamID: "team-a"} }
+func (p *fakePhone) Info() call.LegInfo                                                { return call.LegInfo{} }
+func (p *fakePhone) MediaHealth() call.MediaHealth                                     { return call.MediaHealth{} }
+func (p *fakePhone) Logger() zerolog.Logger                                            { return zerolog.Nop() }
+func (p *fakePhone) Context() context.Context                                          { return p.ctx }
+func (p *fakePhone) Snapshot() call.Snapshot                                           { return call.Snapshot{ID: p.id, State: p.state} }
+func (p *fakePhone) Format() call.AudioFormat                                          { return call.PCM16(24000) }
+func (p *fakePhone) Play(string, []byte)                                               {}
+func (p *fakePhone) PlayPCM(string, []byte)                                            {}
+func (p *fakePhone) Flush() (string, int)                                              { return "", 0 }
+func (p *fakePhone) Pending() time.Duration                                            { return 0 }
+func (p *fakePhone) Hangup(string, ...call.Header)                                     {}
+func (p *fakePhone) SpeechStarted()                                                    {}
+func (p *fakePhone) SendDTMF(context.Context, string) error                            { return nil }
+func (p *fakePhone) Transfer(context.Context, string, func(int), ...call.Header) error { return nil }
 func (p *fakePhone) Note(n call.Note) {
 	p.mu.Lock()
 	p.notes = append(p.notes, n)
@@ -92,7 +92,7 @@ func (c *fakeCall) Reject(status int) error {
 	}
 	return c.decision
 }
-func (c *fakeCall) Hangup(reason string) {
+func (c *fakeCall) Hangup(reason string, _ ...call.Header) {
 	c.mu.Lock()
 	c.hangup = reason
 	c.mu.Unlock()
@@ -103,7 +103,7 @@ func (c *fakeCall) SendDTMF(_ context.Context, digits string) error {
 	c.mu.Unlock()
 	return c.dtmfErr
 }
-func (c *fakeCall) Transfer(target string) <-chan error {
+func (c *fakeCall) Transfer(target string, _ ...call.Header) <-chan error {
 	c.mu.Lock()
 	c.target = target
 	c.mu.Unlock()

@@ -52,12 +52,14 @@ type Call interface {
 	// configuration; Reject refuses it with a SIP status.
 	Accept(cfg realtime.SessionConfig) error
 	Reject(status int) error
-	// Hangup ends the call with reason.
-	Hangup(reason string)
+	// Hangup ends the call with reason; headers go with the BYE (a Reason
+	// among them replaces the appliance's).
+	Hangup(reason string, headers ...call.Header)
 	// SendDTMF plays digits to the caller's side.
 	SendDTMF(ctx context.Context, digits string) error
-	// Transfer sends REFER; the channel gets nil once it was accepted.
-	Transfer(target string) <-chan error
+	// Transfer sends REFER (with headers); the channel gets nil once it
+	// was accepted.
+	Transfer(target string, headers ...call.Header) <-chan error
 }
 
 var _ Call = (*conversation.Routed)(nil)

@@ -35,6 +35,9 @@ type bridge struct {
 	// open took instead), written by open: a controller's session.created
 	// (controlled.go).
 	openedCfg realtime.SessionConfig
+	// vars are the call's variables (context.go): custom tools get them,
+	// transfer targets' headers are rendered with them.
+	vars agent.Vars
 
 	// format is the session's audio both ways: PCM16 at 24 kHz, or G.711
 	// at 8 kHz passed through untouched when the caller speaks it.
@@ -96,6 +99,7 @@ type Observer interface {
 
 type pendingTransfer struct {
 	callID, target, uri string
+	headers             []call.Header // rendered with the call's variables
 	announced, started  bool
 }
 

@@ -59,7 +59,7 @@ func (b *bridge) functionCall(ctx context.Context, s realtime.Session, e *realti
 		_ = json.Unmarshal([]byte(e.Arguments), &args)
 		for _, t := range b.cfg.Settings.TransferTargets {
 			if t.Name == args.Target {
-				b.transferTo = &pendingTransfer{callID: e.CallID, target: t.Name, uri: t.URI}
+				b.transferTo = &pendingTransfer{callID: e.CallID, target: t.Name, uri: t.URI, headers: b.targetHeaders(t)}
 				b.idleAt = time.Time{}
 				return
 			}
@@ -95,7 +95,7 @@ func (b *bridge) runTool(ctx context.Context, t agent.Tool, callID, args string)
 		if b.rt.opts.Tools == nil {
 			err = errors.New("custom tools are not configured on this appliance")
 		} else {
-			out, err = b.rt.opts.Tools.CallTool(tctx, t, callID, args)
+			out, err = b.rt.opts.Tools.CallTool(tctx, t, ToolCall{ID: callID, PhoneCallID: b.phone.ID(), Arguments: args, Variables: b.vars})
 		}
 		if err != nil {
 			if errors.Is(err, context.DeadlineExceeded) {
@@ -154,7 +154,7 @@ func (b *bridge) startTransfer(ctx context.Context, t *pendingTransfer) {
 	go func() {
 		defer b.wg.Done()
 		defer contain(b.log, b.phone, "transfer")
-		err := b.phone.Transfer(ctx, t.uri, nil)
+		err := b.phone.Transfer(ctx, t.uri, nil, t.headers...)
 		select {
 		case b.transferErr <- err:
 		case <-ctx.Done():

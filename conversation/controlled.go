@@ -100,6 +100,8 @@ type Controlled struct {
 	endReason string
 	endedBy   string
 	closed    bool
+	// endHeaders go with the BYE of a Hangup.
+	endHeaders []call.Header
 	// decided: the ringing call was answered (a controller started, or
 	// accept) or rejected (rejectStatus, the SIP status); incoming.go.
 	decided      bool
@@ -253,10 +255,10 @@ func (cc *Controlled) Run(ctx context.Context, phone call.Phone) error {
 	defer cancel()
 	cc.mu.Lock()
 	cc.stop = cancel
-	reason := cc.endReason
+	reason, hs := cc.endReason, cc.endHeaders
 	cc.mu.Unlock()
 	if reason != "" {
-		return call.Hangup(reason)
+		return call.Hangup(reason, hs...)
 	}
 	cc.notify(cc.stateEvent(call.StateActive, ""))
 	cc.wg.Add(1)
@@ -267,24 +269,24 @@ func (cc *Controlled) Run(ctx context.Context, phone call.Phone) error {
 	}()
 	err := cc.b.Run(rctx, phone)
 	cc.mu.Lock()
-	reason = cc.endReason
+	reason, hs = cc.endReason, cc.endHeaders
 	cc.mu.Unlock()
 	if reason != "" && ctx.Err() == nil {
-		return call.Hangup(reason)
+		return call.Hangup(reason, hs...)
 	}
 	return err
 }
 
-// Hangup ends the call with a BYE carrying reason; by says who asked
-// ("controller" for the hangup endpoint). It does nothing before answer
-// (the caller of the API checks the call's state) or once ending.
-func (cc *Controlled) Hangup(reason, by string) {
+// Hangup ends the call with a BYE carrying reason (and headers); by says
+// who asked ("controller" for the hangup endpoint). It does nothing before
+// answer (the caller of the API checks the call's state) or once ending.
+func (cc *Controlled) Hangup(reason, by string, headers ...call.Header) {
 	cc.mu.Lock()
 	if cc.endReason != "" {
 		cc.mu.Unlock()
 		return
 	}
-	cc.endReason = reason
+	cc.endReason, cc.endHeaders = reason, headers
 	if cc.endedBy == "" {
 		cc.endedBy = by
 	}

@@ -79,14 +79,16 @@ func (p *fakePhone) Play(_ string, pcm []byte) {
 	p.played = append(p.played, pcm...)
 	p.mu.Unlock()
 }
-func (p *fakePhone) Flush() (string, int)                              { return "", 0 }
-func (p *fakePhone) Pending() time.Duration                            { return 0 }
-func (p *fakePhone) Hangup(string)                                     {}
-func (p *fakePhone) Transfer(context.Context, string, func(int)) error { return nil }
-func (p *fakePhone) Note(call.Note)                                    {}
-func (p *fakePhone) SpeechStarted()                                    {}
-func (p *fakePhone) SendDTMF(context.Context, string) error            { return nil }
-func (p *fakePhone) MediaHealth() call.MediaHealth                     { return call.MediaHealth{} }
+func (p *fakePhone) Flush() (string, int)          { return "", 0 }
+func (p *fakePhone) Pending() time.Duration        { return 0 }
+func (p *fakePhone) Hangup(string, ...call.Header) {}
+func (p *fakePhone) Transfer(context.Context, string, func(int), ...call.Header) error {
+	return nil
+}
+func (p *fakePhone) Note(call.Note)                         {}
+func (p *fakePhone) SpeechStarted()                         {}
+func (p *fakePhone) SendDTMF(context.Context, string) error { return nil }
+func (p *fakePhone) MediaHealth() call.MediaHealth          { return call.MediaHealth{} }
 func (p *fakePhone) bytes() []byte {
 	p.mu.Lock()
 	defer p.mu.Unlock()

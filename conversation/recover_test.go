@@ -16,7 +16,7 @@ type hangPhone struct {
 	reason string
 }
 
-func (p *hangPhone) Hangup(reason string) { p.reason = reason }
+func (p *hangPhone) Hangup(reason string, _ ...call.Header) { p.reason = reason }
 
 // TestContainEndsOnlyTheCall: a panic in a conversation goroutine is
 // logged with its stack and hangs up that call.

@@ -96,13 +96,14 @@ func (r *Routed) Attach() (*ControllerSession, error) {
 }
 
 // Hangup ends the call with reason: through its controlled conversation
-// when it has one (so the webhook says the controller ended it).
-func (r *Routed) Hangup(reason string) {
+// when it has one (so the webhook says the controller ended it). headers
+// go with the BYE.
+func (r *Routed) Hangup(reason string, headers ...call.Header) {
 	if r.cc != nil {
-		r.cc.Hangup(reason, webhook.EndedByController)
+		r.cc.Hangup(reason, webhook.EndedByController, headers...)
 		return
 	}
-	r.phone.Hangup(reason)
+	r.phone.Hangup(reason, headers...)
 }
 
 // SendDTMF plays digits to the caller's side.
@@ -114,19 +115,19 @@ func (r *Routed) SendDTMF(ctx context.Context, digits string) error {
 // background: the returned channel gets nil once the far end accepted it,
 // or the error that refused it. The progress goes to the call record, the
 // controller and the webhook; the call ends when the transfer succeeds,
-// and the model is told when it fails.
-func (r *Routed) Transfer(target string) <-chan error {
+// and the model is told when it fails. headers go with the REFER.
+func (r *Routed) Transfer(target string, headers ...call.Header) <-chan error {
 	accepted := make(chan error, 1)
 	r.reg.wg.Add(1)
 	go func() {
 		defer r.reg.wg.Done()
 		defer contain(r.phone.Logger(), r.phone, "transfer")
-		r.transfer(target, accepted)
+		r.transfer(target, headers, accepted)
 	}()
 	return accepted
 }
 
-func (r *Routed) transfer(target string, accepted chan<- error) {
+func (r *Routed) transfer(target string, headers []call.Header, accepted chan<- error) {
 	p := r.phone
 	log := p.Logger().With().Str("target_uri", target).Logger()
 	report := func(status string, code int) {
@@ -145,7 +146,7 @@ func (r *Routed) transfer(target string, accepted chan<- error) {
 		case code < 200:
 			report(transferProgress, code)
 		}
-	})
+	}, headers...)
 	if first {
 		accepted <- err
 		return

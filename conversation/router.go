@@ -48,8 +48,8 @@ func NewRouter(rt *Runtime, hooks Webhooks, reg *Registry, opts ControlledOption
 func (r *Router) Conversation(ctx context.Context, p call.Phone) (call.Conversation, error) {
 	route := p.Route()
 	switch {
-	case route.AgentID != "":
-		conv, b, err := r.rt.conversation(ctx, route.AgentID, p.Logger())
+	case route.AgentID != "" || (route.ContextURL != "" && route.WebhookID == "" && route.Session == nil):
+		conv, b, err := r.rt.agentConversation(ctx, p)
 		if err != nil {
 			return nil, err
 		}

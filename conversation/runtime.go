@@ -3,14 +3,10 @@ package conversation
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"switchboard/agent"
 	"time"
 
-	"github.com/rs/zerolog"
-
-	"switchboard/call"
 	"switchboard/realtime"
 )
 
@@ -29,10 +25,20 @@ type Transcriber interface {
 	Transcribe(ctx context.Context, pcm []byte, rate int) (string, error)
 }
 
-// ToolCaller runs a custom tool: it POSTs the arguments to the tool's URL
-// and returns the response body (or an error).
+// ToolCaller runs a custom tool: it POSTs the call to the tool's URL and
+// returns the response body (or an error).
 type ToolCaller interface {
-	CallTool(ctx context.Context, t agent.Tool, callID, arguments string) (string, error)
+	CallTool(ctx context.Context, t agent.Tool, c ToolCall) (string, error)
+}
+
+// ToolCall is one call of a custom tool.
+type ToolCall struct {
+	// ID is the model's function call id, PhoneCallID the phone call's.
+	ID, PhoneCallID string
+	// Arguments is the model's JSON arguments.
+	Arguments string
+	// Variables are the phone call's variables.
+	Variables agent.Vars
 }
 
 // RuntimeOptions configure the agent runtime.
@@ -47,6 +53,10 @@ type RuntimeOptions struct {
 	Greeter Greeter
 	// Tools runs custom tools (optional: without it they answer an error).
 	Tools ToolCaller
+	// Contexts asks numbers' context_url for their calls' context
+	// (optional: without it a context_url is not asked, and the record
+	// says so).
+	Contexts ContextSource
 	// Transcriber, when set, transcribes the caller's turns the provider
 	// did not transcribe (optional: without it the record keeps only the
 	// provider's transcripts of the caller).
@@ -125,31 +135,6 @@ func NewRuntime(agents Agents, opts RuntimeOptions) *Runtime {
 		opts.TranscribeTimeout = 15 * time.Second
 	}
 	return &Runtime{agents: agents, opts: opts}
-}
-
-// Conversation returns the conversation of one call to agent id.
-func (r *Runtime) Conversation(ctx context.Context, id string, log zerolog.Logger) (call.Conversation, error) {
-	conv, _, err := r.conversation(ctx, id, log)
-	return conv, err
-}
-
-// conversation is Conversation with the agent's bridge (nil for the
-// loopback line test).
-func (r *Runtime) conversation(ctx context.Context, id string, log zerolog.Logger) (call.Conversation, *bridge, error) {
-	cfg, err := r.agents.Load(ctx, id)
-	if err != nil {
-		if errors.Is(err, agent.ErrUnknownAgent) {
-			return nil, nil, &call.RejectError{Status: 404, Reason: "Not Found", Err: err}
-		}
-		return nil, nil, err
-	}
-	if cfg.Settings.Engine == agent.EngineLoopback {
-		lb := NewLoopback(0)
-		lb.Record = cfg.Settings.Recording.On()
-		return lb, nil, nil
-	}
-	b := newBridge(r, cfg, log.With().Str("agent_id", cfg.ID).Logger())
-	return b, b, nil
 }
 
 // AudioRate is the sample rate of c's calls (8000 when its sessions speak

@@ -27,6 +27,9 @@ type createBody struct {
 	SRTP        *string          `json:"srtp"`
 	Codecs      []string         `json:"codecs"`
 	Outbound    *outboundBody    `json:"outbound_trunk"`
+	// ContextURL and ContextTimeoutMS: see context.go.
+	ContextURL       *string `json:"context_url"`
+	ContextTimeoutMS *int    `json:"context_timeout_ms"`
 }
 
 // patchBody is the body of PATCH /v2/phone-numbers/{id}: the fields
@@ -45,6 +48,9 @@ type patchBody struct {
 	SRTP        *string          `json:"srtp"`
 	Codecs      []string         `json:"codecs"`
 	Outbound    *outboundBody    `json:"outbound_trunk"`
+	// ContextURL and ContextTimeoutMS: see context.go.
+	ContextURL       *string `json:"context_url"`
+	ContextTimeoutMS *int    `json:"context_timeout_ms"`
 }
 
 type sipAuthBody struct {

@@ -67,6 +67,14 @@ func (s *Service) create(w http.ResponseWriter, r *http.Request) error {
 	if n.AgentID != "" && b.Webhook != nil {
 		return httpx.BadRequest("webhook", "agent_id and webhook are mutually exclusive: a number routes to one of them")
 	}
+	if err := s.applyContext(n, b.ContextURL, b.ContextTimeoutMS, present(map[string]bool{
+		"context_url": b.ContextURL != nil, "context_timeout_ms": b.ContextTimeoutMS != nil,
+	})); err != nil {
+		return err
+	}
+	if err := checkContextRoute(n, b.Webhook != nil); err != nil {
+		return err
+	}
 
 	var password *string
 	if b.SIPAuth != nil {

@@ -34,9 +34,13 @@ type Record struct {
 	// both sides have (G.722, then the caller's G.711).
 	Codecs []string `json:"codecs,omitempty"`
 	// Outbound is where the number's outbound calls go; null: none.
-	Outbound  *OutboundTrunk `json:"outbound_trunk"`
-	CreatedAt string         `json:"created_at"`
-	UpdatedAt string         `json:"updated_at"`
+	Outbound *OutboundTrunk `json:"outbound_trunk"`
+	// ContextURL is asked for an agent-routed call's context while it
+	// rings (absent: none), for at most ContextTimeoutMS.
+	ContextURL       string `json:"context_url,omitempty"`
+	ContextTimeoutMS int    `json:"context_timeout_ms,omitempty"`
+	CreatedAt        string `json:"created_at"`
+	UpdatedAt        string `json:"updated_at"`
 }
 
 // SIPAuth is how the appliance authenticates a number's INVITEs. The
@@ -80,9 +84,13 @@ func (s *Service) view(ctx context.Context, st store.Store, n *store.PhoneNumber
 	rec := &Record{
 		PhoneNumberID: n.ID, TeamID: n.TeamID, PhoneNumber: n.PhoneNumber, Name: n.Name, AgentID: n.AgentID,
 		WebhookID: n.WebhookID, Origin: n.Origin, SIPHost: s.sipHost, InboundTrunkID: n.InboundTrunkID, DTMFInband: n.DTMFInband, Recording: agent.Recording{Enabled: n.Recording}, SRTP: n.SRTP, Codecs: n.Codecs,
-		SIPAuth:   SIPAuth{AuthUsername: n.AuthUsername, AllowedAddresses: n.AllowedAddresses},
-		Outbound:  outboundView(n),
-		CreatedAt: rfc3339(n.CreateTime), UpdatedAt: rfc3339(n.UpdateTime),
+		SIPAuth:    SIPAuth{AuthUsername: n.AuthUsername, AllowedAddresses: n.AllowedAddresses},
+		Outbound:   outboundView(n),
+		ContextURL: n.ContextURL,
+		CreatedAt:  rfc3339(n.CreateTime), UpdatedAt: rfc3339(n.UpdateTime),
+	}
+	if n.ContextURL != "" {
+		rec.ContextTimeoutMS = int(contextTimeout(n) / time.Millisecond)
 	}
 	if rec.SIPAuth.AllowedAddresses == nil {
 		rec.SIPAuth.AllowedAddresses = []string{}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"time"
 
 	"switchboard/store"
 )
@@ -44,6 +45,10 @@ type Resolved struct {
 	// Webhook is the number's webhook with its secrets when it routes to
 	// one (read with the number: an INVITE reads the store once).
 	Webhook *WebhookDetails
+	// ContextURL is asked for the call's context while it rings ("" for
+	// none), for at most ContextTimeout.
+	ContextURL     string
+	ContextTimeout time.Duration
 }
 
 // String describes r without its password.
@@ -67,7 +72,7 @@ func (s *Service) Resolve(ctx context.Context, e164 string) (*Resolved, error) {
 		return nil, fmt.Errorf("resolve %s: %w", canon, err)
 	}
 	res := &Resolved{NumberID: n.ID, TeamID: n.TeamID, E164: n.PhoneNumber, Name: n.Name, AgentID: n.AgentID, DTMFInband: n.DTMFInband, Recording: n.Recording, SRTP: n.SRTP, Codecs: n.Codecs,
-		WebhookID: n.WebhookID, AuthUsername: n.AuthUsername}
+		WebhookID: n.WebhookID, AuthUsername: n.AuthUsername, ContextURL: n.ContextURL, ContextTimeout: contextTimeout(n)}
 	for _, a := range n.AllowedAddresses {
 		p, ok := parsePrefix(a)
 		if !ok {

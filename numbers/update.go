@@ -79,6 +79,9 @@ func (s *Service) update(w http.ResponseWriter, r *http.Request) error {
 		if f.has("agent_id") {
 			n.AgentID = deref(b.AgentID)
 		}
+		if err := s.applyContext(n, b.ContextURL, b.ContextTimeoutMS, f.has); err != nil {
+			return err
+		}
 
 		var token *string
 		isNewHook := false
@@ -137,6 +140,9 @@ func (s *Service) update(w http.ResponseWriter, r *http.Request) error {
 			}
 		}
 		if err := s.sealPassword(n, password); err != nil {
+			return err
+		}
+		if err := checkContextRoute(n, hook != nil); err != nil {
 			return err
 		}
 		if hook != nil {

@@ -2,6 +2,7 @@ package outbound
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -146,6 +147,10 @@ type request struct {
 	AgentID          *string `json:"agent_id"`
 	MachineDetection *string `json:"machine_detection"`
 	RingTimeoutS     *int    `json:"ring_timeout_s"`
+	// Headers are added to the INVITE (sip.DecodeHeaders).
+	Headers json.RawMessage `json:"headers"`
+	// Variables are the call's own ({{variables.NAME}}).
+	Variables json.RawMessage `json:"variables"`
 }
 
 // checked is a request that passed validation.
@@ -155,6 +160,8 @@ type checked struct {
 	agentID     string
 	md          call.MachineDetection
 	ringTimeout time.Duration
+	headers     []sip.Header
+	variables   map[string]string
 }
 
 func (s *Service) check(b *request) (*checked, error) {
@@ -210,6 +217,24 @@ func (s *Service) check(b *request) (*checked, error) {
 		}
 		c.ringTimeout = d
 	}
+	hs, err := sip.DecodeHeaders(b.Headers)
+	var he *sip.HeaderError
+	if errors.As(err, &he) {
+		return nil, httpx.BadRequest(he.Param("headers"), "%s", he.Error())
+	}
+	if err != nil {
+		return nil, err
+	}
+	c.headers = hs
+	vars, err := agent.ParseVariables(b.Variables)
+	var ve *agent.VariableError
+	if errors.As(err, &ve) {
+		return nil, httpx.BadRequest(ve.Param(), "%s", ve.Error())
+	}
+	if err != nil {
+		return nil, err
+	}
+	c.variables = vars
 	return c, nil
 }
 
@@ -254,6 +279,7 @@ func (s *Service) create(w http.ResponseWriter, r *http.Request) error {
 		}
 		route.AgentID, route.WebhookID, route.Webhook = a.ID, "", nil
 	}
+	route.Variables = req.variables
 	if route.AgentID == "" && route.WebhookID == "" {
 		return httpx.Conflict("agent_id", "number %s routes to neither an agent nor a webhook: name agent_id", req.from)
 	}
@@ -271,7 +297,7 @@ func (s *Service) create(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	pr := sip.PlaceRequest{Target: target, From: o.CallerID, RingTimeout: req.ringTimeout, Codecs: placeCodecs(o.Codecs),
+	pr := sip.PlaceRequest{Target: target, From: o.CallerID, RingTimeout: req.ringTimeout, Codecs: placeCodecs(o.Codecs), Headers: req.headers,
 		Route: &sip.Route{NumberID: route.NumberID, PhoneNumber: route.PhoneNumber, SRTP: sip.SRTPPolicy(o.SRTP), Data: &route}}
 	if !req.toURI {
 		pr.AuthUsername, pr.AuthPassword = o.AuthUsername, o.AuthPassword

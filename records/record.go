@@ -91,6 +91,10 @@ type Record struct {
 	// machine, unknown; absent before it decided).
 	MachineDetection string `json:"machine_detection,omitempty"`
 	AnsweredBy       string `json:"answered_by,omitempty"`
+	// Context is what an agent-routed call ran with: its variables, the
+	// ones its instructions or greeting named that it did not define, its
+	// agent and its number's context_url's answer; absent for other calls.
+	Context *call.Context `json:"context,omitempty"`
 }
 
 // TranscriptLine is one transcript entry: role is "user" (the caller) or
@@ -169,11 +173,18 @@ func entryOf(n call.Note) Entry {
 }
 
 // split sorts entries into the record's transcript, tool calls and
-// events, keeping their order.
+// events, keeping their order; the call's context becomes its own field.
 func (r *Record) split(entries []Entry) {
 	r.Transcript, r.ToolCalls, r.Events = []TranscriptLine{}, []Entry{}, []Entry{}
 	for _, e := range entries {
 		switch e.Kind {
+		case call.NoteContext:
+			var c call.Context
+			if err := json.Unmarshal(e.Data, &c); err == nil {
+				r.Context = &c
+				continue
+			}
+			r.Events = append(r.Events, e)
 		case call.NoteTranscript:
 			r.Transcript = append(r.Transcript, TranscriptLine{At: e.At, Role: e.Role, Text: e.Text})
 		case call.NoteToolCall, call.NoteToolResult:

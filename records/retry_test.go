@@ -25,23 +25,25 @@ func (l stubLeg) Info() call.LegInfo {
 	return call.LegInfo{Kind: "sip", From: "+14155550123", To: "+18005550100", Received: time.Now(),
 		Route: call.Route{NumberID: "pn_a", PhoneNumber: "+18005550100", TeamID: "team_a", AgentID: "ag_1"}}
 }
-func (l stubLeg) Context() context.Context                               { return l.ctx }
-func (stubLeg) Rate() int                                                { return 8000 }
-func (stubLeg) Codec() string                                            { return call.EncodingPCMU }
-func (stubLeg) Start(call.LegSink, call.LegOptions) error                { return nil }
-func (stubLeg) Ring() error                                              { return nil }
-func (stubLeg) Answer(context.Context) error                             { return nil }
-func (stubLeg) Reject(int, string, time.Duration) error                  { return nil }
-func (stubLeg) Hangup(context.Context, string) error                     { return nil }
-func (stubLeg) Transfer(context.Context, string, func(status int)) error { return nil }
-func (stubLeg) Play(string, []int16)                                     {}
-func (stubLeg) PlayCoded(string, []byte)                                 {}
-func (stubLeg) Flush() (string, int)                                     { return "", 0 }
-func (stubLeg) Pending() time.Duration                                   { return 0 }
-func (stubLeg) SendDTMF(context.Context, string) error                   { return nil }
-func (stubLeg) Hold(bool)                                                {}
-func (stubLeg) Stats() media.StatsSnapshot                               { return media.StatsSnapshot{} }
-func (stubLeg) Close() error                                             { return nil }
+func (l stubLeg) Context() context.Context                           { return l.ctx }
+func (stubLeg) Rate() int                                            { return 8000 }
+func (stubLeg) Codec() string                                        { return call.EncodingPCMU }
+func (stubLeg) Start(call.LegSink, call.LegOptions) error            { return nil }
+func (stubLeg) Ring() error                                          { return nil }
+func (stubLeg) Answer(context.Context) error                         { return nil }
+func (stubLeg) Reject(int, string, time.Duration) error              { return nil }
+func (stubLeg) Hangup(context.Context, string, ...call.Header) error { return nil }
+func (stubLeg) Transfer(context.Context, string, func(status int), ...call.Header) error {
+	return nil
+}
+func (stubLeg) Play(string, []int16)                   {}
+func (stubLeg) PlayCoded(string, []byte)               {}
+func (stubLeg) Flush() (string, int)                   { return "", 0 }
+func (stubLeg) Pending() time.Duration                 { return 0 }
+func (stubLeg) SendDTMF(context.Context, string) error { return nil }
+func (stubLeg) Hold(bool)                              {}
+func (stubLeg) Stats() media.StatsSnapshot             { return media.StatsSnapshot{} }
+func (stubLeg) Close() error                           { return nil }
 
 // failingStore fails every call record write while down is set.
 type failingStore struct {

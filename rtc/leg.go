@@ -309,13 +309,15 @@ func (l *Leg) Reject(status int, reason string, retryAfter time.Duration) error 
 }
 
 // Hangup ends the call: the peer connection closes.
-func (l *Leg) Hangup(_ context.Context, reason string) error {
+func (l *Leg) Hangup(_ context.Context, reason string, _ ...call.Header) error {
 	l.cancel(errors.New("hung up: " + reason))
 	return nil
 }
 
 // Transfer is not possible on a browser call.
-func (l *Leg) Transfer(context.Context, string, func(int)) error { return call.ErrNotSupported }
+func (l *Leg) Transfer(context.Context, string, func(int), ...call.Header) error {
+	return call.ErrNotSupported
+}
 
 // SendDTMF is not possible on a browser call.
 func (l *Leg) SendDTMF(context.Context, string) error { return call.ErrNotSupported }

@@ -340,7 +340,13 @@ func (c *Call) Hangup(ctx context.Context, reason string) error {
 	return c.hangup(ctx, ErrLocalHangup, reason)
 }
 
-func (c *Call) hangup(ctx context.Context, cause error, text string) error {
+// HangupWith is Hangup with headers added to the BYE; a Reason among them
+// (ReasonValue) replaces the appliance's own.
+func (c *Call) HangupWith(ctx context.Context, reason string, headers []Header) error {
+	return c.hangup(ctx, ErrLocalHangup, reason, headers...)
+}
+
+func (c *Call) hangup(ctx context.Context, cause error, text string, headers ...Header) error {
 	c.mu.Lock()
 	st := c.state
 	c.mu.Unlock()
@@ -367,7 +373,7 @@ func (c *Call) hangup(ctx context.Context, cause error, text string) error {
 		return err
 	}
 	c.end(cause)
-	bye := c.dlg.newRequest(sip.BYE, nil, reasonHeader("SIP", 200, text))
+	bye := c.dlg.newRequest(sip.BYE, nil, byeHeaders(text, headers)...)
 	ctx, cancel := context.WithTimeout(ctx, c.srv.opts.RequestTimeout)
 	defer cancel()
 	res, err := c.dlg.do(ctx, bye)

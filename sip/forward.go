@@ -135,3 +135,23 @@ func isToken(s string) bool {
 // webhooks, the agent's variables and everything downstream use these.
 // A placed call has none. The slice is the call's own: do not modify it.
 func (c *Call) Headers() []Header { return c.headers }
+
+// CallerName is the caller's display name: the From header's, else the
+// P-Asserted-Identity's (RFC 3325); "" when neither has one. A placed
+// call has none.
+func (c *Call) CallerName() string {
+	if c.placed != nil {
+		return ""
+	}
+	if n := strings.TrimSpace(c.invite.From().DisplayName); n != "" {
+		return n
+	}
+	if h := c.invite.GetHeader("P-Asserted-Identity"); h != nil {
+		var u sip.Uri
+		params := sip.NewParams()
+		if name, err := sip.ParseAddressValue(h.Value(), &u, &params); err == nil {
+			return strings.TrimSpace(name)
+		}
+	}
+	return ""
+}

@@ -104,3 +104,14 @@ func TestForwardHeadersBounded(t *testing.T) {
 	require.LessOrEqual(t, total, MaxForwardedBytes)
 	require.Greater(t, len(got), 10)
 }
+
+func TestCallerName(t *testing.T) {
+	c := &Call{invite: parseInvite(t, forwardInvite)}
+	require.Equal(t, "Alice Example", c.CallerName(), "the From's display name")
+	noName := strings.Replace(forwardInvite, `f: "Alice Example" <sip:`, "f: <sip:", 1)
+	c = &Call{invite: parseInvite(t, noName)}
+	require.Equal(t, "Alice A", c.CallerName(), "else the P-Asserted-Identity's")
+	bare := strings.Replace(noName, `P-Asserted-Identity: "Alice A" <sip:`, "P-Asserted-Identity: <sip:", 1)
+	c = &Call{invite: parseInvite(t, bare)}
+	require.Empty(t, c.CallerName())
+}

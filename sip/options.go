@@ -90,8 +90,8 @@ type Options struct {
 	// Default "US".
 	DefaultCountry string
 
-	// ForwardHeaders are the INVITE headers a call keeps (InboundCall.
-	// Headers): names, case-insensitive, or prefixes ending in * ("X-*").
+	// ForwardHeaders are the INVITE headers a call keeps (Call.Headers):
+	// names, case-insensitive, or prefixes ending in * ("X-*").
 	// The one list: webhooks' sip_headers, agents' {{sip.NAME}} variables
 	// and call records see what it keeps. Default DefaultForwardHeaders.
 	ForwardHeaders []string

@@ -44,6 +44,8 @@ type PlaceRequest struct {
 	// Route is carried with the call (Route); this package reads its SRTP
 	// policy only.
 	Route *Route
+	// Headers are added to the INVITE (checked by CheckHeaders).
+	Headers []Header
 }
 
 // DialError says why a placed call was not answered: the INVITE's final
@@ -252,9 +254,11 @@ func (c *Call) dial(ctx context.Context, local netip.AddrPort) error {
 		t := time.AfterFunc(d, func() { cancel(ErrRingTimeout) })
 		defer t.Stop()
 	}
+	headers := append([]sip.Header{sip.NewHeader("Allow", allowMethods), supportedHeader(), sip.NewHeader("User-Agent", c.srv.opts.UserAgent)},
+		sipHeaders(p.req.Headers)...)
 	u := &inviteClient{
 		client: c.srv.client, dlg: c.dlg, offer: offer, codecs: p.codecs,
-		headers: []sip.Header{sip.NewHeader("Allow", allowMethods), supportedHeader(), sip.NewHeader("User-Agent", c.srv.opts.UserAgent)},
+		headers: headers,
 		user:    p.req.AuthUsername, password: p.req.AuthPassword,
 		requestTimeout: c.srv.opts.RequestTimeout,
 		on: uacHooks{provisional: func(res *sip.Response) {

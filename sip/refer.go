@@ -27,8 +27,9 @@ func (c *Call) Transfer(ctx context.Context, target, referredBy string) error {
 // the REFER's own 2xx response (202 Accepted, or 200), then the status
 // line of every NOTIFY sipfrag (100 Trying, 180 Ringing, …, the final
 // one). A caller that must answer as soon as the far end accepted the
-// REFER runs it in a goroutine and waits for the first report.
-func (c *Call) TransferWithProgress(ctx context.Context, target, referredBy string, progress func(status int)) error {
+// REFER runs it in a goroutine and waits for the first report. headers
+// (checked by CheckHeaders) are added to the REFER.
+func (c *Call) TransferWithProgress(ctx context.Context, target, referredBy string, progress func(status int), headers ...Header) error {
 	report := func(int) {}
 	if progress != nil {
 		report = progress
@@ -53,10 +54,10 @@ func (c *Call) TransferWithProgress(ctx context.Context, target, referredBy stri
 	if referredBy == "" {
 		referredBy = c.dlg.local.String()
 	}
-	req := c.dlg.newRequest(sip.REFER, nil,
+	req := c.dlg.newRequest(sip.REFER, nil, append([]sip.Header{
 		sip.NewHeader("Refer-To", angle(target)),
 		sip.NewHeader("Referred-By", angle(referredBy)),
-	)
+	}, sipHeaders(headers)...)...)
 	rctx, cancel := context.WithTimeout(ctx, c.srv.opts.RequestTimeout)
 	res, err := c.dlg.do(rctx, req)
 	cancel()

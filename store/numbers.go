@@ -13,7 +13,7 @@ type sqlNumbers struct {
 
 const numberCols = `id, team_id, phone_number, name, origin, agent_id, webhook_id, auth_username, auth_password_enc,
 	allowed_addresses, inbound_trunk_id, create_us, update_us, dtmf_inband, recording, srtp, codecs,
-	outbound_uri, outbound_username, outbound_password_enc, outbound_caller_id`
+	outbound_uri, outbound_username, outbound_password_enc, outbound_caller_id, context_url, context_timeout_ms`
 
 func scanNumber(row scanner) (*PhoneNumber, error) {
 	var (
@@ -22,10 +22,11 @@ func scanNumber(row scanner) (*PhoneNumber, error) {
 		allowed, codecs    string
 		cUS, uUS           int64
 		recording          int64
+		ctxTimeout         int64
 	)
 	if err := row.Scan(&n.ID, &n.TeamID, &n.PhoneNumber, &n.Name, &n.Origin, &agentID, &webhookID, &n.AuthUsername,
 		&n.AuthPasswordEnc, &allowed, &n.InboundTrunkID, &cUS, &uUS, &n.DTMFInband, &recording, &n.SRTP, &codecs,
-		&n.Outbound.URI, &n.Outbound.Username, &n.Outbound.PasswordEnc, &n.Outbound.CallerID); err != nil {
+		&n.Outbound.URI, &n.Outbound.Username, &n.Outbound.PasswordEnc, &n.Outbound.CallerID, &n.ContextURL, &ctxTimeout); err != nil {
 		return nil, err
 	}
 	var err error
@@ -33,6 +34,7 @@ func scanNumber(row scanner) (*PhoneNumber, error) {
 		return nil, err
 	}
 	n.AgentID, n.WebhookID, n.Recording = agentID.String, webhookID.String, recording != 0
+	n.ContextTimeoutMS = int(ctxTimeout)
 	if codecs != "" {
 		n.Codecs = strings.Split(codecs, ",")
 	}
@@ -41,10 +43,10 @@ func scanNumber(row scanner) (*PhoneNumber, error) {
 }
 
 func (s sqlNumbers) Create(ctx context.Context, n *PhoneNumber, w *Webhook) error {
-	_, err := s.q.ExecContext(ctx, `INSERT INTO phone_numbers(`+numberCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+	_, err := s.q.ExecContext(ctx, `INSERT INTO phone_numbers(`+numberCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
 		n.ID, n.TeamID, n.PhoneNumber, n.Name, n.Origin, nullStr(n.AgentID), nullStr(n.WebhookID), n.AuthUsername,
 		n.AuthPasswordEnc, jsonList(n.AllowedAddresses), n.InboundTrunkID, toUS(n.CreateTime), toUS(n.UpdateTime), n.DTMFInband, boolInt(n.Recording), n.SRTP, strings.Join(n.Codecs, ","),
-		n.Outbound.URI, n.Outbound.Username, n.Outbound.PasswordEnc, n.Outbound.CallerID)
+		n.Outbound.URI, n.Outbound.Username, n.Outbound.PasswordEnc, n.Outbound.CallerID, n.ContextURL, n.ContextTimeoutMS)
 	if err != nil {
 		return mapErr("create phone number", err)
 	}
@@ -120,10 +122,10 @@ func (s sqlNumbers) List(ctx context.Context, teamID string, p Page) ([]*PhoneNu
 func (s sqlNumbers) Update(ctx context.Context, n *PhoneNumber) error {
 	res, err := s.q.ExecContext(ctx, `UPDATE phone_numbers SET phone_number=?, name=?, agent_id=?, webhook_id=?, auth_username=?,
 		auth_password_enc=?, allowed_addresses=?, update_us=?, dtmf_inband=?, recording=?, srtp=?, codecs=?,
-		outbound_uri=?, outbound_username=?, outbound_password_enc=?, outbound_caller_id=? WHERE id=?`,
+		outbound_uri=?, outbound_username=?, outbound_password_enc=?, outbound_caller_id=?, context_url=?, context_timeout_ms=? WHERE id=?`,
 		n.PhoneNumber, n.Name, nullStr(n.AgentID), nullStr(n.WebhookID), n.AuthUsername, n.AuthPasswordEnc,
 		jsonList(n.AllowedAddresses), toUS(n.UpdateTime), n.DTMFInband, boolInt(n.Recording), n.SRTP, strings.Join(n.Codecs, ","),
-		n.Outbound.URI, n.Outbound.Username, n.Outbound.PasswordEnc, n.Outbound.CallerID, n.ID)
+		n.Outbound.URI, n.Outbound.Username, n.Outbound.PasswordEnc, n.Outbound.CallerID, n.ContextURL, n.ContextTimeoutMS, n.ID)
 	return affected("update phone number", res, err)
 }
 

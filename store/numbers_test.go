@@ -35,6 +35,15 @@ func TestRouteReadsNumberAndWebhookTogether(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, OutboundTrunk{URI: "sip:carrier.test:5060;transport=tcp", Username: "acct", PasswordEnc: "sealed", CallerID: "+14155550100"}, n.Outbound)
 
+	// So is the context URL and its timeout.
+	require.Empty(t, n.ContextURL)
+	n.ContextURL, n.ContextTimeoutMS = "https://crm.example.test/context", 800
+	require.NoError(t, s.Numbers().Update(ctx, n))
+	n, _, err = s.Numbers().Route(ctx, "+14155550100")
+	require.NoError(t, err)
+	require.Equal(t, "https://crm.example.test/context", n.ContextURL)
+	require.Equal(t, 800, n.ContextTimeoutMS)
+
 	n, w, err = s.Numbers().Route(ctx, "+14155550101")
 	require.NoError(t, err)
 	require.Equal(t, "wh_1", n.WebhookID)

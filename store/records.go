@@ -65,9 +65,13 @@ type PhoneNumber struct {
 	// best codec both sides have).
 	Codecs []string
 	// Outbound is the number's outbound trunk (the calls it places).
-	Outbound   OutboundTrunk
-	CreateTime time.Time
-	UpdateTime time.Time
+	Outbound OutboundTrunk
+	// ContextURL is asked for an agent-routed call's context while it
+	// rings ("" for none); ContextTimeoutMS bounds it (0: the default).
+	ContextURL       string
+	ContextTimeoutMS int
+	CreateTime       time.Time
+	UpdateTime       time.Time
 }
 
 // OutboundTrunk is where a number's outbound calls go: URI is the SIP URI

@@ -62,4 +62,11 @@
 // Lifecycle events go through DeliverAsync, a bounded queue served by a
 // few workers; it drops (and logs) events when the queue is full rather
 // than block the call. Close drains the queue for up to CloseTimeout.
+//
+// # Tools and call context
+//
+// ToolClient POSTs once, never retried (the caller is waiting), signed
+// with the appliance's tool secret: custom tool calls (ToolRequest, with
+// the call's variables) and the realtime.call.context event to a number's
+// context_url, whose answer (ContextAnswer) is read up to 64 KiB.
 package webhook

@@ -20,6 +20,9 @@ type ToolRequest struct {
 	Arguments json.RawMessage `json:"arguments"`
 	// PhoneCallID is the phone call the tool runs in.
 	PhoneCallID string `json:"phone_call_id,omitempty"`
+	// Variables are the phone call's variables (caller.number,
+	// sip.X-Account-Id, variables.plan, …; see docs/variables.md).
+	Variables map[string]string `json:"variables,omitempty"`
 }
 
 // ToolClient calls custom function tools: one POST per call, signed like a
@@ -73,28 +76,37 @@ func (c *ToolClient) Call(ctx context.Context, url string, req ToolRequest) (str
 	if err != nil {
 		return "", err
 	}
-	id := NewEventID()
+	status, body, err := c.post(ctx, url, NewEventID(), payload)
+	if err != nil {
+		return "", fmt.Errorf("tool %s: %w", req.Name, err)
+	}
+	if status/100 != 2 {
+		return "", fmt.Errorf("tool %s answered %d %s", req.Name, status, strings.TrimSpace(string(body)))
+	}
+	return string(body), nil
+}
+
+// post sends payload to url signed with id, once, and returns the status
+// and the body (at most maxBytes of it).
+func (c *ToolClient) post(ctx context.Context, url, id string, payload []byte) (int, []byte, error) {
 	at := time.Now()
 	sig, err := c.wh.Sign(id, at, payload)
 	if err != nil {
-		return "", err
+		return 0, nil, err
 	}
 	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(payload))
 	if err != nil {
-		return "", err
+		return 0, nil, err
 	}
 	setSigned(hr.Header, c.userAgent, id, at, sig)
 	resp, err := c.client.Do(hr)
 	if err != nil {
-		return "", fmt.Errorf("tool %s: %w", req.Name, scrubURLError(err))
+		return 0, nil, scrubURLError(err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, c.maxBytes))
 	if err != nil {
-		return "", fmt.Errorf("tool %s: read answer: %w", req.Name, err)
+		return 0, nil, fmt.Errorf("read answer: %w", err)
 	}
-	if resp.StatusCode/100 != 2 {
-		return "", fmt.Errorf("tool %s answered %d %s", req.Name, resp.StatusCode, strings.TrimSpace(string(body)))
-	}
-	return string(body), nil
+	return resp.StatusCode, body, nil
 }
