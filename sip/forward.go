@@ -1,6 +1,7 @@
 package sip
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 
@@ -48,9 +49,10 @@ var compactNames = map[string]string{
 
 // headerFilter picks the INVITE headers a call keeps: names matched
 // case-insensitively, a trailing * matching any name with that prefix.
+// Names and prefixes are kept in lower case.
 type headerFilter struct {
 	exact    map[string]bool
-	prefixes []string
+	prefixes [][]byte
 }
 
 // newHeaderFilter compiles patterns (Options.ForwardHeaders).
@@ -62,7 +64,7 @@ func newHeaderFilter(patterns []string) (headerFilter, error) {
 			return headerFilter{}, fmt.Errorf("sip forward header %q: a header name, or a name prefix followed by * (X-*)", p)
 		}
 		if prefix {
-			f.prefixes = append(f.prefixes, strings.ToLower(name))
+			f.prefixes = append(f.prefixes, []byte(strings.ToLower(name)))
 		} else {
 			f.exact[strings.ToLower(name)] = true
 		}
@@ -70,17 +72,30 @@ func newHeaderFilter(patterns []string) (headerFilter, error) {
 	return f, nil
 }
 
-// match reports whether the (long form) header name is kept.
+// match reports whether the (long form) header name is kept. It runs for
+// every header of every INVITE, so it lowers the name into a buffer on
+// the stack rather than a new string.
 func (f headerFilter) match(name string) bool {
-	l := strings.ToLower(name)
-	if neverForwarded[l] {
+	var buf [maxHeaderName]byte
+	if len(name) > len(buf) {
+		return false // no header name we keep is that long
+	}
+	l := buf[:len(name)]
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		l[i] = c
+	}
+	if neverForwarded[string(l)] {
 		return false
 	}
-	if f.exact[l] {
+	if f.exact[string(l)] {
 		return true
 	}
 	for _, p := range f.prefixes {
-		if strings.HasPrefix(l, p) {
+		if bytes.HasPrefix(l, p) {
 			return true
 		}
 	}
@@ -96,8 +111,10 @@ func (f headerFilter) pick(req *sip.Request) []Header {
 	total := 0
 	for _, h := range req.Headers() {
 		name := h.Name()
-		if long, ok := compactNames[strings.ToLower(name)]; ok {
-			name = long
+		if len(name) == 1 {
+			if long, ok := compactNames[strings.ToLower(name)]; ok {
+				name = long
+			}
 		}
 		if !f.match(name) {
 			continue
@@ -107,6 +124,9 @@ func (f headerFilter) pick(req *sip.Request) []Header {
 			continue
 		}
 		total += len(name) + len(v)
+		if out == nil {
+			out = make([]Header, 0, min(len(req.Headers()), MaxForwardedHeaders))
+		}
 		out = append(out, Header{Name: name, Value: v})
 	}
 	return out

@@ -115,3 +115,16 @@ func TestCallerName(t *testing.T) {
 	c = &Call{invite: parseInvite(t, bare)}
 	require.Empty(t, c.CallerName())
 }
+
+// BenchmarkForwardHeaders is the cost admission adds to every INVITE.
+func BenchmarkForwardHeaders(b *testing.B) {
+	msg, err := sip.ParseMessage([]byte(forwardInvite))
+	require.NoError(b, err)
+	req := msg.(*sip.Request)
+	f, err := newHeaderFilter(DefaultForwardHeaders)
+	require.NoError(b, err)
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = f.pick(req)
+	}
+}
