@@ -186,6 +186,7 @@ func TestAgentContextURL(t *testing.T) {
 			answered, err := time.Parse(time.RFC3339Nano, rec["answered_at"].(string))
 			require.NoError(t, err)
 			require.Less(t, answered.Sub(invited), 400*time.Millisecond+3*time.Second)
+			t.Logf("%s: context_url %.1f ms, INVITE to answer %s", tc.mode, fetch["latency_ms"], answered.Sub(invited))
 			if tc.mode == "hang" {
 				require.GreaterOrEqual(t, fetch["latency_ms"].(float64), 390.0)
 			}
