@@ -111,7 +111,10 @@ func TestAgentVariablesFromSIPHeaders(t *testing.T) {
 // the call is answered within the ring budget, and the record says why.
 func TestAgentContextURL(t *testing.T) {
 	t.Parallel()
-	const number = "+14155550174"
+	// Answers that come are waited for generously, so a loaded machine
+	// does not turn them into timeouts; the number asked by the test of
+	// one that never comes has a short timeout.
+	const patient, hasty = "+14155550174", "+14155550178"
 	e := newHeadersEnv(t, nil)
 	other := e.agent(t, map[string]any{"instructions": "The other agent."})
 	ctxSrv := newSignedReceiver(t, func(w http.ResponseWriter, r *http.Request, body map[string]any) {
@@ -133,20 +136,24 @@ func TestAgentContextURL(t *testing.T) {
 		}
 	})
 	ag := e.agent(t, map[string]any{"instructions": "Default for {{sip.X-Account-Id}}, plan [{{variables.plan}}].", "greeting": "Hi."})
-	e.number(t, number, map[string]any{"agent_id": ag, "context_url": ctxSrv.srv.URL + "/context", "context_timeout_ms": 400})
+	e.number(t, patient, map[string]any{"agent_id": ag, "context_url": ctxSrv.srv.URL + "/context", "context_timeout_ms": 5000})
+	e.number(t, hasty, map[string]any{"agent_id": ag, "context_url": ctxSrv.srv.URL + "/context", "context_timeout_ms": 400})
 
 	for _, tc := range []struct {
-		mode, instructions, greeting, agent string
-		applied                             []any
-		err                                 string
+		mode, number                  string
+		timeout                       float64 // ms
+		instructions, greeting, agent string
+		applied                       []any
+		err                           string
 	}{
-		{"answer", "From the CRM: plan gold, 3 visits, account 42.", "Welcome back, gold member.", other,
+		{"answer", patient, 5000, "From the CRM: plan gold, 3 visits, account 42.", "Welcome back, gold member.", other,
 			[]any{"variables", "instructions", "greeting", "agent_id"}, ""},
-		{"hang", "Default for 42, plan [].", "Hi.", ag, []any{}, "did not answer within 400ms"},
-		{"garbage", "Default for 42, plan [].", "Hi.", ag, []any{}, "not a context object"},
-		{"foreign", "Default for 42, plan [].", "Hi.", ag, []any{}, "not an agent of the number's team"},
+		{"hang", hasty, 400, "Default for 42, plan [].", "Hi.", ag, []any{}, "did not answer within 400ms"},
+		{"garbage", patient, 5000, "Default for 42, plan [].", "Hi.", ag, []any{}, "not a context object"},
+		{"foreign", patient, 5000, "Default for 42, plan [].", "Hi.", ag, []any{}, "not an agent of the number's team"},
 	} {
 		t.Run(tc.mode, func(t *testing.T) {
+			number := tc.number
 			before := len(ctxSrv.requests())
 			run := callWithHeaders(t, e.d, number, headersCaller{CallerName: "Bob", Mode: "bye", PauseMs: 1500,
 				Headers: []string{"X-Account-Id: 42", "X-Mode: " + tc.mode}})
@@ -179,14 +186,16 @@ func TestAgentContextURL(t *testing.T) {
 				require.Contains(t, fetch["error"], tc.err)
 				require.Equal(t, []any{"variables.plan"}, ctxRec["missing"])
 			}
-			// The wait for the context stays within its timeout: the call is
-			// answered within it plus the session's setup.
+			// The wait for the context stays within its timeout (plus a
+			// loaded machine's scheduling), and the call is answered within
+			// the ring budget: that timeout, then the session's answer_timeout.
 			invited, err := time.Parse(time.RFC3339Nano, rec["invited_at"].(string))
 			require.NoError(t, err)
 			answered, err := time.Parse(time.RFC3339Nano, rec["answered_at"].(string))
 			require.NoError(t, err)
-			require.Less(t, answered.Sub(invited), 400*time.Millisecond+3*time.Second)
 			t.Logf("%s: context_url %.1f ms, INVITE to answer %s", tc.mode, fetch["latency_ms"], answered.Sub(invited))
+			require.Less(t, fetch["latency_ms"].(float64), tc.timeout+1000)
+			require.Less(t, answered.Sub(invited), time.Duration(tc.timeout)*time.Millisecond+5*time.Second)
 			if tc.mode == "hang" {
 				require.GreaterOrEqual(t, fetch["latency_ms"].(float64), 390.0)
 			}
