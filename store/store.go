@@ -34,6 +34,11 @@ type Store interface {
 	Usage() UsageStore
 	// Nodes is the registry of the nodes sharing the store.
 	Nodes() NodeStore
+	// Registrations keeps the numbers' outbound registrations and the
+	// fleet's bindings.
+	Registrations() RegistrationStore
+	// Outbound keeps the fleet-wide state of the outbound limits.
+	Outbound() OutboundStore
 	// Tx runs fn against a Store whose writes commit together, or not at
 	// all when fn returns an error.
 	Tx(ctx context.Context, fn func(Store) error) error
