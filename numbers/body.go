@@ -30,24 +30,28 @@ type createBody struct {
 	// ContextURL and ContextTimeoutMS: see context.go.
 	ContextURL       *string `json:"context_url"`
 	ContextTimeoutMS *int    `json:"context_timeout_ms"`
+	// Registration makes the appliance register the number at a
+	// registrar (registration.go).
+	Registration *registrationBody `json:"registration"`
 }
 
 // patchBody is the body of PATCH /v2/phone-numbers/{id}: the fields
-// present change; null removes agent_id, webhook, sip_auth or
-// outbound_trunk (and inside
+// present change; null removes agent_id, webhook, sip_auth,
+// outbound_trunk or registration (and inside
 // sip_auth, the digest credentials or the address list).
 type patchBody struct {
-	Origin      *string          `json:"origin"`
-	Name        *string          `json:"name"`
-	AgentID     *string          `json:"agent_id"`
-	PhoneNumber *string          `json:"phone_number"`
-	SIPAuth     *sipAuthBody     `json:"sip_auth"`
-	Webhook     *webhookBody     `json:"webhook"`
-	DTMFInband  *string          `json:"dtmf_inband"`
-	Recording   *agent.Recording `json:"recording"`
-	SRTP        *string          `json:"srtp"`
-	Codecs      []string         `json:"codecs"`
-	Outbound    *outboundBody    `json:"outbound_trunk"`
+	Origin       *string           `json:"origin"`
+	Name         *string           `json:"name"`
+	AgentID      *string           `json:"agent_id"`
+	PhoneNumber  *string           `json:"phone_number"`
+	SIPAuth      *sipAuthBody      `json:"sip_auth"`
+	Webhook      *webhookBody      `json:"webhook"`
+	DTMFInband   *string           `json:"dtmf_inband"`
+	Recording    *agent.Recording  `json:"recording"`
+	SRTP         *string           `json:"srtp"`
+	Codecs       []string          `json:"codecs"`
+	Outbound     *outboundBody     `json:"outbound_trunk"`
+	Registration *registrationBody `json:"registration"`
 	// ContextURL and ContextTimeoutMS: see context.go.
 	ContextURL       *string `json:"context_url"`
 	ContextTimeoutMS *int    `json:"context_timeout_ms"`

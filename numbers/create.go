@@ -138,6 +138,11 @@ func (s *Service) create(w http.ResponseWriter, r *http.Request) error {
 		if err := tx.Numbers().Create(ctx, n, hook); err != nil {
 			return err
 		}
+		if b.Registration != nil {
+			if err := s.putRegistration(ctx, tx, n, b.Registration, b.Registration.present(), false); err != nil {
+				return err
+			}
+		}
 		if err := httpx.Audit(ctx, tx, "phone_number.create", "phone_number/"+n.ID,
 			fmt.Sprintf("created %s number %s (%q)", n.Origin, n.PhoneNumber, n.Name)); err != nil {
 			return err
@@ -148,6 +153,7 @@ func (s *Service) create(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return storeErr("create phone number", err)
 	}
+	s.registrationsChanged()
 	httpx.WriteJSON(w, http.StatusOK, Response{PhoneNumber: rec, Webhook: created})
 	return nil
 }

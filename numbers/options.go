@@ -42,6 +42,11 @@ type Options struct {
 	// Addresses says which addresses webhook URLs may name (the zero
 	// value: no link-local or cloud metadata address).
 	Addresses webhook.AddressPolicy
+	// RegistrationChanges, when set, gets a value (without blocking: it
+	// should have room for one) after each write of a number, so that the
+	// registration manager of this node looks at the registrations at
+	// once rather than at its next sync.
+	RegistrationChanges chan<- struct{}
 }
 
 // DefaultWebhookSecret returns a Standard Webhooks secret: "whsec_" and

@@ -57,6 +57,9 @@ func (s *Service) delete(w http.ResponseWriter, r *http.Request) error {
 		if err := tx.Numbers().DeleteWebhook(ctx, n.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
 			return err
 		}
+		if err := tx.Registrations().Delete(ctx, n.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
 		if err := tx.Numbers().Delete(ctx, n.ID); err != nil {
 			return err
 		}
@@ -66,6 +69,7 @@ func (s *Service) delete(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return storeErr("delete phone number", err)
 	}
+	s.registrationsChanged()
 	httpx.WriteJSON(w, http.StatusOK, struct{}{})
 	return nil
 }

@@ -39,8 +39,11 @@ type Record struct {
 	// rings (absent: none), for at most ContextTimeoutMS.
 	ContextURL       string `json:"context_url,omitempty"`
 	ContextTimeoutMS int    `json:"context_timeout_ms,omitempty"`
-	CreatedAt        string `json:"created_at"`
-	UpdatedAt        string `json:"updated_at"`
+	// Registration is the number's outbound registration and its state;
+	// null: none.
+	Registration *Registration `json:"registration"`
+	CreatedAt    string        `json:"created_at"`
+	UpdatedAt    string        `json:"updated_at"`
 }
 
 // SIPAuth is how the appliance authenticates a number's INVITEs. The
@@ -91,6 +94,10 @@ func (s *Service) view(ctx context.Context, st store.Store, n *store.PhoneNumber
 	}
 	if n.ContextURL != "" {
 		rec.ContextTimeoutMS = int(contextTimeout(n) / time.Millisecond)
+	}
+	var err error
+	if rec.Registration, err = registrationView(ctx, st, n.ID); err != nil {
+		return nil, err
 	}
 	if rec.SIPAuth.AllowedAddresses == nil {
 		rec.SIPAuth.AllowedAddresses = []string{}

@@ -29,11 +29,13 @@ type Service struct {
 	newSecret func() string
 	now       func() time.Time
 	addrs     webhook.AddressPolicy
+	changes   chan<- struct{}
 }
 
 // NewService returns the phone-numbers module over st.
 func NewService(st store.Store, opts Options) *Service {
-	s := &Service{st: st, sipHost: opts.SIPHost, sealer: opts.Sealer, newSecret: opts.NewWebhookSecret, now: opts.Now, addrs: opts.Addresses}
+	s := &Service{st: st, sipHost: opts.SIPHost, sealer: opts.Sealer, newSecret: opts.NewWebhookSecret, now: opts.Now, addrs: opts.Addresses,
+		changes: opts.RegistrationChanges}
 	if s.newSecret == nil {
 		s.newSecret = DefaultWebhookSecret
 	}
@@ -108,6 +110,15 @@ func (s *Service) allocate(ctx context.Context, st store.Store, areaCode string)
 		e.Param, e.Message = "area_code", "no number of the pool is free in area code "+areaCode
 	}
 	return "", e
+}
+
+// registrationsChanged tells the registration manager that numbers
+// changed.
+func (s *Service) registrationsChanged() {
+	select {
+	case s.changes <- struct{}{}:
+	default:
+	}
 }
 
 // seal encrypts a secret for its place aad.

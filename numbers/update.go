@@ -157,6 +157,15 @@ func (s *Service) update(w http.ResponseWriter, r *http.Request) error {
 		if err := tx.Numbers().Update(ctx, n); err != nil {
 			return err
 		}
+		if f.has("registration") {
+			var rb *registrationBody
+			if !f.null("registration") {
+				rb = b.Registration
+			}
+			if err := s.putRegistration(ctx, tx, n, rb, f.sub("registration").has, rb == nil); err != nil {
+				return err
+			}
+		}
 		switch {
 		case hook != nil && f.has("webhook"):
 			if err := tx.Numbers().PutWebhook(ctx, hook); err != nil {
@@ -177,6 +186,7 @@ func (s *Service) update(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return storeErr("update phone number", err)
 	}
+	s.registrationsChanged()
 	httpx.WriteJSON(w, http.StatusOK, Response{PhoneNumber: rec, Webhook: created})
 	return nil
 }

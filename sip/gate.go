@@ -251,7 +251,8 @@ var errNoCallThere = errors.New("sip: no call with that address: not connecting"
 // connection when an answer's connection is gone (to the Via's port at
 // the source address, or to the Via's host): left alone, anyone could make
 // the server connect to a port of their choosing. The server opens stream
-// connections only toward the peers of its calls (in-dialog requests).
+// connections only toward the peers of its calls (in-dialog requests) and
+// the registrars of its registrations.
 func (s *Server) streamDialer(laddr net.Addr) net.Dialer {
 	return net.Dialer{
 		Timeout:   s.opts.RequestTimeout,
@@ -264,7 +265,7 @@ func (s *Server) streamDialer(laddr net.Addr) net.Dialer {
 			s.mu.Lock()
 			n := s.callSources[ap.Addr().Unmap()]
 			s.mu.Unlock()
-			if n == 0 {
+			if n == 0 && !s.contacts.peer(ap.Addr().Unmap()) {
 				return errNoCallThere
 			}
 			return nil

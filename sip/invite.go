@@ -85,11 +85,7 @@ func (s *Server) onInvite(req *sip.Request, tx sip.ServerTransaction) {
 	// retransmitting its INVITE; sipgo sends 100 Trying itself if the
 	// number lookup takes longer than Timer_1xx.
 
-	user := req.Recipient.User
-	if user == "" {
-		user = req.To().Address.User
-	}
-	e164, err := NormalizeNumber(user, s.opts.TrunkPrefix, s.opts.DefaultCountry)
+	e164, err := s.calledNumber(req)
 	if err != nil {
 		refuse(404, "Not Found", ResultNotFound)
 		return

@@ -41,6 +41,9 @@ type Server struct {
 	pubHost string
 	pubPort int
 
+	// contacts routes the INVITEs on the registrations' contacts.
+	contacts contactTable
+
 	auth     *digestAuth
 	limiter  *failLimiter
 	resolver *net.Resolver
