@@ -30,6 +30,11 @@ const (
 	// failed, canceled, and the answering-machine detection's verdict
 	// (detected, with answered_by). Data is CallProgress.
 	TypeCallProgress = "realtime.call.progress"
+	// TypePhoneNumberRegistration is POSTed when the outbound
+	// registration of a number that routes to a webhook changes state
+	// (registered, failed, off; or fails with another status). Data is
+	// registration.Event.
+	TypePhoneNumberRegistration = "phone_number.registration"
 )
 
 // eventIDPrefix starts every event id.
