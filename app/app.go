@@ -29,6 +29,7 @@ import (
 	"switchboard/outbound"
 	"switchboard/recording"
 	"switchboard/records"
+	"switchboard/registration"
 	"switchboard/rtc"
 	"switchboard/sip"
 	"switchboard/speech"
@@ -77,6 +78,11 @@ type App struct {
 	// OwnerKeyFile is where a generated owner key was written on this start
 	// (empty when none was generated).
 	OwnerKeyFile string
+
+	// registrations keeps the numbers' outbound registrations; numbers
+	// wake it through registrationChanges.
+	registrations       *registration.Manager
+	registrationChanges chan struct{}
 }
 
 // New opens the store and the secret box, bootstraps the owner key and
@@ -226,6 +232,7 @@ func (a *App) Run(ctx context.Context) error {
 	defer stopSIP()
 	sipDone := make(chan error, 1)
 	go func() { sipDone <- a.sip.Serve(sipCtx) }()
+	stopRegistrations := a.runRegistrations()
 	if a.pprofLn != nil {
 		pctx, stopPprof := context.WithCancel(context.Background())
 		pdone := make(chan struct{})
@@ -257,6 +264,9 @@ func (a *App) Run(ctx context.Context) error {
 	// drain time, then they get BYE.
 	a.draining.Store(true)
 	a.drainCluster()
+	// Registrars stop sending calls here first (unregister), while the
+	// SIP server still serves.
+	stopRegistrations()
 	a.log.Info().Int("active_calls", a.calls.Active()).Dur("drain_timeout", a.cfg.SIP.DrainTimeout).Msg("draining")
 	a.sip.Shutdown(context.Background())
 	stopSIP()

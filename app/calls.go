@@ -42,7 +42,9 @@ func (a *App) buildCalls(cfg *config.Config, log zerolog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("webhooks.allow_addresses: %w", err)
 	}
-	a.numbers = numbers.NewService(a.st, numbers.Options{SIPHost: sipHost, Pool: cfg.Numbers.Pool, Sealer: a.box, NewWebhookSecret: auth.NewWebhookSecret, Log: log, Addresses: addrs})
+	a.registrationChanges = make(chan struct{}, 1)
+	a.numbers = numbers.NewService(a.st, numbers.Options{SIPHost: sipHost, Pool: cfg.Numbers.Pool, Sealer: a.box, NewWebhookSecret: auth.NewWebhookSecret, Log: log,
+		Addresses: addrs, RegistrationChanges: a.registrationChanges})
 	a.agents = agent.NewService(a.st, agent.Options{OnSave: func(c *agent.Config) { a.warmPrompts(c) }, Addresses: addrs})
 
 	bindIP, err := rtpBindIP(cfg)
@@ -142,6 +144,9 @@ func (a *App) buildCalls(cfg *config.Config, log zerolog.Logger) error {
 		return fmt.Errorf("sip: %w", err)
 	}
 	a.registerFloodMetrics()
+	if err := a.buildRegistrations(cfg); err != nil {
+		return fmt.Errorf("registrations: %w", err)
+	}
 	if a.outbound, err = outbound.NewService(outbound.Options{Numbers: originNumbers{a.numbers}, Agents: a.agents, Placer: a.sip,
 		Calls: a.calls, Records: func(s call.Snapshot) any { return records.Of(s) }, MaxConcurrent: cfg.Outbound.MaxConcurrent,
 		CallsPerSecond: cfg.Outbound.CallsPerSecond, RingTimeout: cfg.Outbound.RingTimeout, Addresses: addrs,

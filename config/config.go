@@ -50,6 +50,8 @@ type Config struct {
 	Control Control `yaml:"control"`
 	// Outbound limits the calls teams place (POST /v1/calls).
 	Outbound Outbound `yaml:"outbound"`
+	// Registration times the numbers' outbound registrations.
+	Registration Registration `yaml:"registration"`
 	// AnswerTimeout bounds how long a caller hears ringing while the
 	// conversation gets ready.
 	AnswerTimeout time.Duration `yaml:"answer_timeout"`
@@ -105,6 +107,27 @@ type Outbound struct {
 	CallsPerSecond int `yaml:"calls_per_second"`
 	// RingTimeout is the default ring time of a placed call.
 	RingTimeout time.Duration `yaml:"ring_timeout"`
+}
+
+// Registration times the outbound registrations the numbers ask for (the
+// appliance REGISTERs at a PBX or a carrier).
+type Registration struct {
+	// SyncInterval is how often a node reads the registrations to keep and
+	// renews the leases of those it holds.
+	SyncInterval time.Duration `yaml:"sync_interval"`
+	// LeaseTTL is how long a node holds a registration without renewing:
+	// another node of a fleet takes it over after that.
+	LeaseTTL time.Duration `yaml:"lease_ttl"`
+	// RetryMin and RetryMax bound the backoff after failed REGISTERs.
+	RetryMin time.Duration `yaml:"retry_min"`
+	RetryMax time.Duration `yaml:"retry_max"`
+	// RefreshBefore is how long before the registrar's expiry a
+	// registration is refreshed.
+	RefreshBefore time.Duration `yaml:"refresh_before"`
+	// KeepAlive is how often the path to a registrar is pinged (0: never).
+	KeepAlive time.Duration `yaml:"keepalive"`
+	// Timeout bounds one REGISTER exchange.
+	Timeout time.Duration `yaml:"timeout"`
 }
 
 // Records configures call records.
@@ -533,6 +556,12 @@ func (c *Config) Validate() error {
 	}
 	if c.Outbound.RingTimeout < 5*time.Second || c.Outbound.RingTimeout > 120*time.Second {
 		errs = append(errs, errors.New("outbound.ring_timeout: must be within 5s..120s"))
+	}
+	if r := c.Registration; r.SyncInterval <= 0 || r.LeaseTTL < 2*r.SyncInterval {
+		errs = append(errs, errors.New("registration.sync_interval and registration.lease_ttl: the lease must last at least two syncs"))
+	}
+	if r := c.Registration; r.RetryMin <= 0 || r.RetryMax < r.RetryMin || r.RefreshBefore <= 0 || r.KeepAlive < 0 || r.Timeout <= 0 {
+		errs = append(errs, errors.New("registration.retry_min, retry_max, refresh_before and timeout: must be positive, retry_max at least retry_min; registration.keepalive: 0 or positive"))
 	}
 	if c.Keys.RotationGrace <= 0 || c.Keys.RotationGrace > 7*24*time.Hour {
 		errs = append(errs, errors.New("keys.rotation_grace: must be in (0, 168h]"))

@@ -184,6 +184,13 @@ func settings(c *Config) []Setting {
 		{"outbound.max_concurrent", "", "SWITCHBOARD_OUTBOUND_MAX_CONCURRENT", "10", "calls a team may have placed (POST /v1/calls) and in progress at once; more get 429 with Retry-After", integer(&c.Outbound.MaxConcurrent)},
 		{"outbound.calls_per_second", "", "SWITCHBOARD_OUTBOUND_CALLS_PER_SECOND", "2", "calls a team may place per second; more get 429 with Retry-After", integer(&c.Outbound.CallsPerSecond)},
 		{"outbound.ring_timeout", "", "SWITCHBOARD_OUTBOUND_RING_TIMEOUT", "30s", "how long a placed call rings before it is cancelled as no-answer, when the request gives no ring_timeout_s (5s to 120s)", duration(&c.Outbound.RingTimeout)},
+		{"registration.sync_interval", "", "SWITCHBOARD_REGISTRATION_SYNC_INTERVAL", "5s", "how often a node reads the numbers' registrations (a change made through this node is read at once) and renews the leases of those it registers", duration(&c.Registration.SyncInterval)},
+		{"registration.lease_ttl", "", "SWITCHBOARD_REGISTRATION_LEASE_TTL", "20s", "how long a node holds a registration without renewing it (at least two syncs): in a fleet, another node takes it over after that when the node died", duration(&c.Registration.LeaseTTL)},
+		{"registration.retry_min", "", "SWITCHBOARD_REGISTRATION_RETRY_MIN", "5s", "wait after a failed REGISTER, doubled after each further failure (give or take a tenth)", duration(&c.Registration.RetryMin)},
+		{"registration.retry_max", "", "SWITCHBOARD_REGISTRATION_RETRY_MAX", "5m", "the longest wait between two failed REGISTERs", duration(&c.Registration.RetryMax)},
+		{"registration.refresh_before", "", "SWITCHBOARD_REGISTRATION_REFRESH_BEFORE", "30s", "a registration is refreshed this long before the registrar's expiry (at the latest half way through it)", duration(&c.Registration.RefreshBefore)},
+		{"registration.keepalive", "", "SWITCHBOARD_REGISTRATION_KEEPALIVE", "25s", "how often the path to a registrar is pinged between refreshes, to hold a NAT's binding open (CRLF over UDP, OPTIONS over TCP and TLS); 0: never", duration(&c.Registration.KeepAlive)},
+		{"registration.timeout", "", "SWITCHBOARD_REGISTRATION_TIMEOUT", "32s", "how long one REGISTER exchange (with its challenge) may take, and each unregister at shutdown", duration(&c.Registration.Timeout)},
 		{"numbers.pool", "", "SWITCHBOARD_NUMBER_POOL", "+14155550100,+14155550101,+12125550100", "comma-separated E.164 DIDs that svc_provisioned numbers are allocated from", list(&c.Numbers.Pool)},
 
 		{"", "", "SWITCHBOARD_SECRET_KEY", "", "AES-256 master key (64 hex or 44 base64 characters) for secrets at rest; default: a 0600 key file in data_dir", str(&c.Keys.SecretKey)},
