@@ -1,0 +1,123 @@
+package test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"switchboard/app/apptest"
+)
+
+// registrationEnv is the timing of the registration tests: quick syncs
+// and retries, so that what takes minutes in service takes seconds here.
+var registrationEnv = map[string]string{
+	"SWITCHBOARD_RTP_PORTS":                  "31020-31039",
+	"SWITCHBOARD_REGISTRATION_SYNC_INTERVAL": "300ms",
+	"SWITCHBOARD_REGISTRATION_LEASE_TTL":     "2s",
+	"SWITCHBOARD_REGISTRATION_RETRY_MIN":     "250ms",
+	"SWITCHBOARD_REGISTRATION_RETRY_MAX":     "1s",
+	"SWITCHBOARD_REGISTRATION_TIMEOUT":       "5s",
+}
+
+// TestRegistrationThroughKamailio: the appliance registers two numbers at
+// Kamailio (registrar, usrloc and auth modules; SHA-256 digest), one over
+// UDP and one over TCP; a sipp caller dials each registered user through
+// Kamailio and reaches the number's agent. A number whose password is
+// wrong is failed with the registrar's 401, retried with backoff, logged
+// once. Deleting a number removes its binding; stopping the appliance
+// removes the rest: the next call through Kamailio gets 404. The state is
+// in GET /v2/phone-numbers/{id}, in /metrics, and in a signed webhook to
+// a webhook-routed number.
+func TestRegistrationThroughKamailio(t *testing.T) {
+	h := newHookReceiver(t, 0) // before the daemon: it outlives the daemon's last webhook
+	k := startRegistrar(t, "SHA-256", map[string]string{"alice": "alice-secret-1", "bob": "bob-secret-2", "carol": "carol-secret-3", "dave": "dave-secret-4"})
+	d := apptest.Start(t, apptest.Config(t, t.TempDir(), registrationEnv))
+	registrar := "sip:" + k.addr
+
+	// Bad input: the registrar must be a SIP URI.
+	st, _, raw := d.Do(t, "POST", "/v2/phone-numbers", d.OwnerKey, map[string]any{"origin": "byo_trunk", "name": "bad", "phone_number": "+14155550190",
+		"registration": map[string]any{"registrar": "http://" + k.addr, "username": "alice"}})
+	require.Equal(t, 400, st, "%s", raw)
+	_, param, _ := apptest.ErrorOf(t, raw)
+	require.Equal(t, "registration.registrar", param)
+
+	// A webhook number, its secret known before it registers.
+	hookNum := d.JSON(t, "POST", "/v2/phone-numbers", d.OwnerKey, map[string]any{"origin": "byo_trunk", "name": "hooked",
+		"phone_number": "+14155550194", "webhook": map[string]any{"url": h.srv.URL + "/hook"}}, 200)
+	h.secret.Store(hookNum["webhook"].(map[string]any)["dispatch_signing_secret"].(string))
+	hookID := hookNum["phone_number"].(map[string]any)["phone_number_id"].(string)
+
+	alice := agentNumber(t, d, "+14155550191")
+	bob := agentNumber(t, d, "+14155550192")
+	carol := agentNumber(t, d, "+14155550193")
+	d.JSON(t, "PATCH", "/v2/phone-numbers/"+alice, d.OwnerKey, map[string]any{"registration": map[string]any{
+		"registrar": registrar, "username": "alice", "password": "alice-secret-1", "contact_user": "sb-alice", "expires_s": 60}}, 200)
+	d.JSON(t, "PATCH", "/v2/phone-numbers/"+bob, d.OwnerKey, map[string]any{"registration": map[string]any{
+		"registrar": registrar, "username": "bob", "password": "bob-secret-2", "transport": "tcp"}}, 200)
+	failedAt := time.Now()
+	d.JSON(t, "PATCH", "/v2/phone-numbers/"+carol, d.OwnerKey, map[string]any{"registration": map[string]any{
+		"registrar": registrar, "username": "carol", "password": "not-carols-password"}}, 200)
+	d.JSON(t, "PATCH", "/v2/phone-numbers/"+hookID, d.OwnerKey, map[string]any{"registration": map[string]any{
+		"registrar": registrar, "username": "dave", "password": "dave-secret-4"}}, 200)
+
+	reg := registrationOf(t, d, alice, 10*time.Second, stateIs("registered"))
+	require.Equal(t, float64(200), reg["last_status"])
+	exp, err := time.Parse(time.RFC3339, reg["expires_at"].(string))
+	require.NoError(t, err)
+	require.WithinDuration(t, time.Now().Add(60*time.Second), exp, 5*time.Second, "the registrar's grant")
+	require.NotContains(t, fmt.Sprint(reg), "alice-secret-1")
+	registrationOf(t, d, bob, 10*time.Second, stateIs("registered"))
+	require.Contains(t, k.out.String(), "registrar: saved bob contact <sip:bob@127.0.0.1:", "bob's contact is registered")
+	require.Contains(t, k.out.String(), "transport=tcp>", "over TCP")
+
+	ev := h.next(t, "phone_number.registration", 10*time.Second)
+	require.Equal(t, hookID, ev.Data["phone_number_id"])
+	require.Equal(t, "+14155550194", ev.Data["phone_number"])
+	require.Equal(t, "registered", ev.Data["registration"].(map[string]any)["state"])
+
+	// Calls for the registered users, through Kamailio, reach the agents.
+	proxyCall(t, k.addr, "alice", 1500).requireOK(t)
+	proxyCall(t, k.addr, "bob", 1500).requireOK(t)
+	require.Contains(t, k.out.String(), "registrar: alice reached at sip:sb-alice@127.0.0.1:")
+	recs := d.JSON(t, "GET", "/v1/calls?page_size=100", d.OwnerKey, nil, 200)["calls"].([]any)
+	answered := map[string]bool{}
+	for _, r := range recs {
+		m := r.(map[string]any)
+		if m["answered_at"] != nil {
+			answered[m["phone_number"].(string)] = true
+		}
+	}
+	require.True(t, answered["+14155550191"] && answered["+14155550192"], "both numbers' agents answered: %v", recs)
+
+	// The wrong password: failed with the 401, retried with backoff, one
+	// log line.
+	reg = registrationOf(t, d, carol, 10*time.Second, stateIs("failed"))
+	require.Equal(t, float64(401), reg["last_status"])
+	require.Contains(t, reg["last_error"], "credentials refused")
+	time.Sleep(time.Until(failedAt.Add(4 * time.Second)))
+	text := scrapeMetrics(t, d.URL)
+	tries := metricValue(t, text, `switchboard_sip_register_total{status="401"}`)
+	// 250 ms doubling to 1 s: at most 8 tries in 4 s (each a stale
+	// challenge and a fresh one: two 401s); without backoff, hundreds.
+	require.LessOrEqual(t, tries, 2*8.0, "carol's REGISTERs back off")
+	require.GreaterOrEqual(t, tries, 2*3.0, "and go on")
+	require.Equal(t, 1, strings.Count(d.Logs.String(), `"registration: failed; retrying with backoff`), "one log line for the failure, however many retries")
+	require.Equal(t, 3.0, metricValue(t, text, `switchboard_sip_registrations{state="registered"}`))
+	require.Equal(t, 1.0, metricValue(t, text, `switchboard_sip_registrations{state="failed"}`))
+
+	// Deleting bob's number removes his binding.
+	d.JSON(t, "DELETE", "/v2/phone-numbers/"+bob, d.OwnerKey, nil, 200)
+	require.Eventually(t, func() bool {
+		return runSipp(t, netipAddrPort(t, k.addr), render(t, "call.xml.tmpl", pcmaCall("bob_gone", 404)), "bob").err == nil
+	}, 10*time.Second, 200*time.Millisecond, "a call for bob gets 404 once his number is deleted")
+
+	// Stopping the appliance unregisters alice: the next call gets 404.
+	d.Stop(t)
+	runSipp(t, netipAddrPort(t, k.addr), render(t, "call.xml.tmpl", pcmaCall("alice_gone", 404)), "alice").requireOK(t)
+	require.Contains(t, k.out.String(), "registrar: no contact for alice")
+	off := h.next(t, "phone_number.registration", 10*time.Second)
+	require.Equal(t, "off", off.Data["registration"].(map[string]any)["state"], "the webhook hears the unregister")
+}
