@@ -1,14 +1,17 @@
 package test
 
 import (
+	"context"
 	"fmt"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"switchboard/app/apptest"
+	"switchboard/store/pgtest"
 )
 
 // registrationEnv is the timing of the registration tests: quick syncs
@@ -120,4 +123,60 @@ func TestRegistrationThroughKamailio(t *testing.T) {
 	require.Contains(t, k.out.String(), "registrar: no contact for alice")
 	off := h.next(t, "phone_number.registration", 10*time.Second)
 	require.Equal(t, "off", off.Data["registration"].(map[string]any)["state"], "the webhook hears the unregister")
+}
+
+// TestFleetRegistrationTakeover: two nodes on one PostgreSQL; one of them
+// holds a number's registration at Kamailio (MD5 digest) and takes the
+// calls for it; killed (SIGKILL: no unregister), the other node takes the
+// registration over once the lease ran out, and the next call through
+// Kamailio reaches it.
+func TestFleetRegistrationTakeover(t *testing.T) {
+	ctx := context.Background()
+	pg := pgtest.New(t)
+	dbURL, err := pg.CreateDatabase(ctx, "fleet")
+	require.NoError(t, err)
+	k := startRegistrar(t, "MD5", map[string]string{"erin": "erin-secret-5"})
+	env := []string{"SWITCHBOARD_REGISTRATION_SYNC_INTERVAL=300ms", "SWITCHBOARD_REGISTRATION_LEASE_TTL=2s",
+		"SWITCHBOARD_REGISTRATION_RETRY_MIN=250ms", "SWITCHBOARD_REGISTRATION_RETRY_MAX=1s"}
+	nodes := map[string]*fleetNode{
+		"node-a": startFleetNode(t, "node-a", dbURL, freeSIPPort(t), "31640-31659", env...),
+		"node-b": startFleetNode(t, "node-b", dbURL, freeSIPPort(t), "31660-31679", env...),
+	}
+	a := nodes["node-a"]
+	ag := a.json(t, "POST", "/v1/agents", fleetOwner, map[string]any{"name": "fleet registered"}, 200)
+	n := a.json(t, "POST", "/v2/phone-numbers", fleetOwner, map[string]any{"origin": "byo_trunk", "name": "erin",
+		"phone_number": "+14155550195", "agent_id": ag["agent_id"],
+		"registration": map[string]any{"registrar": "sip:" + k.addr, "username": "erin", "password": "erin-secret-5", "expires_s": 60}}, 200)
+	id := n["phone_number"].(map[string]any)["phone_number_id"].(string)
+
+	registered := func(on *fleetNode, not string) map[string]any {
+		var reg map[string]any
+		require.Eventually(t, func() bool {
+			reg, _ = on.json(t, "GET", "/v2/phone-numbers/"+id, fleetOwner, nil, 200)["registration"].(map[string]any)
+			return reg["state"] == "registered" && reg["node_id"] != not
+		}, 15*time.Second, 50*time.Millisecond, "registration: %v", reg)
+		return reg
+	}
+	reg := registered(a, "")
+	holder, other := nodes[reg["node_id"].(string)], nodes["node-a"]
+	if holder == other {
+		other = nodes["node-b"]
+	}
+	require.Equal(t, reg, registered(other, ""), "every node reads the holder's state")
+	proxyCall(t, k.addr, "erin", 1000).requireOK(t)
+	answeredOn := func() map[string]int {
+		return byNode(other.calls(t), func(r map[string]any) bool { return r["answered_at"] != nil })
+	}
+	require.Equal(t, map[string]int{holder.id: 1}, answeredOn(), "the holder takes the call")
+
+	killed := time.Now()
+	holder.signal(syscall.SIGKILL)
+	<-holder.exited
+	reg = registered(other, holder.id)
+	require.Equal(t, other.id, reg["node_id"])
+	took := time.Since(killed)
+	t.Logf("registration taken over by %s %v after %s was killed (lease 2 s, sync 300 ms)", other.id, took.Round(time.Millisecond), holder.id)
+	require.Less(t, took, 5*time.Second)
+	proxyCall(t, k.addr, "erin", 1000).requireOK(t)
+	require.Equal(t, 1, answeredOn()[other.id], "the next call reaches the node that took the registration over")
 }
