@@ -120,6 +120,10 @@ func New(ctx context.Context, cfg *config.Config, log zerolog.Logger) (_ *App, e
 	if n > 0 {
 		log.Warn().Int("calls", n).Msg("closed the call records a crash left open (ended_by crash)")
 	}
+	// The outbound slots of those calls too (the fleet's limits count them).
+	if _, err := a.st.Outbound().ReleaseNode(ctx, a.nodeID); err != nil {
+		return nil, err
+	}
 	box, created, err := auth.LoadOrCreateMasterKey(cfg.DataDir, cfg.Keys.SecretKey)
 	if err != nil {
 		return nil, err

@@ -148,7 +148,8 @@ func (a *App) buildCalls(cfg *config.Config, log zerolog.Logger) error {
 		return fmt.Errorf("registrations: %w", err)
 	}
 	if a.outbound, err = outbound.NewService(outbound.Options{Numbers: originNumbers{a.numbers}, Agents: a.agents, Placer: a.sip,
-		Calls: a.calls, Records: func(s call.Snapshot) any { return records.Of(s) }, MaxConcurrent: cfg.Outbound.MaxConcurrent,
+		Calls: a.calls, Records: func(s call.Snapshot) any { return records.Of(s) }, Slots: a.st.Outbound(), NodeID: a.nodeID,
+		MaxConcurrent:  cfg.Outbound.MaxConcurrent,
 		CallsPerSecond: cfg.Outbound.CallsPerSecond, RingTimeout: cfg.Outbound.RingTimeout, Addresses: addrs,
 		Log: log.With().Str("component", "outbound").Logger()}); err != nil {
 		return fmt.Errorf("outbound: %w", err)

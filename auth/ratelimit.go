@@ -70,8 +70,8 @@ func (l *Limiter) Allow(keyID string, qps, qpm int, now time.Time) (ok bool, ret
 		e = &limiterEntry{}
 		l.keys[keyID] = e
 	}
-	secTAT, secWait := gcra(e.secTAT, qps, time.Second, now)
-	minTAT, minWait := gcra(e.minTAT, qpm, time.Minute, now)
+	secTAT, secWait := GCRA(e.secTAT, qps, time.Second, now)
+	minTAT, minWait := GCRA(e.minTAT, qpm, time.Minute, now)
 	wait := max(secWait, minWait)
 	if wait > 0 {
 		return false, roundUpSeconds(wait)
@@ -80,10 +80,13 @@ func (l *Limiter) Allow(keyID string, qps, qpm int, now time.Time) (ok bool, ret
 	return true, 0
 }
 
-// gcra returns the new theoretical arrival time if a request at now is
-// admitted, or the positive wait before it could be. A limit ≤ 0 is
-// unlimited.
-func gcra(tat time.Time, limit int, period time.Duration, now time.Time) (time.Time, time.Duration) {
+// GCRA is one step of the generic cell rate algorithm for limit requests
+// per period: given the theoretical arrival time tat (zero for a fresh
+// key), it returns the new one if a request at now is admitted, or the
+// positive wait before it could be (tat unchanged). A limit ≤ 0 is
+// unlimited. The Limiter keeps tat in memory; the outbound limits keep it
+// in the store, shared by a fleet.
+func GCRA(tat time.Time, limit int, period time.Duration, now time.Time) (time.Time, time.Duration) {
 	if limit <= 0 {
 		return tat, 0
 	}

@@ -19,6 +19,7 @@ import (
 	"switchboard/call"
 	"switchboard/numbers"
 	"switchboard/sip"
+	"switchboard/store"
 	"switchboard/webhook"
 )
 
@@ -68,6 +69,14 @@ type Calls interface {
 // Records renders a call's record (records.Of).
 type Records func(s call.Snapshot) any
 
+// Slots holds the teams' placed calls in progress and their rate, in the
+// store that the nodes of a fleet share (store.OutboundStore), so that
+// the limits hold across the fleet.
+type Slots interface {
+	Reserve(ctx context.Context, slot *store.OutboundSlot, admit store.OutboundAdmit) error
+	Release(ctx context.Context, id string) error
+}
+
 // Defaults of Options.
 const (
 	DefaultMaxConcurrent  = 10
@@ -78,16 +87,20 @@ const (
 	MaxRingTimeout = 120 * time.Second
 )
 
-// Options configure a Service; Numbers, Agents, Placer, Calls and Records
-// are required.
+// Options configure a Service; Numbers, Agents, Placer, Calls, Records
+// and Slots are required.
 type Options struct {
 	Numbers Numbers
 	Agents  Agents
 	Placer  Placer
 	Calls   Calls
 	Records Records
-	// MaxConcurrent bounds a team's placed calls in progress (0: the
-	// default); CallsPerSecond the rate they start at.
+	Slots   Slots
+	// NodeID names this node in the slots it holds (the slots of a node
+	// the fleet finds lost stop counting).
+	NodeID string
+	// MaxConcurrent bounds a team's placed calls in progress across the
+	// fleet (0: the default); CallsPerSecond the rate they start at.
 	MaxConcurrent  int
 	CallsPerSecond int
 	// RingTimeout is the default of ring_timeout_s.
@@ -101,17 +114,13 @@ type Options struct {
 
 // Service serves POST /v1/calls.
 type Service struct {
-	opts    Options
-	limiter *auth.Limiter
-
-	mu     sync.Mutex
-	active map[string]int // placed calls in progress, per team
+	opts Options
 }
 
 // NewService returns the service.
 func NewService(opts Options) (*Service, error) {
-	if opts.Numbers == nil || opts.Agents == nil || opts.Placer == nil || opts.Calls == nil || opts.Records == nil {
-		return nil, errors.New("outbound: numbers, agents, placer, calls and records are required")
+	if opts.Numbers == nil || opts.Agents == nil || opts.Placer == nil || opts.Calls == nil || opts.Records == nil || opts.Slots == nil {
+		return nil, errors.New("outbound: numbers, agents, placer, calls, records and slots are required")
 	}
 	if opts.MaxConcurrent <= 0 {
 		opts.MaxConcurrent = DefaultMaxConcurrent
@@ -125,19 +134,12 @@ func NewService(opts Options) (*Service, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Service{opts: opts, limiter: auth.NewLimiter(), active: map[string]int{}}, nil
+	return &Service{opts: opts}, nil
 }
 
 // Routes are the service's HTTP routes.
 func (s *Service) Routes() []httpx.Route {
 	return []httpx.Route{{Method: http.MethodPost, Pattern: "/v1/calls", Endpoint: Endpoint, Access: httpx.APIKey, Handler: s.create}}
-}
-
-// Active is the number of placed calls in progress of a team.
-func (s *Service) Active(teamID string) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.active[teamID]
 }
 
 // request is the body of POST /v1/calls.
@@ -293,7 +295,7 @@ func (s *Service) create(w http.ResponseWriter, r *http.Request) error {
 			return fmt.Errorf("place call: trunk of %s: %w", req.from, err)
 		}
 	}
-	release, err := s.reserve(team)
+	release, err := s.reserve(ctx, team)
 	if err != nil {
 		return err
 	}
@@ -334,28 +336,49 @@ func placeCodecs(pref []string) []string {
 	return out
 }
 
-// reserve holds one of the team's placed calls: 429 with Retry-After
-// past its calls per second or its calls at once. release gives it back.
-func (s *Service) reserve(team string) (release func(), err error) {
-	if ok, retry := s.limiter.Allow("outbound:"+team, s.opts.CallsPerSecond, 0, s.opts.Now()); !ok {
-		return nil, &httpx.Error{Status: http.StatusTooManyRequests, Code: "rate_limited", RetryAfter: retry,
-			Message: fmt.Sprintf("your team places at most %d calls a second (outbound.calls_per_second)", s.opts.CallsPerSecond)}
+// releaseTimeout bounds the store write that frees a slot when its call
+// ends (the call is over; the write must not hang its teardown).
+const releaseTimeout = 5 * time.Second
+
+// reserve holds one of the team's placed calls, in the store the fleet
+// shares: 429 with Retry-After past its calls per second or its calls at
+// once, counted over every node. release gives it back.
+func (s *Service) reserve(ctx context.Context, team string) (release func(), err error) {
+	now := s.opts.Now()
+	slot := &store.OutboundSlot{ID: httpx.NewID("slot"), TeamID: team, NodeID: s.opts.NodeID, StartTime: now}
+	err = s.opts.Slots.Reserve(ctx, slot, func(tat time.Time, active int) (time.Time, error) {
+		next, wait := auth.GCRA(tat, s.opts.CallsPerSecond, time.Second, now)
+		if wait > 0 {
+			return time.Time{}, &httpx.Error{Status: http.StatusTooManyRequests, Code: "rate_limited", RetryAfter: wholeSeconds(wait),
+				Message: fmt.Sprintf("your team places at most %d calls a second (outbound.calls_per_second)", s.opts.CallsPerSecond)}
+		}
+		if active >= s.opts.MaxConcurrent {
+			return time.Time{}, &httpx.Error{Status: http.StatusTooManyRequests, Code: "too_many_calls", RetryAfter: 5 * time.Second,
+				Message: fmt.Sprintf("your team has %d placed calls in progress, its limit (outbound.max_concurrent)", active)}
+		}
+		return next, nil
+	})
+	if err != nil {
+		var he *httpx.Error
+		if errors.As(err, &he) {
+			return nil, he
+		}
+		return nil, fmt.Errorf("reserve an outbound slot: %w", err)
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.active[team] >= s.opts.MaxConcurrent {
-		return nil, &httpx.Error{Status: http.StatusTooManyRequests, Code: "too_many_calls", RetryAfter: 5 * time.Second,
-			Message: fmt.Sprintf("your team has %d placed calls in progress, its limit (outbound.max_concurrent)", s.opts.MaxConcurrent)}
-	}
-	s.active[team]++
 	var once sync.Once
 	return func() {
 		once.Do(func() {
-			s.mu.Lock()
-			if s.active[team]--; s.active[team] <= 0 {
-				delete(s.active, team)
+			ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
+			defer cancel()
+			if err := s.opts.Slots.Release(ctx, slot.ID); err != nil {
+				s.opts.Log.Warn().Err(err).Str("team_id", team).Msg("outbound slot not released; it counts until this node restarts or is found lost")
 			}
-			s.mu.Unlock()
 		})
 	}, nil
+}
+
+// wholeSeconds rounds a wait up to whole seconds, at least one, for a
+// Retry-After header.
+func wholeSeconds(d time.Duration) time.Duration {
+	return max((d+time.Second-1)/time.Second, 1) * time.Second
 }

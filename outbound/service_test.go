@@ -13,6 +13,7 @@ import (
 	"switchboard/api/httpx"
 	"switchboard/call"
 	"switchboard/sip"
+	"switchboard/store"
 )
 
 // noDeps satisfies the Service's interfaces for tests of its checks and
@@ -32,9 +33,22 @@ func (noCalls) Place(*sip.Call, call.MachineDetection, func()) *call.Call { retu
 func newTestService(t *testing.T, o Options) *Service {
 	t.Helper()
 	o.Numbers, o.Agents, o.Placer, o.Calls, o.Records = noDeps{}, noDeps{}, noDeps{}, noCalls{}, func(call.Snapshot) any { return nil }
+	if o.Slots == nil {
+		o.Slots = openSlots(t, t.TempDir())
+	}
 	s, err := NewService(o)
 	require.NoError(t, err)
 	return s
+}
+
+// openSlots opens the slots of the SQLite store in dir (the same dir:
+// the same store, as nodes share one).
+func openSlots(t *testing.T, dir string) store.OutboundStore {
+	t.Helper()
+	st, err := store.OpenSQLite(context.Background(), dir)
+	require.NoError(t, err)
+	t.Cleanup(func() { st.Close() })
+	return st.Outbound()
 }
 
 func TestNewServiceNeedsItsParts(t *testing.T) {
@@ -103,42 +117,51 @@ func TestPlaceCodecs(t *testing.T) {
 }
 
 // TestReserveLimits: a team's placed calls are held to its calls per
-// second and its calls at once (429 with Retry-After), other teams are
-// not affected, and a release counts once however often it is called.
+// second and its calls at once (429 with Retry-After) counted over every
+// node of the store, other teams are not affected, and a release counts
+// once however often it is called.
 func TestReserveLimits(t *testing.T) {
+	ctx := context.Background()
 	now := time.Unix(1_800_000_000, 0)
-	s := newTestService(t, Options{MaxConcurrent: 2, CallsPerSecond: 1, Now: func() time.Time { return now }})
-	r1, err := s.reserve("t1")
+	clock := func() time.Time { return now }
+	dir := t.TempDir()
+	a := newTestService(t, Options{MaxConcurrent: 2, CallsPerSecond: 1, Now: clock, NodeID: "a", Slots: openSlots(t, dir)})
+	b := newTestService(t, Options{MaxConcurrent: 2, CallsPerSecond: 1, Now: clock, NodeID: "b", Slots: openSlots(t, dir)})
+	r1, err := a.reserve(ctx, "t1")
 	require.NoError(t, err)
-	_, err = s.reserve("t1")
+	_, err = b.reserve(ctx, "t1")
 	var he *httpx.Error
-	require.ErrorAs(t, err, &he)
+	require.ErrorAs(t, err, &he, "the rate holds across nodes")
 	require.Equal(t, http.StatusTooManyRequests, he.Status)
 	require.Equal(t, "rate_limited", he.Code)
-	require.Positive(t, he.RetryAfter)
-	o1, err := s.reserve("t2")
+	require.Equal(t, time.Second, he.RetryAfter)
+	o1, err := b.reserve(ctx, "t2")
 	require.NoError(t, err, "another team has its own limits")
 
 	now = now.Add(time.Second)
-	r2, err := s.reserve("t1")
+	r2, err := b.reserve(ctx, "t1")
 	require.NoError(t, err)
-	require.Equal(t, 2, s.Active("t1"))
 	now = now.Add(time.Second)
-	_, err = s.reserve("t1")
-	require.ErrorAs(t, err, &he)
+	_, err = a.reserve(ctx, "t1")
+	require.ErrorAs(t, err, &he, "two calls in progress, one on each node")
 	require.Equal(t, "too_many_calls", he.Code)
 	require.Equal(t, 5*time.Second, he.RetryAfter)
 
 	r1()
 	r1()
-	require.Equal(t, 1, s.Active("t1"), "a release counts once")
+	r3, err := a.reserve(ctx, "t1")
+	require.NoError(t, err, "a release frees the slot")
 	now = now.Add(time.Second)
-	r3, err := s.reserve("t1")
-	require.NoError(t, err)
+	_, err = b.reserve(ctx, "t1")
+	require.ErrorAs(t, err, &he, "a release counts once")
+	require.Equal(t, "too_many_calls", he.Code)
 	r2()
 	r3()
 	o1()
-	require.Zero(t, s.Active("t1"))
-	require.Zero(t, s.Active("t2"))
-	require.Empty(t, s.active, "no team is kept once its calls ended")
+	now = now.Add(time.Second)
+	for range 2 {
+		_, err = a.reserve(ctx, "t1")
+		require.NoError(t, err)
+		now = now.Add(time.Second)
+	}
 }

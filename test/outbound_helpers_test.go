@@ -45,6 +45,12 @@ type callee struct {
 // returns the port it listens on.
 func startCallee(t *testing.T, c callee) (int, *sippRun) {
 	t.Helper()
+	return startCallees(t, c, 1)
+}
+
+// startCallees is startCallee for calls calls, at once or in turn.
+func startCallees(t *testing.T, c callee, calls int) (int, *sippRun) {
+	t.Helper()
 	_, err := exec.LookPath("sipp")
 	require.NoError(t, err, "sipp must be installed (apt sip-tester)")
 	if c.ByeTimeoutMs == 0 {
@@ -58,7 +64,7 @@ func startCallee(t *testing.T, c callee) (int, *sippRun) {
 	scenario := filepath.Join(dir, "callee.xml")
 	require.NoError(t, os.WriteFile(scenario, buf.Bytes(), 0o600))
 	port := freePort(t, "udp")
-	args := []string{"-sf", scenario, "-m", "1", "-i", "127.0.0.1", "-p", fmt.Sprint(port), "-mp", fmt.Sprint(freePort(t, "udp")),
+	args := []string{"-sf", scenario, "-m", fmt.Sprint(calls), "-i", "127.0.0.1", "-p", fmt.Sprint(port), "-mp", fmt.Sprint(freePort(t, "udp")),
 		"-t", "u1", "-timeout", "90s", "-timeout_error", "-nostdin", "-trace_err", "-error_file", filepath.Join(dir, "err.log"),
 		"-trace_msg", "-message_file", filepath.Join(dir, "msg.log")}
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Second)
