@@ -401,20 +401,19 @@ func (r *Registration) contact() sip.ContactHeader {
 // do sends req to the registrar (or the proxy) and returns its final
 // response.
 func (r *Registration) do(ctx context.Context, req *sip.Request) (*sip.Response, error) {
+	dst, err := r.srv.resolveTarget(ctx, r.next)
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	r.dst = dst
+	r.mu.Unlock()
+	r.srv.contacts.allowPeer(r, dst.Addr())
+	req.SetDestination(dst.String())
 	if r.transport == "TLS" {
-		// By name, so the certificate is checked against it (sipgo
-		// resolves it).
+		// By name, so that the certificate is checked against it (sipgo
+		// resolves it again).
 		req.SetDestination(hostPort(r.next))
-	} else {
-		dst, err := r.srv.resolveTarget(ctx, r.next)
-		if err != nil {
-			return nil, err
-		}
-		r.mu.Lock()
-		r.dst = dst
-		r.mu.Unlock()
-		r.srv.contacts.allowPeer(r, dst.Addr())
-		req.SetDestination(dst.String())
 	}
 	if r.transport == "UDP" {
 		// From the server's socket: the registrar's INVITEs come back to it.

@@ -71,6 +71,8 @@ func TestConsoleInChromium(t *testing.T) {
 	require.NotContains(t, seen.NumbersAfter, "console-secret-1", "the digest password is never shown")
 	require.Contains(t, seen.NumbersAfter, "outbound via sip:127.0.0.1:5099", "the demo number got an outbound trunk")
 	require.NotContains(t, seen.NumbersAfter, "console-outbound-2", "the outbound password is never shown")
+	require.Contains(t, seen.NumbersAfter, "console-ext@sip:127.0.0.1:9 (udp): ", "the demo number registers, and its state shows")
+	require.NotContains(t, seen.NumbersAfter, "console-reg-3", "the registration password is never shown")
 	require.Contains(t, seen.Agents, "Console test agent", "the new agent is listed")
 	require.Contains(t, seen.Talk, "Demo agent:", "the agent's words come over the data channel")
 	require.Equal(t, "live", seen.LiveStatus)

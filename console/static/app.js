@@ -217,15 +217,26 @@ async function numbersPage() {
   const nums = r.phone_numbers || [];
   const msg = h('div', { id: 'numbers-msg' });
   const table = h('table', { id: 'numbers-table' },
-    h('tr', {}, h('th', {}, 'Number'), h('th', {}, 'Name'), h('th', {}, 'Routes to'), h('th', {}, 'SIP auth'), h('th', {}, '')),
+    h('tr', {}, h('th', {}, 'Number'), h('th', {}, 'Name'), h('th', {}, 'Routes to'), h('th', {}, 'SIP auth'), h('th', {}, 'Registration'), h('th', {}, '')),
     nums.map((n) => h('tr', { 'data-number': n.phone_number },
       h('td', { class: 'mono' }, n.phone_number), h('td', {}, n.name),
       h('td', {}, n.agent_id ? `agent ${n.agent_name || n.agent_id}` : (n.webhook ? `webhook ${n.webhook.url}` : '—')),
       h('td', {}, n.sip_auth && n.sip_auth.auth_username ? `digest user ${n.sip_auth.auth_username}` : 'none',
         n.sip_auth && n.sip_auth.allowed_addresses && n.sip_auth.allowed_addresses.length ? ` · ${n.sip_auth.allowed_addresses.join(', ')}` : '',
         n.outbound_trunk ? ` · outbound via ${n.outbound_trunk.uri}` : ''),
+      h('td', { class: 'registration' }, registrationText(n.registration)),
       h('td', {}, h('button', { class: 'secondary', type: 'button', onclick: () => editNumber(n, agents, msg) }, 'Edit')))));
   page().replaceChildren(h('h2', {}, 'Numbers'), msg, table, numberForm(agents, msg));
+}
+
+// registrationText says where a number registers and how that goes.
+function registrationText(r) {
+  if (!r) return '—';
+  let s = `${r.username}@${r.registrar} (${r.transport}): ${r.state}`;
+  if (r.state === 'registered' && r.expires_at) s += ` until ${new Date(r.expires_at).toLocaleTimeString()}`;
+  if (r.state === 'failed') s += ` ${r.last_status || ''} ${r.last_error || ''}`;
+  if (r.node_id) s += ` · node ${r.node_id}`;
+  return s;
 }
 
 function routeInputs(agents, current) {
@@ -273,6 +284,13 @@ function editNumber(n, agents, msg) {
   const obUser = h('input', { name: 'outbound_username', type: 'text', value: ob.auth_username || '' });
   const obPass = h('input', { name: 'outbound_password', type: 'password', placeholder: 'unchanged unless set' });
   const obCaller = h('input', { name: 'outbound_caller_id', type: 'text', placeholder: n.phone_number, value: ob.caller_id || '' });
+  const rg = n.registration || {};
+  const regURI = h('input', { name: 'registrar', type: 'text', placeholder: 'sip:pbx.example.com:5060', value: rg.registrar || '' });
+  const regUser = h('input', { name: 'registration_username', type: 'text', value: rg.username || '' });
+  const regPass = h('input', { name: 'registration_password', type: 'password', placeholder: 'unchanged unless set' });
+  const regTransport = h('select', { name: 'registration_transport' }, ['udp', 'tcp', 'tls'].map((t) => h('option', { value: t }, t)));
+  regTransport.value = rg.transport || 'udp';
+  const regContact = h('input', { name: 'registration_contact_user', type: 'text', placeholder: 'the username', value: rg.contact_user || '' });
   const form = h('form', {
     class: 'card', id: 'number-edit', onsubmit: async (e) => {
       e.preventDefault();
@@ -289,6 +307,12 @@ function editNumber(n, agents, msg) {
       } else if (n.outbound_trunk) {
         b.outbound_trunk = null;
       }
+      if (regURI.value) {
+        b.registration = { registrar: regURI.value, username: regUser.value, transport: regTransport.value, contact_user: regContact.value };
+        if (regPass.value) b.registration.password = regPass.value;
+      } else if (n.registration) {
+        b.registration = null;
+      }
       try {
         const r = await api('PATCH', `/v2/phone-numbers/${n.phone_number_id}`, b);
         await numbersPage();
@@ -300,6 +324,8 @@ function editNumber(n, agents, msg) {
   field('Allowed source addresses (CIDR, comma-separated)', allow),
   h('h3', {}, 'Outbound trunk (calls placed from this number)'), field('Carrier SIP URI (empty: none)', obURI),
   field('Digest user', obUser), field('Digest password', obPass), field('Caller id', obCaller),
+  h('h3', {}, 'Registration (the appliance registers this number at a PBX or carrier)'), field('Registrar SIP URI (empty: none)', regURI),
+  field('Username', regUser), field('Password', regPass), field('Transport', regTransport), field('Contact user', regContact),
   h('button', { type: 'submit' }, 'Save'), ' ', h('button', { type: 'button', class: 'secondary', onclick: () => form.remove() }, 'Cancel'));
   document.querySelector('#number-edit')?.remove();
   page().append(form);

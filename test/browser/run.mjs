@@ -182,6 +182,9 @@ async function consoleTour(page, job) {
   await page.type('#number-edit input[name=outbound_uri]', 'sip:127.0.0.1:5099');
   await page.type('#number-edit input[name=outbound_username]', 'carrier-acct');
   await page.type('#number-edit input[name=outbound_password]', 'console-outbound-2');
+  await page.type('#number-edit input[name=registrar]', 'sip:127.0.0.1:9');
+  await page.type('#number-edit input[name=registration_username]', 'console-ext');
+  await page.type('#number-edit input[name=registration_password]', 'console-reg-3');
   await page.click('#number-edit button[type=submit]');
   await page.waitForFunction(() => document.querySelector('#numbers-table')?.textContent.includes('digest user pbx'), { timeout: 10000 });
   seen.numbersAfter = await text('#numbers-table');
