@@ -100,6 +100,10 @@ type Manager struct {
 	mu    sync.Mutex
 	lines map[string]*line
 	wg    sync.WaitGroup
+	// complaints holds the last error logged per subject (the sync, a
+	// binding that cannot start): an error is logged when it changes, not
+	// at every sync.
+	complaints map[string]string
 }
 
 // New returns a manager; Run keeps the registrations.
@@ -127,7 +131,7 @@ func New(opts Options) (*Manager, error) {
 	if opts.RetryMax < opts.RetryMin {
 		opts.RetryMax = opts.RetryMin
 	}
-	return &Manager{opts: opts, lines: map[string]*line{}}, nil
+	return &Manager{opts: opts, lines: map[string]*line{}, complaints: map[string]string{}}, nil
 }
 
 // Run keeps the registrations until ctx ends, then unregisters every
@@ -170,8 +174,10 @@ func (m *Manager) sync(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, m.opts.SyncInterval)
 	defer cancel()
 	want, err := m.opts.Numbers.Bindings(ctx)
-	if err != nil {
+	if m.complain("sync", err) {
 		m.opts.Log.Warn().Err(err).Msg("registration: cannot read the numbers' registrations; keeping the current ones")
+	}
+	if err != nil {
 		return
 	}
 	wanted := map[string]bool{}
@@ -179,8 +185,10 @@ func (m *Manager) sync(ctx context.Context) {
 	for _, b := range want {
 		wanted[b.Key] = true
 		held, err := m.opts.Store.Claim(ctx, b.Key, m.opts.NodeID, now.Add(m.opts.LeaseTTL), now)
+		if m.complain("lease "+b.Key, err) {
+			m.opts.Log.Warn().Err(err).Str("binding", b.Key).Msg("registration: cannot renew the lease; trying again at each sync")
+		}
 		if err != nil {
-			m.opts.Log.Warn().Err(err).Str("binding", b.Key).Msg("registration: cannot renew the lease; trying again at the next sync")
 			continue
 		}
 		m.mu.Lock()
@@ -231,8 +239,10 @@ func (m *Manager) collect(ctx context.Context, wanted map[string]bool, now time.
 // start runs a line for b.
 func (m *Manager) start(b *numbers.Binding) {
 	reg, err := m.opts.Registrar.NewLine(b.Binding)
+	if m.complain("start "+b.Key, err) {
+		m.opts.Log.Warn().Err(err).Str("binding", b.Key).Str("registrar", b.Registrar).Msg("registration: cannot start; trying again at each sync")
+	}
 	if err != nil {
-		m.opts.Log.Warn().Err(err).Str("binding", b.Key).Str("registrar", b.Registrar).Msg("registration: cannot start")
 		return
 	}
 	l := newLine(m, b, reg)
@@ -255,6 +265,22 @@ func (m *Manager) drop(key string, how stopKind) {
 	if l != nil {
 		l.stop(how)
 	}
+}
+
+// complain records err (nil: none) as the state of subject and reports
+// whether it is a new error, to be logged.
+func (m *Manager) complain(subject string, err error) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err == nil {
+		delete(m.complaints, subject)
+		return false
+	}
+	if m.complaints[subject] == err.Error() {
+		return false
+	}
+	m.complaints[subject] = err.Error()
+	return true
 }
 
 // sameBinding reports whether a line for a can go on serving b.

@@ -3,6 +3,7 @@ package registration
 import (
 	"bytes"
 	"context"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -100,11 +101,15 @@ type fakeNumbers struct {
 	mu       sync.Mutex
 	bindings []*numbers.Binding
 	hooks    map[string]*numbers.WebhookDetails
+	err      error
 }
 
 func (n *fakeNumbers) Bindings(context.Context) ([]*numbers.Binding, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	if n.err != nil {
+		return nil, n.err
+	}
 	return append([]*numbers.Binding(nil), n.bindings...), nil
 }
 
@@ -467,5 +472,27 @@ func TestTakeover(t *testing.T) {
 		got, _ = st.get("k1")
 		require.Equal(t, "node-d", got.NodeID)
 		require.Equal(t, store.RegistrationRegistered, got.State, "node c's way out does not write over node d's state")
+	})
+}
+
+// TestStoreTroubleLoggedOnce: while the numbers cannot be read the lines
+// go on as they are, and the trouble is logged once, not at every sync.
+func TestStoreTroubleLoggedOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := &memStore{m: map[string]*store.RegistrationBinding{}}
+		r := newRig(t, "node-a", st, []result{ok(300 * time.Second)}, binding("k1", "alice"))
+		time.Sleep(time.Second)
+		synctest.Wait()
+		r.nums.mu.Lock()
+		r.nums.err = errors.New("database is down")
+		r.nums.mu.Unlock()
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		require.Equal(t, 1, strings.Count(r.logs.String(), "cannot read the numbers' registrations"), r.logs.String())
+		_, _, unreg, closed := r.reg.line("alice").snapshot()
+		require.Zero(t, unreg, "the line goes on")
+		require.False(t, closed)
+		b, _ := st.get("k1")
+		require.Equal(t, store.RegistrationRegistered, b.State)
 	})
 }
