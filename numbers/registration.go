@@ -189,9 +189,10 @@ func (s *Service) sealRegistration(r *store.NumberRegistration, password *string
 }
 
 // checkShared refuses a registration whose contact user another number's
-// registration binds for another account, or that shares a binding with
-// numbers whose password differs: one contact routes to one account.
-func (s *Service) checkShared(ctx context.Context, st store.Store, r *store.NumberRegistration) error {
+// registration binds for another account or another team, or that shares
+// a binding with numbers whose password differs: one contact routes to
+// one account of one team.
+func (s *Service) checkShared(ctx context.Context, st store.Store, teamID string, r *store.NumberRegistration) error {
 	others, err := st.Registrations().ByContact(ctx, r.ContactUser)
 	if err != nil {
 		return fmt.Errorf("check registration: %w", err)
@@ -203,6 +204,10 @@ func (s *Service) checkShared(ctx context.Context, st store.Store, r *store.Numb
 	for _, o := range others {
 		if o.NumberID == r.NumberID {
 			continue
+		}
+		if o.TeamID != teamID {
+			return httpx.Conflict("registration.contact_user", "registration.contact_user %q is the contact of another registration: give this one a contact_user of its own",
+				r.ContactUser)
 		}
 		if o.BindingKey != r.BindingKey {
 			return httpx.Conflict("registration.contact_user", "registration.contact_user %q is the contact of number %s's registration to another account: give this one a contact_user of its own",
@@ -243,7 +248,7 @@ func (s *Service) putRegistration(ctx context.Context, st store.Store, n *store.
 	if err := s.sealRegistration(r, password); err != nil {
 		return err
 	}
-	if err := s.checkShared(ctx, st, r); err != nil {
+	if err := s.checkShared(ctx, st, n.TeamID, r); err != nil {
 		return err
 	}
 	r.UpdateTime = s.now().UTC()

@@ -140,6 +140,12 @@ func TestRegistrationShared(t *testing.T) {
 	e.fails("POST", "/v2/phone-numbers", map[string]any{"origin": "byo_trunk", "name": "C", "phone_number": "+14155550132",
 		"registration": map[string]any{"registrar": "sip:other.example", "username": "x", "contact_user": "acct-9"}},
 		http.StatusConflict, "registration.contact_user")
+	// Another team cannot share the binding, nor learn which number has it.
+	st, raw, _ := e.do("POST", "/v2/phone-numbers", "team-b", map[string]any{"origin": "byo_trunk", "name": "T", "phone_number": "+14155550133",
+		"registration": trunk})
+	require.Equal(t, http.StatusConflict, st, raw)
+	require.Contains(t, raw, "registration.contact_user")
+	require.NotContains(t, raw, "+1415555013")
 
 	// The state the holder of the binding wrote shows on both numbers.
 	key := bindingKeyOf(t, e, first["phone_number_id"].(string))
