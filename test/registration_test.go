@@ -23,6 +23,7 @@ var registrationEnv = map[string]string{
 	"SWITCHBOARD_REGISTRATION_RETRY_MIN":     "250ms",
 	"SWITCHBOARD_REGISTRATION_RETRY_MAX":     "1s",
 	"SWITCHBOARD_REGISTRATION_TIMEOUT":       "5s",
+	"SWITCHBOARD_REGISTRATION_KEEPALIVE":     "1s",
 }
 
 // TestRegistrationThroughKamailio: the appliance registers two numbers at
@@ -77,6 +78,8 @@ func TestRegistrationThroughKamailio(t *testing.T) {
 	registrationOf(t, d, bob, 10*time.Second, stateIs("registered"))
 	require.Contains(t, k.out.String(), "registrar: saved bob contact <sip:bob@127.0.0.1:", "bob's contact is registered")
 	require.Contains(t, k.out.String(), "transport=tcp>", "over TCP")
+	require.Eventually(t, func() bool { return strings.Contains(k.out.String(), "registrar: OPTIONS from bob over tcp") },
+		5*time.Second, 50*time.Millisecond, "the TCP registration's keep-alive is an OPTIONS on its connection")
 
 	ev := h.next(t, "phone_number.registration", 10*time.Second)
 	require.Equal(t, hookID, ev.Data["phone_number_id"])
