@@ -32,6 +32,7 @@ import (
 	"switchboard/registration"
 	"switchboard/rtc"
 	"switchboard/sip"
+	"switchboard/sipleg"
 	"switchboard/speech"
 	"switchboard/store"
 	"switchboard/usage"
@@ -64,6 +65,7 @@ type App struct {
 	usage      *usage.Service
 	ports      *media.PortPool
 	calls      *call.Manager
+	phones     *sipleg.Handler
 	outbound   *outbound.Service
 	control    *control.Service
 	browsers   *rtc.Server

@@ -25,6 +25,7 @@ import (
 	"switchboard/records"
 	"switchboard/rtc"
 	"switchboard/sip"
+	"switchboard/sipleg"
 	"switchboard/webhook"
 )
 
@@ -93,14 +94,16 @@ func (a *App) buildCalls(cfg *config.Config, log zerolog.Logger) error {
 		return fmt.Errorf("recordings: %w", err)
 	}
 	a.calls, err = call.NewManager(call.Options{
-		SIP: call.SIPLegOptions{BindIP: bindIP, Ports: a.ports, JitterDelay: cfg.RTP.JitterDelay, MediaTimeout: cfg.RTP.MediaTimeout,
-			RelatchAfter: cfg.RTP.RelatchAfter},
 		Router: router, Metrics: metrics, Journal: a.recorder,
 		Health: call.HealthOptions{LossThreshold: cfg.Health.LossThreshold, LossWindow: cfg.Health.LossWindow,
 			NoAudio: cfg.Health.NoAudio, OneWay: cfg.Health.OneWay},
 		Recorder: a.recordings,
 	}, log)
 	if err != nil {
+		return err
+	}
+	if a.phones, err = sipleg.NewHandler(a.calls, sipleg.Options{BindIP: bindIP, Ports: a.ports, JitterDelay: cfg.RTP.JitterDelay,
+		MediaTimeout: cfg.RTP.MediaTimeout, RelatchAfter: cfg.RTP.RelatchAfter, Strangers: metrics.Strangers()}); err != nil {
 		return err
 	}
 	if a.browsers, err = buildBrowsers(cfg, bindIP, a.calls, a.routed, rtc.NewMetrics(a.reg), log); err != nil {
@@ -139,7 +142,7 @@ func (a *App) buildCalls(cfg *config.Config, log zerolog.Logger) error {
 		SourceMaxConnections: cfg.SIP.SourceMaxConnections, MinSE: cfg.SIP.MinSE, SessionExpires: cfg.SIP.SessionExpires,
 		DrainTimeout: cfg.SIP.DrainTimeout, TrunkPrefix: cfg.SIP.TrunkPrefix, DefaultCountry: cfg.SIP.DefaultCountry,
 		ForwardHeaders: cfg.SIP.ForwardHeaders,
-	}, sipNumbers{a.numbers}, a.calls, log, sip.WithMetrics(metrics))
+	}, sipNumbers{a.numbers}, a.phones, log, sip.WithMetrics(metrics))
 	if err != nil {
 		return fmt.Errorf("sip: %w", err)
 	}
@@ -148,7 +151,7 @@ func (a *App) buildCalls(cfg *config.Config, log zerolog.Logger) error {
 		return fmt.Errorf("registrations: %w", err)
 	}
 	if a.outbound, err = outbound.NewService(outbound.Options{Numbers: originNumbers{a.numbers}, Agents: a.agents, Placer: a.sip,
-		Calls: a.calls, Records: func(s call.Snapshot) any { return records.Of(s) }, Slots: a.st.Outbound(), NodeID: a.nodeID,
+		Calls: a.phones, Records: func(s call.Snapshot) any { return records.Of(s) }, Slots: a.st.Outbound(), NodeID: a.nodeID,
 		MaxConcurrent:  cfg.Outbound.MaxConcurrent,
 		CallsPerSecond: cfg.Outbound.CallsPerSecond, RingTimeout: cfg.Outbound.RingTimeout, Addresses: addrs,
 		Log: log.With().Str("component", "outbound").Logger()}); err != nil {

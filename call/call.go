@@ -36,24 +36,29 @@ const (
 // is over; 10 s covers a retransmitted BYE on a lossy path.
 const hangupTimeout = 10 * time.Second
 
-// Call is one phone call: a Leg (the phone side) and a Conversation (the
-// model side) joined by the audio path and the keypad. It is owned by the
-// goroutine that runs it; its getters are safe from any goroutine. *Call
-// is the Phone its conversation sees.
+// Call is one phone call: its parties (legs: the caller first, then
+// whoever joins: a human the caller is handed to, a supervisor) and a
+// Conversation (the model side), joined by routes the call owns: what
+// each party hears (the conversation, another party, hold audio, nothing)
+// and whom the conversation hears. It is owned by the goroutine that runs
+// it; its getters are safe from any goroutine. *Call is the Phone its
+// conversation sees.
 type Call struct {
-	m   *Manager
-	leg Leg
-	id  string
-	log zerolog.Logger
+	m      *Manager
+	caller *Party
+	id     string
+	log    zerolog.Logger
 
 	route   Route
 	info    LegInfo
 	started time.Time
 
-	format AudioFormat
-	audio  *audioPath
+	// format is the conversation's audio (LegFormat resolved); conv is
+	// set once the conversation is prepared.
+	format media.Format
 	conv   atomic.Pointer[convHolder]
-	keypad atomic.Pointer[dtmf.Keypad]
+	// routes are the call's audio routes (party.go).
+	routes routes
 	health *health
 	mon    *monitor
 	// monitored: the Manager's monitor clock ticks mon (from Leg.Start
@@ -92,8 +97,9 @@ func newCall(m *Manager, leg Leg, log zerolog.Logger) *Call {
 	if started.IsZero() {
 		started = time.Now()
 	}
-	c := &Call{m: m, leg: leg, id: leg.ID(), log: log, route: info.Route, info: info, started: started, state: StateRinging,
+	c := &Call{m: m, id: leg.ID(), log: log, route: info.Route, info: info, started: started, state: StateRinging,
 		health: newHealth(m.opts.Health, m.opts.Metrics)}
+	c.caller = &Party{c: c, leg: leg}
 	c.mon = newMonitor(c.health, leg.Stats, c.degraded)
 	if c.Outbound() {
 		c.dialProgress = ProgressDialing
@@ -113,11 +119,8 @@ func (c *Call) Info() LegInfo { return c.info }
 // Logger is the call's logger (with call_id).
 func (c *Call) Logger() zerolog.Logger { return c.log }
 
-// Context ends with the call's leg.
-func (c *Call) Context() context.Context { return c.leg.Context() }
-
-// Format is the conversation's audio format.
-func (c *Call) Format() AudioFormat { return c.format }
+// Context ends with the caller's leg.
+func (c *Call) Context() context.Context { return c.caller.leg.Context() }
 
 // Snapshot is a consistent view of a call for the API and call records.
 type Snapshot struct {
@@ -168,7 +171,7 @@ func (c *Call) Snapshot() Snapshot {
 	final := c.finalMH
 	c.mu.Unlock()
 	if s.State != StateEnded {
-		s.Media = c.leg.Stats()
+		s.Media = c.caller.leg.Stats()
 	}
 	if final != nil {
 		s.Health = *final
@@ -251,11 +254,12 @@ func (c *Call) getState() State {
 // the conversation's preparation, answer, the conversation, the teardown.
 func (c *Call) run(ctx context.Context) {
 	opts := c.m.opts
+	leg := c.caller.leg
 	defer c.teardown()
 	defer c.contain("call", false)
 	// Ringing goes out first: the caller hears ringback at once, whatever
 	// the conversation takes to get ready.
-	if err := c.leg.Ring(); err != nil {
+	if err := leg.Ring(); err != nil {
 		c.log.Debug().Err(err).Msg("180 not sent")
 	}
 	conv, err := opts.Router.Conversation(ctx, c)
@@ -265,9 +269,6 @@ func (c *Call) run(ctx context.Context) {
 	}
 	defer conv.Close()
 	c.format = conv.Format()
-	if c.format.Encoding == EncodingLeg {
-		c.format = legFormat(c.leg)
-	}
 	ks := conv.Keypad()
 	inband := opts.Inband
 	if ks.Inband != "" {
@@ -277,29 +278,30 @@ func (c *Call) run(ctx context.Context) {
 	if c.route.DTMFInband != "" {
 		inband = c.route.DTMFInband
 	}
-	passthrough := c.leg.Codec() != "" && c.leg.Codec() == c.format.Encoding
-	if c.audio, err = newAudioPath(c.format, c.leg, passthrough); err != nil {
-		c.reject(500, "Server Internal Error", err.Error(), 0)
-		return
-	}
-	kp, err := dtmf.NewKeypad(keypadSink{c: c, conv: conv, policy: ks.Policy}, dtmf.KeypadOptions{Policy: ks.Policy, IdleTimeout: opts.DTMFIdle})
-	if err != nil {
-		c.reject(500, "Server Internal Error", err.Error(), 0)
-		return
-	}
-	c.keypad.Store(kp)
 	c.policy = ks.Policy
-	defer kp.Close()
 	tap := callTap{h: c.health, rec: &c.rec}
-	if err := c.leg.Start(legSink{c}, LegOptions{Passthrough: passthrough, Inband: inband, Tap: tap}); err != nil {
+	if err := leg.Start(partySink{c.caller}, LegOptions{Rate: c.format.Rate, Inband: inband, Tap: tap}); err != nil {
 		c.log.Error().Err(err).Msg("media not started")
 		c.rejectErr(err, 500, "Server Internal Error")
 		return
 	}
+	c.caller.audio = leg.Audio()
+	if c.format == LegFormat {
+		c.format = c.caller.audio.Format()
+	}
+	if err := c.routes.addParty(c.caller); err != nil {
+		c.reject(500, "Server Internal Error", err.Error(), 0)
+		return
+	}
 	c.m.monitors.add(c.mon)
 	c.monitored = true
-	c.log.Debug().Str("audio", c.audio.String()).Msg("media ready")
-	if err := conv.Prepare(ctx, c); err != nil {
+	// The caller hears the conversation from the start: Prepare may queue
+	// the greeting, which goes out first once the call is answered.
+	if err := c.hear(c.caller, hearConversation()); err != nil {
+		c.reject(500, "Server Internal Error", err.Error(), 0)
+		return
+	}
+	if err := conv.Prepare(ctx); err != nil {
 		if ctx.Err() != nil {
 			c.setEnd(EndedByCaller, "canceled while ringing")
 			return
@@ -308,7 +310,16 @@ func (c *Call) run(ctx context.Context) {
 		return
 	}
 	c.conv.Store(&convHolder{conv})
-	if err := c.leg.Answer(ctx); err != nil {
+	// A placed call's callee reaches the conversation once the opening
+	// says they are ready (outbound.go); a caller at once.
+	if !c.Outbound() {
+		if err := c.conversationHears(c.caller); err != nil {
+			c.reject(500, "Server Internal Error", err.Error(), 0)
+			return
+		}
+	}
+	c.log.Debug().Str("media", c.routes.String()).Msg("media ready")
+	if err := leg.Answer(ctx); err != nil {
 		if c.Outbound() {
 			c.dialFailed(conv, err)
 			return
@@ -331,7 +342,7 @@ func (c *Call) run(ctx context.Context) {
 		c.startOpening(ctx, conv)
 	}
 
-	err = conv.Run(ctx, c)
+	err = conv.Run(ctx)
 	var he *HangupError
 	switch {
 	case ctx.Err() != nil:
@@ -384,7 +395,7 @@ func (c *Call) reject(status int, reason, why string, retryAfter time.Duration) 
 		}
 		c.mu.Unlock()
 	}
-	if err := c.leg.Reject(status, reason, retryAfter); err != nil {
+	if err := c.caller.leg.Reject(status, reason, retryAfter); err != nil {
 		c.log.Debug().Err(err).Msg("reject")
 	}
 }
@@ -406,19 +417,22 @@ func (c *Call) hangup(reason string, headers ...Header) {
 	c.setEnd(EndedByAppliance, reason)
 	ctx, cancel := context.WithTimeout(context.Background(), hangupTimeout)
 	defer cancel()
-	if err := c.leg.Hangup(ctx, reason, headers...); err != nil {
+	if err := c.caller.leg.Hangup(ctx, reason, headers...); err != nil {
 		c.log.Debug().Err(err).Msg("hangup")
 	}
 }
 
-// teardown runs once the call is over: it stops the media and records the
-// final figures.
+// teardown runs once the call is over: it ends the other parties, stops
+// the media and records the final figures.
 func (c *Call) teardown() {
-	st := c.leg.Stats()
-	if c.leg.Context().Err() == nil {
+	leg := c.caller.leg
+	st := leg.Stats()
+	if leg.Context().Err() == nil {
 		c.hangup("call ended")
 	}
-	if err := c.leg.Close(); err != nil {
+	c.routes.stop()
+	c.dropOthers("call ended")
+	if err := leg.Close(); err != nil {
 		c.log.Debug().Err(err).Msg("close leg")
 	}
 	c.stopRecording()
@@ -432,7 +446,7 @@ func (c *Call) teardown() {
 	c.mu.Lock()
 	c.state, c.ended, c.finalStats, c.finalMH = StateEnded, time.Now(), st, &mh
 	if c.endedBy == "" {
-		c.endedBy, c.endReason = c.remoteParty(), causeText(context.Cause(c.leg.Context()))
+		c.endedBy, c.endReason = c.remoteParty(), causeText(context.Cause(leg.Context()))
 	}
 	answered, by := c.answered, c.endedBy
 	c.mu.Unlock()
@@ -449,37 +463,9 @@ func (c *Call) teardown() {
 	ev.Msg("call ended")
 }
 
-// Play queues the conversation's audio (Phone).
-func (c *Call) Play(itemID string, b []byte) { c.audio.play(itemID, b) }
-
-// PlayPCM queues locally rendered PCM16LE at the conversation's rate
-// (Phone).
-func (c *Call) PlayPCM(itemID string, pcm []byte) { c.audio.playPCM(itemID, pcm) }
-
-// Flush drops the queued audio (Phone); cutting audio still queued is a
-// barge-in.
-func (c *Call) Flush() (string, int) {
-	if c.leg.Pending() > 0 {
-		c.health.bargeIn()
-	}
-	item, ms := c.leg.Flush()
-	c.audio.reset()
-	return item, ms
-}
-
-// Pending is the queued audio not sent yet (Phone).
-func (c *Call) Pending() time.Duration { return c.leg.Pending() }
-
 // Transfer asks the caller's side to call target instead (Phone).
 func (c *Call) Transfer(ctx context.Context, target string, progress func(status int), headers ...Header) error {
-	return c.leg.Transfer(ctx, target, progress, headers...)
-}
-
-// SpeechStarted flushes the keypad buffer (Phone).
-func (c *Call) SpeechStarted() {
-	if k := c.keypad.Load(); k != nil {
-		k.SpeechStarted()
-	}
+	return c.caller.leg.Transfer(ctx, target, progress, headers...)
 }
 
 // SendDTMF plays digits to the caller: RFC 4733 events when the caller
@@ -492,66 +478,13 @@ func (c *Call) SendDTMF(ctx context.Context, digits string) error {
 	if c.getState() != StateActive {
 		return ErrNotActive
 	}
-	if err := c.leg.SendDTMF(ctx, digits); err != nil {
+	if err := c.caller.leg.SendDTMF(ctx, digits); err != nil {
 		return err
 	}
 	c.Note(Note{Kind: NoteDTMF, Text: "sent " + digits})
 	return nil
 }
 
-// legSink is what the leg hands its media to.
-type legSink struct{ c *Call }
-
-// Audio takes a PCM frame from the leg (media goroutine). A placed
-// call's audio goes nowhere while it rings (early media is not the
-// callee), and to the machine detector until the callee is ready.
-func (s legSink) Audio(pcm []int16) {
-	defer s.c.contain("audio in", true)
-	if s.c.Outbound() {
-		o := s.c.opening.Load()
-		if o == nil {
-			return
-		}
-		if !o.open.Load() {
-			o.frame(pcm)
-			return
-		}
-	}
-	h := s.c.conv.Load()
-	if h == nil {
-		return
-	}
-	h.c.Audio(s.c.audio.in(pcm))
-}
-
-// Coded takes a passthrough frame from the leg (media goroutine).
-func (s legSink) Coded(payload []byte) {
-	defer s.c.contain("audio in", true)
-	if h := s.c.conv.Load(); h != nil {
-		h.c.Audio(payload)
-	}
-}
-
-// Key takes a key from the leg.
-func (s legSink) Key(ev dtmf.Event) {
-	defer s.c.contain("dtmf in", true)
-	if k := s.c.keypad.Load(); k != nil {
-		k.Add(ev)
-	}
-}
-
-// Ringing reports a placed call's callee being alerted.
-func (s legSink) Ringing() { s.c.ringing() }
-
-// PeerHold pauses the health checks of the caller's audio while the
-// caller's side holds the call.
-func (s legSink) PeerHold(on bool) { s.c.health.peerHold(on) }
-
-// Lost hangs up a call whose media stopped.
-func (s legSink) Lost(reason string) {
-	s.c.log.Warn().Str("reason", reason).Msg("media lost")
-	s.c.goSafe("media lost", func() { s.c.hangup(reason) })
-}
-
-// Leg is the call's phone side.
-func (c *Call) Leg() Leg { return c.leg }
+// Leg is the call's first leg: the caller (or the callee of a placed
+// call).
+func (c *Call) Leg() Leg { return c.caller.leg }

@@ -8,18 +8,21 @@ import (
 	"github.com/rs/zerolog"
 
 	"switchboard/dtmf"
+	"switchboard/media"
 )
 
 // Conversation is the model side of a call (package conversation makes
 // them: an agent's bridge, a controller's session, the line-test
-// loopback). The Call uses it in this order: Format and Keypad once,
-// Prepare while the caller hears ringing (the call is answered once it
-// returns nil), Run after the answer until the call ends, Close once.
-// Audio, Key and Digits arrive from other goroutines meanwhile.
+// loopback). The Router makes it with the call's Phone, which it keeps:
+// that is the only place a conversation gets its call. The Call uses it
+// in this order: Format and Keypad once, Prepare while the caller hears
+// ringing (the call is answered once it returns nil), Run after the
+// answer until the call ends, Close once. Audio and Key arrive from other
+// goroutines meanwhile.
 type Conversation interface {
 	// Format is the audio the conversation takes (Audio) and gives
-	// (Phone.Play).
-	Format() AudioFormat
+	// (Speaker.Play); LegFormat takes the caller's own.
+	Format() media.Format
 	// Keypad says how the caller's keys are handled.
 	Keypad() KeypadSettings
 	// Recording says the conversation asks for the call to be recorded
@@ -27,22 +30,23 @@ type Conversation interface {
 	Recording() bool
 	// Prepare readies the conversation (the model session) while the
 	// caller hears ringing. It bounds its own wait and may queue audio
-	// with p.Play: it is the first audio the caller hears.
-	Prepare(ctx context.Context, p Phone) error
+	// with the Speaker: it is the first audio the caller hears.
+	Prepare(ctx context.Context) error
 	// Audio is the caller's audio in Format, on the media goroutine: it
 	// must neither block nor keep the slice.
 	Audio(b []byte)
-	// Key reports each accepted key as it is pressed (the digit is there
-	// even under the redact policy).
+	// Key is each key the caller pressed, once, as it is pressed (the
+	// digit is there even under the redact policy; the call has noted
+	// it, redacted as the policy says). The conversation's own loop
+	// buffers keys and flushes them to the model (on #, after the idle
+	// time, when the caller speaks) and carries out the route policy. It
+	// must not block.
 	Key(ev dtmf.Event)
-	// Digits delivers a flush of the keypad buffer as the caller's text
-	// (already redacted under the redact policy).
-	Digits(text string)
 	// Run drives the conversation after the answer until it ends or ctx
 	// (the call) is done. A HangupError ends the call with its reason.
 	// On a call the appliance placed, the conversation speaks first only
 	// once Opened says so.
-	Run(ctx context.Context, p Phone) error
+	Run(ctx context.Context) error
 	// Progress reports a step of a placed call's dial (ringing, answered,
 	// busy, no-answer, failed, canceled) and the answering-machine
 	// detection's verdict; it must not block.
@@ -56,57 +60,12 @@ type Conversation interface {
 	Close() error
 }
 
-// AudioFormat is the audio between a call and its conversation.
-type AudioFormat struct {
-	// Encoding is EncodingPCM16 (little-endian mono), EncodingPCMU or
-	// EncodingPCMA.
-	Encoding string
-	// Rate is the sample rate (8000 for G.711).
-	Rate int
-}
-
-// Encodings of AudioFormat.
-const (
-	EncodingPCM16 = "pcm16"
-	EncodingPCMU  = "pcmu"
-	EncodingPCMA  = "pcma"
-	// EncodingLeg asks for the leg's own audio (LegFormat): the call
-	// resolves it once the leg is known, so Phone.Format never returns it.
-	EncodingLeg = "leg"
-)
-
-// LegFormat is the format of a conversation that takes whatever the leg
-// speaks (the line test): the leg's G.711 passed through as it is, or PCM16
-// at the leg's rate. Nothing is resampled, encoded or decoded for it.
-var LegFormat = AudioFormat{Encoding: EncodingLeg}
-
-// legFormat is the leg's own audio format.
-func legFormat(l Leg) AudioFormat {
-	if c := l.Codec(); c != "" {
-		return AudioFormat{Encoding: c, Rate: 8000}
-	}
-	return PCM16(l.Rate())
-}
-
-// PCM16 is PCM16 little-endian mono at rate.
-func PCM16(rate int) AudioFormat { return AudioFormat{Encoding: EncodingPCM16, Rate: rate} }
-
-// BytesPerSecond is the format's data rate.
-func (f AudioFormat) BytesPerSecond() int {
-	if f.Encoding == EncodingPCM16 {
-		return 2 * f.Rate
-	}
-	return f.Rate
-}
-
-// Duration is how long n bytes of audio in f last.
-func (f AudioFormat) Duration(n int) time.Duration {
-	bps := f.BytesPerSecond()
-	if bps == 0 {
-		return 0
-	}
-	return time.Duration(int64(n) * int64(time.Second) / int64(bps))
-}
+// LegFormat is the format of a conversation that takes whatever the
+// caller's leg speaks (the line test): its G.711 passed through as it is,
+// or PCM16 at the leg's rate. Nothing is resampled, encoded or decoded
+// for it. The call resolves it once the leg is known, so Speaker.Format
+// never returns it.
+var LegFormat = media.Format{Encoding: "leg"}
 
 // KeypadSettings are a conversation's keypad rules.
 type KeypadSettings struct {
@@ -117,8 +76,18 @@ type KeypadSettings struct {
 	Inband Inband
 }
 
-// Phone is what a conversation sees of its call. The *Call implements it.
+// Phone is what a conversation sees of its call: the roles below, given
+// to the conversation once, by its Router. Each part of a conversation
+// takes only the role it uses. *Call implements it.
 type Phone interface {
+	Facts
+	Speaker
+	Controls
+	Record
+}
+
+// Facts are what a call is: its ids, route, party and figures.
+type Facts interface {
 	// ID is the call id.
 	ID() string
 	// Route is where admission sent the call.
@@ -131,8 +100,16 @@ type Phone interface {
 	Context() context.Context
 	// Snapshot is the call's current view.
 	Snapshot() Snapshot
-	// Format is the conversation's audio format.
-	Format() AudioFormat
+	// MediaHealth is how the call sounds so far.
+	MediaHealth() MediaHealth
+}
+
+// Speaker is the conversation's voice on the call: what it says reaches
+// whoever hears the conversation (the caller, unless the call routed
+// them elsewhere: then it goes nowhere).
+type Speaker interface {
+	// Format is the conversation's audio format (LegFormat resolved).
+	Format() media.Format
 	// Play queues audio in Format (the model's audio), tagged with an
 	// item id.
 	Play(itemID string, b []byte)
@@ -144,6 +121,10 @@ type Phone interface {
 	Flush() (itemID string, playedMs int)
 	// Pending is how much queued audio has not been sent yet.
 	Pending() time.Duration
+}
+
+// Controls are what a conversation may do to its call.
+type Controls interface {
 	// Hangup ends the call with a BYE carrying reason (and headers: a
 	// Reason among them replaces the appliance's), without waiting.
 	Hangup(reason string, headers ...Header)
@@ -151,15 +132,14 @@ type Phone interface {
 	// the outcome; progress, when set, gets each status reported; headers
 	// go with the REFER.
 	Transfer(ctx context.Context, target string, progress func(status int), headers ...Header) error
-	// Note adds an entry to the call record.
-	Note(n Note)
-	// SpeechStarted tells the call the caller started speaking (the
-	// keypad buffer flushes then).
-	SpeechStarted()
 	// SendDTMF plays digits to the caller's side and returns once sent.
 	SendDTMF(ctx context.Context, digits string) error
-	// MediaHealth is how the call sounds so far.
-	MediaHealth() MediaHealth
+}
+
+// Record is the call's record as a conversation adds to it.
+type Record interface {
+	// Note adds an entry to the call record.
+	Note(n Note)
 }
 
 // Router picks the conversation of a call from its route. It may refuse

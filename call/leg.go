@@ -2,44 +2,47 @@ package call
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"switchboard/dtmf"
 	"switchboard/media"
 )
 
-// Leg is the phone side of a call: the caller's device reached over SIP
-// and RTP (SIPLeg) today; a browser over WebRTC and a leg held by another
-// node implement the same interface. A Call drives its leg in this order:
-// Ring, Start, Answer (or Reject at any point before it), then Hangup or
-// the caller's own end (Context done), and Close once. Every method is safe from any goroutine
-// unless its comment says otherwise.
+// Leg is one party of a call: the caller reached over SIP and RTP
+// (package sipleg), a browser over WebRTC (package rtc), a callee the
+// appliance placed, a leg held by another node. A Call drives its first
+// leg in this order: Ring, Start, Answer (or Reject at any point before
+// it), then Hangup or the party's own end (Context done), and Close once;
+// a leg joined to a live call (Call.Join) starts answered. Every method is
+// safe from any goroutine unless its comment says otherwise.
 //
-// The audio crosses a leg as PCM16 at Rate, or, when Start asked for a
-// passthrough, as the leg's own G.711 bytes. Capabilities a leg may lack
-// (SendDTMF on a leg without telephone-event or tones, Transfer on a
-// browser) answer ErrNotSupported.
+// A leg knows nothing of where its audio goes: the call routes it. Its
+// Audio hands the party's voice to listeners in the format each asks for
+// and takes what the party hears through writers, converted inside
+// package media (two G.711 legs of one law relay code words). Capabilities
+// a leg may lack (SendDTMF without telephone-event or tones, Transfer on
+// a browser) answer ErrNotSupported.
 type Leg interface {
-	// ID is the call id (a UUID) the leg was admitted with.
+	// ID is the leg's id: the call id (a UUID) for the call's first leg.
 	ID() string
-	// Info describes the caller and the route admission resolved.
+	// Info describes the party and the route admission resolved.
 	Info() LegInfo
-	// Context ends when the leg is gone: the caller hung up or
-	// cancelled, or Hangup or Close ran; its cause says why.
+	// Context ends when the leg is gone: the party hung up or cancelled,
+	// or Hangup or Close ran; its cause says why.
 	Context() context.Context
-	// Rate is the sample rate of the PCM given to LegSink.Audio and Play.
-	Rate() int
-	// Codec is the leg's G.711 codec on the wire, or "" when it has none
-	// (no passthrough possible).
-	Codec() string
 
-	// Start readies the media and begins handing the caller's audio and
-	// keys to sink. Nothing is sent to the caller before Answer, but audio
-	// played before it is queued and goes out first.
+	// Start readies the media and begins handing keys and events to
+	// sink; Audio is valid from then on. Nothing is sent to the party
+	// before Answer, but audio queued before it goes out first.
 	Start(sink LegSink, opts LegOptions) error
+	// Audio is the leg's media, valid after Start.
+	Audio() Audio
 	// Ring tells the caller the call is being presented (180 Ringing).
 	Ring() error
-	// Answer accepts the call (200 OK and its ACK) and starts the media.
+	// Answer accepts the call (200 OK and its ACK) and starts the media;
+	// for a leg the appliance places, it dials and returns once the
+	// callee answered, or a *DialError.
 	Answer(ctx context.Context) error
 	// Reject refuses the call before it was answered; retryAfter > 0 asks
 	// the caller to try again then.
@@ -48,31 +51,37 @@ type Leg interface {
 	// reason); headers go with it (a Reason among them replaces the
 	// appliance's), where the leg's signalling has headers.
 	Hangup(ctx context.Context, reason string, headers ...Header) error
-	// Transfer asks the caller's side to call target instead (REFER) and
+	// Transfer asks the party's side to call target instead (REFER) and
 	// waits for the outcome; progress, when set, gets each status the far
 	// end reports (the first one is the acceptance). headers go with the
 	// REFER.
 	Transfer(ctx context.Context, target string, progress func(status int), headers ...Header) error
-
-	// Play queues PCM16 at Rate, tagged with an item id (barge-in tells
-	// which item the caller heard).
-	Play(itemID string, pcm []int16)
-	// PlayCoded queues the leg's own codec bytes (passthrough).
-	PlayCoded(itemID string, payload []byte)
-	// Flush drops everything queued within one frame and reports which
-	// item was playing and how many milliseconds of it the caller heard.
-	Flush() (itemID string, playedMs int)
-	// Pending is how much queued audio has not been sent yet.
-	Pending() time.Duration
-	// SendDTMF plays digits to the caller's side and returns once they
-	// are sent.
+	// SendDTMF plays digits to the party and returns once they are sent.
 	SendDTMF(ctx context.Context, digits string) error
-	// Hold stops (on) or resumes sending audio to the caller.
+	// Hold stops (on) or resumes sending audio to the party.
 	Hold(on bool)
 	// Stats are the leg's media figures so far.
 	Stats() media.StatsSnapshot
 	// Close releases the leg's media; it is idempotent.
 	Close() error
+}
+
+// Audio is a leg's media as the call routes it; a *media.Session is one.
+// The listeners' sinks run on the leg's media goroutine, once per frame.
+type Audio interface {
+	// Format is the leg's own audio: G.711 for a G.711 leg (what relays
+	// to another leg of the same law untouched), PCM16 at the decoded
+	// rate otherwise.
+	Format() media.Format
+	// Listen hands the party's voice to sink in format f.
+	Listen(f media.Format, sink func(b []byte)) (*media.Listener, error)
+	// ListenPCM hands the party's voice to sink as samples at rate.
+	ListenPCM(rate int, sink func(pcm []int16)) (*media.Listener, error)
+	// Writer takes what the party hears, in format f.
+	Writer(f media.Format, o media.WriterOptions) (*media.Writer, error)
+	// Playout is the queue of what the party hears (Flush, Len,
+	// SetFiller).
+	Playout() *media.Playout
 }
 
 // LegInfo describes a leg for call records, webhooks and the API.
@@ -106,32 +115,27 @@ type Header struct{ Name, Value string }
 
 // LegOptions shape the media a leg delivers.
 type LegOptions struct {
-	// Passthrough asks for the leg's codec bytes (LegSink.Coded and
-	// PlayCoded) instead of PCM: the conversation speaks the same G.711 as
-	// the caller, so audio is never decoded or encoded on the way.
-	Passthrough bool
-	// Inband says when tones in the caller's audio count as keys.
+	// Rate is the PCM rate the leg's main consumer takes (the
+	// conversation's): a leg whose codec decodes at several rates (Opus)
+	// decodes at this one, so nothing is resampled between them.
+	Rate int
+	// Inband says when tones in the party's audio count as keys.
 	Inband Inband
 	// Tap observes every frame the leg delivers and sends, on its media
-	// goroutine (the call's health and recording): a leg feeds it the
-	// audio it already has, decoded or not, and never blocks on it.
+	// goroutine (the call's health and recording), as 8 kHz audio; a leg
+	// never blocks on it.
 	Tap media.Tap
 }
 
-// LegSink takes what a leg receives. Audio and Coded run on the leg's
-// media goroutine once per frame and must not block or keep the slice.
+// LegSink takes what a leg reports besides its audio.
 type LegSink interface {
-	// Audio is one frame of the caller's audio, PCM16 at the leg's Rate.
-	Audio(pcm []int16)
-	// Coded is one frame in the leg's codec (passthrough).
-	Coded(payload []byte)
-	// Key is a key the caller pressed (any source: RFC 4733, SIP INFO,
+	// Key is a key the party pressed (any source: RFC 4733, SIP INFO,
 	// in-band tones).
 	Key(ev dtmf.Event)
 	// Lost says the leg's media stopped (no RTP for the media timeout):
 	// the call hangs up with reason.
 	Lost(reason string)
-	// PeerHold says the caller's side put the call on hold and sends no
+	// PeerHold says the party's side put the call on hold and sends no
 	// audio (on), or resumed: its silence is then no sign of a broken
 	// path (media health).
 	PeerHold(on bool)
@@ -139,6 +143,29 @@ type LegSink interface {
 	// alerted (a 180 or 183 to its INVITE); it may come more than once.
 	Ringing()
 }
+
+// DialError is how a leg the appliance placed reports a dial that did not
+// end in an answer: its outcome (ProgressBusy, ProgressNoAnswer,
+// ProgressCanceled, ProgressFailed), the final SIP status if there was
+// one, and who ended it.
+type DialError struct {
+	Progress  string
+	SIPStatus int
+	Reason    string
+	// ByCallee says the callee's side ended the dial (a refusal), not
+	// the appliance (a timeout, a cancel, a failure to send).
+	ByCallee bool
+	Err      error
+}
+
+func (e *DialError) Error() string {
+	if e.SIPStatus != 0 {
+		return fmt.Sprintf("dial: %s: %d %s", e.Progress, e.SIPStatus, e.Reason)
+	}
+	return "dial: " + e.Progress + ": " + e.Reason
+}
+
+func (e *DialError) Unwrap() error { return e.Err }
 
 // Route is where admission sent a call, resolved once from the called
 // number and carried with the call: nothing re-reads it.

@@ -5,21 +5,12 @@ import (
 	"errors"
 	"sort"
 	"sync"
-	"time"
 
 	"github.com/rs/zerolog"
-
-	"switchboard/dtmf"
-	"switchboard/sip"
 )
 
 // Options configure a Manager.
 type Options struct {
-	// SIP configures the legs of the calls the SIP server admits.
-	SIP SIPLegOptions
-	// DTMFIdle flushes buffered digits after this long without a key
-	// (default 2.5 s, the spec's rule).
-	DTMFIdle time.Duration
 	// Inband says when the in-band DTMF detector runs (default auto: when
 	// no telephone-event was negotiated).
 	Inband Inband
@@ -50,9 +41,8 @@ type Journal interface {
 	Ended(c *Call)
 }
 
-// Manager runs calls and keeps the registry of live calls. It takes the
-// calls the SIP server admits (it is a sip.Handler); Run takes a call on
-// any other kind of leg.
+// Manager runs calls on any kind of leg (Run, Start) and keeps the
+// registry of live calls.
 type Manager struct {
 	opts Options
 	log  zerolog.Logger
@@ -64,16 +54,10 @@ type Manager struct {
 	monitors *monitorClock
 }
 
-var _ sip.Handler = (*Manager)(nil)
-
-// NewManager returns a manager; opts.SIP.Ports and opts.Router are
-// required.
+// NewManager returns a manager; opts.Router is required.
 func NewManager(opts Options, log zerolog.Logger) (*Manager, error) {
-	if opts.SIP.Ports == nil || opts.Router == nil {
-		return nil, errors.New("call: manager needs a port pool and a router")
-	}
-	if opts.DTMFIdle == 0 {
-		opts.DTMFIdle = dtmf.DefaultIdleTimeout
+	if opts.Router == nil {
+		return nil, errors.New("call: manager needs a router")
 	}
 	if opts.Inband == "" {
 		opts.Inband = InbandAuto
@@ -81,16 +65,7 @@ func NewManager(opts Options, log zerolog.Logger) (*Manager, error) {
 	if opts.Metrics == nil {
 		opts.Metrics = NewMetrics(nil)
 	}
-	if opts.SIP.Strangers == nil {
-		opts.SIP.Strangers = opts.Metrics.strangers
-	}
 	return &Manager{opts: opts, log: log, calls: map[string]*Call{}, monitors: newMonitorClock(opts.Health.withDefaults().Interval)}, nil
-}
-
-// HandleCall runs one admitted INVITE from admission to its end
-// (sip.Handler).
-func (m *Manager) HandleCall(ctx context.Context, in *sip.Call) {
-	m.Run(ctx, NewSIPLeg(in, m.opts.SIP), in.Logger())
 }
 
 // Run runs one call on leg from admission to its end; ctx is the leg's
@@ -117,12 +92,6 @@ func (m *Manager) Start(ctx context.Context, leg Leg, log zerolog.Logger, done f
 		c.run(ctx)
 	}()
 	return c
-}
-
-// Place runs a call the SIP server placed (sip.Server.Place) on a placed
-// leg, in the background (Start): in dials when the call is ready.
-func (m *Manager) Place(in *sip.Call, md MachineDetection, done func()) *Call {
-	return m.Start(in.Context(), NewPlacedLeg(in, m.opts.SIP, md), in.Logger(), done)
 }
 
 // admit records a new call and puts it in the registry.

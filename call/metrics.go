@@ -108,3 +108,7 @@ func (m *Metrics) flag(was, is bool, g prometheus.Gauge) {
 		g.Dec()
 	}
 }
+
+// Strangers counts RTP and RTCP packets dropped from sources that may not
+// steer a call (the legs' media sessions count into it).
+func (m *Metrics) Strangers() prometheus.Counter { return m.strangers }

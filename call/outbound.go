@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"switchboard/amd"
-	"switchboard/sip"
+	"switchboard/media"
 )
 
 // Directions of a call (LegInfo.Direction, the record's direction).
@@ -86,16 +86,6 @@ type Opening struct {
 	Reason string
 }
 
-// NewPlacedLeg returns the leg of a call the SIP server placed
-// (sip.Server.Place): its Answer dials. The callee's audio is PCM (never
-// passed through), since the opening listens to it.
-func NewPlacedLeg(in *sip.Call, opts SIPLegOptions, md MachineDetection) *SIPLeg {
-	l := NewSIPLeg(in, opts)
-	l.info.Direction, l.info.MachineDetection = DirectionOutbound, md
-	l.placed = true
-	return l
-}
-
 // Outbound reports whether the appliance placed the call.
 func (c *Call) Outbound() bool { return c.info.Direction == DirectionOutbound }
 
@@ -147,26 +137,14 @@ func (c *Call) ringing() {
 }
 
 // dialFailed ends a placed call whose callee did not answer, with the
-// outcome its error says.
+// outcome its leg reported (a *DialError), or failed.
 func (c *Call) dialFailed(conv Conversation, err error) {
 	p := Progress{Status: ProgressFailed, Reason: err.Error()}
 	by := EndedByAppliance
-	var de *sip.DialError
+	var de *DialError
 	if errors.As(err, &de) {
-		p.SIPStatus, p.Reason = de.Status, de.Reason
-		switch {
-		case errors.Is(de.Err, sip.ErrRingTimeout):
-			p.Status, p.Reason = ProgressNoAnswer, "no answer within the ring timeout"
-		case errors.Is(de.Err, sip.ErrLocalHangup), errors.Is(de.Err, sip.ErrShutdown), errors.Is(de.Err, sip.ErrRejected),
-			errors.Is(de.Err, context.Canceled):
-			p.Status, p.Reason = ProgressCanceled, "canceled while ringing"
-		case de.Err != nil:
-			p.Reason = de.Err.Error()
-		case de.Status == 486 || de.Status == 600 || de.Status == 603:
-			p.Status, by = ProgressBusy, EndedByCallee
-		case de.Status == 408 || de.Status == 480 || de.Status == 487:
-			p.Status, by = ProgressNoAnswer, EndedByCallee
-		default:
+		p.Status, p.SIPStatus, p.Reason = de.Progress, de.SIPStatus, de.Reason
+		if de.ByCallee {
 			by = EndedByCallee
 		}
 	}
@@ -185,7 +163,7 @@ func (c *Call) dialFailed(conv Conversation, err error) {
 // the conversation (open).
 type opening struct {
 	det    *amd.Detector
-	open   atomic.Bool
+	listen *media.Listener
 	frames atomic.Int64
 	events chan detected
 }
@@ -207,6 +185,9 @@ const (
 	openingLimit = 35 * time.Second
 )
 
+// openingRate is the rate the detector hears the callee at.
+const openingRate = media.ClockRate
+
 // frame runs on the media goroutine with each frame of the callee's audio
 // while the call is not open.
 func (o *opening) frame(pcm []int16) {
@@ -222,7 +203,19 @@ func (o *opening) frame(pcm []int16) {
 // startOpening listens to the callee of a placed call that was just
 // answered, in a goroutine of the call, until the conversation may speak.
 func (c *Call) startOpening(ctx context.Context, conv Conversation) {
-	o := &opening{det: amd.New(amd.Options{Rate: c.leg.Rate()}), events: make(chan detected, 8)}
+	o := &opening{det: amd.New(amd.Options{Rate: openingRate}), events: make(chan detected, 8)}
+	l, err := c.caller.audio.ListenPCM(openingRate, func(pcm []int16) {
+		defer c.contain("audio in", true)
+		o.frame(pcm)
+	})
+	if err != nil {
+		// Without the detector the call opens at once, as for a callee
+		// who spoke first.
+		c.log.Error().Err(err).Msg("machine detection not started")
+		c.open(conv, o, Opening{Reason: "no_audio"})
+		return
+	}
+	o.listen = l
 	c.opening.Store(o)
 	c.helpers.Add(1)
 	go func() {
@@ -303,7 +296,12 @@ func (c *Call) verdictSoFar() string {
 // open lets the callee's audio through to the conversation and tells it
 // to speak.
 func (c *Call) open(conv Conversation, o *opening, op Opening) {
-	o.open.Store(true)
+	if o.listen != nil {
+		o.listen.Stop()
+	}
+	if err := c.conversationHears(c.caller); err != nil {
+		c.log.Debug().Err(err).Msg("the conversation does not hear the callee")
+	}
 	c.log.Info().Str("answered_by", op.AnsweredBy).Bool("beep", op.Beep).Str("reason", op.Reason).Msg("callee ready: the conversation speaks")
 	c.Note(Note{Kind: NoteEvent, Text: "opened", Data: map[string]any{"answered_by": op.AnsweredBy, "beep": op.Beep, "reason": op.Reason}})
 	conv.Opened(op)

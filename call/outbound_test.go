@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"switchboard/sip"
+	"switchboard/media"
 )
 
 // TestDialOutcomes: a placed call whose dial failed ends with the outcome
@@ -21,18 +21,16 @@ func TestDialOutcomes(t *testing.T) {
 		status   int
 		by       string
 	}{
-		{&sip.DialError{Status: 486, Reason: "Busy Here"}, ProgressBusy, 486, EndedByCallee},
-		{&sip.DialError{Status: 603, Reason: "Decline"}, ProgressBusy, 603, EndedByCallee},
-		{&sip.DialError{Status: 480, Reason: "Temporarily Unavailable"}, ProgressNoAnswer, 480, EndedByCallee},
-		{&sip.DialError{Status: 487, Reason: "Request Terminated", Err: sip.ErrRingTimeout}, ProgressNoAnswer, 487, EndedByAppliance},
-		{&sip.DialError{Status: 487, Reason: "Request Terminated", Err: sip.ErrLocalHangup}, ProgressCanceled, 487, EndedByAppliance},
-		{&sip.DialError{Status: 404, Reason: "Not Found"}, ProgressFailed, 404, EndedByCallee},
-		{&sip.DialError{Err: errors.New("invite: transaction timed out")}, ProgressFailed, 0, EndedByAppliance},
+		{&DialError{Progress: ProgressBusy, SIPStatus: 486, Reason: "Busy Here", ByCallee: true}, ProgressBusy, 486, EndedByCallee},
+		{&DialError{Progress: ProgressNoAnswer, SIPStatus: 487, Reason: "no answer within the ring timeout"}, ProgressNoAnswer, 487, EndedByAppliance},
+		{&DialError{Progress: ProgressCanceled, SIPStatus: 487, Reason: "canceled while ringing"}, ProgressCanceled, 487, EndedByAppliance},
+		{&DialError{Progress: ProgressFailed, SIPStatus: 404, Reason: "Not Found", ByCallee: true}, ProgressFailed, 404, EndedByCallee},
+		{errors.New("invite: transaction timed out"), ProgressFailed, 0, EndedByAppliance},
 	} {
 		t.Run(tc.progress+"/"+tc.err.Error(), func(t *testing.T) {
-			leg := newFakeLeg("", Route{})
+			leg := newFakeLeg(media.PCMU, Route{})
 			leg.md, leg.ansErr = MachineDetectionDetect, tc.err
-			conv := &fakeConv{format: PCM16(8000)}
+			conv := &fakeConv{format: media.PCM16(8000)}
 			c := runCall(t, leg, conv, nil, Options{})
 			s := c.Snapshot()
 			require.Equal(t, DirectionOutbound, s.Direction)
@@ -63,20 +61,23 @@ func tone(n int, f, a float64) []int16 {
 // greeting the conversation gets none of the callee's audio; then it is
 // told who answered, and the audio flows.
 func TestOpeningGatesTheCallee(t *testing.T) {
-	leg := newFakeLeg("", Route{})
+	leg := newFakeLeg(media.PCMU, Route{})
 	leg.md = MachineDetectionDetect
 	opened := make(chan struct{})
-	conv := &fakeConv{format: PCM16(8000)}
+	conv := &fakeConv{format: media.PCM16(8000)}
 	conv.run = func(ctx context.Context, p Phone) error {
-		sink := leg.sink
-		sink.Ringing() // after the answer: no second ringing step
-		speech := tone(160, 140, 3000)
-		for i := 0; i < 25; i++ { // 500 ms of "hello"
-			sink.Audio(speech)
-		}
-		silence := make([]int16, 160)
-		for i := 0; i < 60; i++ { // 1.2 s of silence
-			sink.Audio(silence)
+		leg.sink.Ringing() // after the answer: no second ringing step
+		speech := media.PCMU.EncodeFrame(nil, tone(160, 140, 3000))
+		silence := media.PCMU.EncodeFrame(nil, make([]int16, 160))
+		// 500 ms of "hello", 1.2 s of silence, in real time (the
+		// detector's clock is the audio's).
+		for i := 0; i < 85; i++ {
+			if i < 25 {
+				leg.send(speech)
+			} else {
+				leg.send(silence)
+			}
+			time.Sleep(20 * time.Millisecond) // the callee's frame clock
 		}
 		require.Eventually(t, func() bool {
 			conv.mu.Lock()
@@ -84,12 +85,12 @@ func TestOpeningGatesTheCallee(t *testing.T) {
 			return len(conv.openings) == 1
 		}, 2*time.Second, 5*time.Millisecond)
 		conv.mu.Lock()
-		require.Empty(t, conv.audio, "the model heard the callee's greeting")
+		before := conv.heardAtOpen
 		conv.mu.Unlock()
-		sink.Audio(speech)
-		conv.mu.Lock()
-		require.Len(t, conv.audio, 1, "after the opening the callee is heard")
-		conv.mu.Unlock()
+		require.Zero(t, before, "the model heard the callee's greeting")
+		leg.send(speech)
+		require.Eventually(t, func() bool { return len(conv.heard()) > 0 }, 3*time.Second, 5*time.Millisecond,
+			"after the opening the callee is heard")
 		close(opened)
 		return Hangup("done")
 	}
@@ -109,7 +110,7 @@ func TestOpeningGatesTheCallee(t *testing.T) {
 // TestPlacedCallRefusedBeforeDialing: a placed call whose conversation
 // cannot start is never dialed and ends failed.
 func TestPlacedCallRefusedBeforeDialing(t *testing.T) {
-	leg := newFakeLeg("", Route{})
+	leg := newFakeLeg(media.PCMU, Route{})
 	leg.md = MachineDetectionOff
 	c := runCall(t, leg, nil, &RejectError{Status: 480, Reason: "Temporarily Unavailable", Err: errors.New("no controller")}, Options{})
 	s := c.Snapshot()

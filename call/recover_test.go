@@ -21,7 +21,7 @@ func (c panicAudio) Audio([]byte) { panic("conversation bug in Audio") }
 // panicPrepare panics while the call rings.
 type panicPrepare struct{ *fakeConv }
 
-func (c panicPrepare) Prepare(context.Context, Phone) error { panic("conversation bug in Prepare") }
+func (c panicPrepare) Prepare(context.Context) error { panic("conversation bug in Prepare") }
 
 // runConv runs one call on leg with any conversation and returns it once
 // finished.
@@ -29,8 +29,17 @@ func runConv(t *testing.T, leg *fakeLeg, conv Conversation) *Call {
 	t.Helper()
 	j := &testJournal{}
 	m, err := NewManager(Options{
-		SIP:     SIPLegOptions{Ports: &media.PortPool{}},
-		Router:  routerFunc(func(context.Context, Phone) (Conversation, error) { return conv, nil }),
+		Router: routerFunc(func(_ context.Context, p Phone) (Conversation, error) {
+			switch c := conv.(type) {
+			case *fakeConv:
+				c.phone = p
+			case panicAudio:
+				c.phone = p
+			case panicPrepare:
+				c.phone = p
+			}
+			return conv, nil
+		}),
 		Journal: j,
 	}, zerolog.Nop())
 	require.NoError(t, err)
@@ -56,8 +65,8 @@ func runConv(t *testing.T, leg *fakeLeg, conv Conversation) *Call {
 func TestPanicEndsOnlyTheCall(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	t.Run("run", func(t *testing.T) {
-		leg := newFakeLeg(EncodingPCMU, Route{AgentID: "ag_1"})
-		conv := &fakeConv{format: PCM16(24000), run: func(context.Context, Phone) error { panic("boom") }}
+		leg := newFakeLeg(media.PCMU, Route{AgentID: "ag_1"})
+		conv := &fakeConv{format: media.PCM16(24000), run: func(context.Context, Phone) error { panic("boom") }}
 		c := runConv(t, leg, conv)
 		require.Equal(t, internalErrorReason, leg.hungUp)
 		require.Equal(t, EndedByAppliance, c.Snapshot().EndedBy)
@@ -65,21 +74,18 @@ func TestPanicEndsOnlyTheCall(t *testing.T) {
 		require.Equal(t, 1, leg.closeRuns)
 	})
 	t.Run("prepare", func(t *testing.T) {
-		leg := newFakeLeg(EncodingPCMU, Route{AgentID: "ag_1"})
-		conv := &fakeConv{format: PCM16(24000)}
+		leg := newFakeLeg(media.PCMU, Route{AgentID: "ag_1"})
+		conv := &fakeConv{format: media.PCM16(24000)}
 		c := runConv(t, leg, panicPrepare{conv})
 		require.Equal(t, []any{500, "Server Internal Error", time.Duration(0)}, leg.rejected)
 		require.Equal(t, EndedByRejected, c.Snapshot().EndedBy)
 		require.Equal(t, 1, conv.closed)
 	})
 	t.Run("audio from the media goroutine", func(t *testing.T) {
-		leg := newFakeLeg(EncodingPCMU, Route{AgentID: "ag_1"})
-		conv := &fakeConv{format: PCM16(24000)}
+		leg := newFakeLeg(media.PCMU, Route{AgentID: "ag_1"})
+		conv := &fakeConv{format: media.PCM16(24000)}
 		conv.run = func(ctx context.Context, _ Phone) error {
-			leg.mu.Lock()
-			sink := leg.sink
-			leg.mu.Unlock()
-			sink.Audio(make([]int16, 160)) // the panic must not come through
+			leg.send(make([]byte, 160)) // the panic must not come through
 			<-ctx.Done()
 			return nil
 		}

@@ -17,6 +17,7 @@ import (
 	"switchboard/auth"
 	"switchboard/call"
 	"switchboard/conversation"
+	"switchboard/media"
 	"switchboard/realtime"
 	"switchboard/realtime/echo"
 	"switchboard/store"
@@ -38,13 +39,12 @@ func (p *fakePhone) MediaHealth() call.MediaHealth                              
 func (p *fakePhone) Logger() zerolog.Logger                                            { return zerolog.Nop() }
 func (p *fakePhone) Context() context.Context                                          { return p.ctx }
 func (p *fakePhone) Snapshot() call.Snapshot                                           { return call.Snapshot{ID: p.id, State: p.state} }
-func (p *fakePhone) Format() call.AudioFormat                                          { return call.PCM16(24000) }
+func (p *fakePhone) Format() media.Format                                              { return media.PCM16(24000) }
 func (p *fakePhone) Play(string, []byte)                                               {}
 func (p *fakePhone) PlayPCM(string, []byte)                                            {}
 func (p *fakePhone) Flush() (string, int)                                              { return "", 0 }
 func (p *fakePhone) Pending() time.Duration                                            { return 0 }
 func (p *fakePhone) Hangup(string, ...call.Header)                                     {}
-func (p *fakePhone) SpeechStarted()                                                    {}
 func (p *fakePhone) SendDTMF(context.Context, string) error                            { return nil }
 func (p *fakePhone) Transfer(context.Context, string, func(int), ...call.Header) error { return nil }
 func (p *fakePhone) Note(n call.Note) {

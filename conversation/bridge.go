@@ -41,7 +41,7 @@ type bridge struct {
 
 	// format is the session's audio both ways: PCM16 at 24 kHz, or G.711
 	// at 8 kHz passed through untouched when the caller speaks it.
-	format   call.AudioFormat
+	format   media.Format
 	sess     atomic.Pointer[sessionBox]
 	failure  error // the engine failed before answer and the fallback apologizes
 	observer atomic.Pointer[observerBox]
@@ -64,7 +64,7 @@ type bridge struct {
 	comfortText *prompt   // nil: no comfort prompt (tone only)
 	announce    *prompt   // nil: no transfer announcement
 	transferErr chan error
-	dtmfText    chan string
+	keypad      *keypad   // the caller's keys: buffered here, flushed to the model
 	reconnected time.Time // last reconnect: one per ReconnectWindow
 	greetQueued bool      // Prepare queued the greeting
 	// A placed call (outbound.go): the greeting waits for Opened.
@@ -107,10 +107,11 @@ type toolResult struct {
 	callID, name, output string
 }
 
-func newBridge(rt *Runtime, cfg *agent.Config, log zerolog.Logger) *bridge {
+func newBridge(rt *Runtime, cfg *agent.Config, p call.Phone, log zerolog.Logger) *bridge {
 	format := rt.format(cfg.Settings.Engine)
-	b := &bridge{rt: rt, cfg: cfg, log: log, sessCfg: sessionConfig(cfg, format), format: audioFormatOf(format), assistant: map[string]bool{},
-		toolDone: make(chan toolResult, 8), transferErr: make(chan error, 1), dtmfText: make(chan string, 16), opened: make(chan call.Opening, 1)}
+	b := &bridge{rt: rt, cfg: cfg, phone: p, log: log, sessCfg: sessionConfig(cfg, format), format: audioFormatOf(format), assistant: map[string]bool{},
+		toolDone: make(chan toolResult, 8), transferErr: make(chan error, 1), opened: make(chan call.Opening, 1)}
+	b.keypad = newKeypad(cfg.Settings.DTMF, rt.opts.DTMFIdle, log)
 	if rt.opts.Transcriber != nil {
 		b.turns = newTurnAudio(b.format)
 		b.sttDone = make(chan sttResult, maxTranscriptions)
@@ -120,17 +121,17 @@ func newBridge(rt *Runtime, cfg *agent.Config, log zerolog.Logger) *bridge {
 }
 
 // Format is the session's audio format (call.Conversation).
-func (b *bridge) Format() call.AudioFormat { return b.format }
+func (b *bridge) Format() media.Format { return b.format }
 
 // audioFormatOf is the call's audio format for a realtime format.
-func audioFormatOf(format string) call.AudioFormat {
+func audioFormatOf(format string) media.Format {
 	switch format {
 	case realtime.FormatPCMU:
-		return call.AudioFormat{Encoding: call.EncodingPCMU, Rate: media.ClockRate}
+		return media.FormatPCMU
 	case realtime.FormatPCMA:
-		return call.AudioFormat{Encoding: call.EncodingPCMA, Rate: media.ClockRate}
+		return media.FormatPCMA
 	}
-	return call.PCM16(modelRate)
+	return media.PCM16(modelRate)
 }
 
 // modelRate is the rate of PCM16 audio with the model ("audio/pcm").
@@ -148,7 +149,8 @@ func (b *bridge) session() realtime.Session {
 // timeout; then it queues the greeting, so its first frame is the caller's
 // first packet. When the engine cannot be reached, the agent's fallback
 // decides: refuse the call (503) or answer and apologize.
-func (b *bridge) Prepare(ctx context.Context, p call.Phone) error {
+func (b *bridge) Prepare(ctx context.Context) error {
+	p := b.phone
 	ctx, cancel := context.WithTimeout(ctx, b.rt.opts.AnswerTimeout)
 	defer cancel()
 	s, err := b.open(ctx)
@@ -246,8 +248,7 @@ func (b *bridge) Close() error {
 const tick = 20 * time.Millisecond
 
 // Run drives the conversation after answer.
-func (b *bridge) Run(ctx context.Context, phone call.Phone) error {
-	b.phone = phone
+func (b *bridge) Run(ctx context.Context) error {
 	if b.failure != nil {
 		return b.apologize(ctx, b.failure)
 	}
@@ -287,8 +288,10 @@ func (b *bridge) Run(ctx context.Context, phone call.Phone) error {
 			realtime.Release(ev)
 		case r := <-b.toolDone:
 			b.toolFinished(ctx, s, r)
-		case text := <-b.dtmfText:
-			b.digits(ctx, s, text)
+		case ev := <-b.keypad.keys:
+			if err := b.key(ctx, s, ev); err != nil {
+				return err
+			}
 		case o := <-b.opened:
 			b.speakFirst(ctx, s, o)
 		case r := <-b.sttDone:
@@ -371,7 +374,7 @@ func (b *bridge) remember(it realtime.Item) {
 // provider does it itself within the grace.
 func (b *bridge) bargeIn(ctx context.Context, s realtime.Session) {
 	b.idleAt = time.Time{}
-	b.phone.SpeechStarted()
+	b.keysSpeechStarted(ctx, s)
 	item, ms := b.phone.Flush()
 	if item != "" && b.assistant[item] {
 		b.send(ctx, s, &realtime.ConversationItemTruncate{ItemID: item, ContentIndex: 0, AudioEndMs: ms})
@@ -419,6 +422,7 @@ func (b *bridge) onTick(ctx context.Context, s realtime.Session, now time.Time) 
 	if b.toolsBusy > 0 && now.Sub(b.toolStart) >= b.rt.opts.ComfortDelay && b.phone.Pending() < 2*tick {
 		b.comfortNow(now)
 	}
+	b.keysTick(ctx, s, now)
 	b.dispatchSTT(ctx, now)
 	return nil
 }

@@ -43,7 +43,7 @@ type turnAudio struct {
 	max    int
 }
 
-func newTurnAudio(f call.AudioFormat) *turnAudio {
+func newTurnAudio(f media.Format) *turnAudio {
 	bytesPer := func(d time.Duration) int { return int(int64(f.BytesPerSecond()) * int64(d) / int64(time.Second)) }
 	return &turnAudio{preMax: bytesPer(turnPreRoll), max: bytesPer(maxTurnAudio)}
 }
@@ -209,12 +209,12 @@ func (b *bridge) transcribed(r sttResult) {
 
 // toPCM16 is a turn's audio as PCM16LE: G.711 turns are decoded here, off
 // the media path, only when a turn is transcribed.
-func toPCM16(f call.AudioFormat, audio []byte) []byte {
+func toPCM16(f media.Format, audio []byte) []byte {
 	var c media.Codec
 	switch f.Encoding {
-	case call.EncodingPCMU:
+	case media.EncodingPCMU:
 		c = media.PCMU
-	case call.EncodingPCMA:
+	case media.EncodingPCMA:
 		c = media.PCMA
 	default:
 		return audio

@@ -220,11 +220,11 @@ func (r *Runtime) agentConversation(ctx context.Context, p call.Phone) (call.Con
 	cfg, missing := cx.apply(cfg)
 	r.noteContext(p, &cx, missing)
 	if cfg.Settings.Engine == agent.EngineLoopback {
-		lb := NewLoopback(0)
+		lb := NewLoopback(p, 0)
 		lb.Record = cfg.Settings.Recording.On()
 		return lb, nil, nil
 	}
-	b := newBridge(r, cfg, log.With().Str("agent_id", cfg.ID).Logger())
+	b := newBridge(r, cfg, p, log.With().Str("agent_id", cfg.ID).Logger())
 	b.vars = cx.vars
 	return b, b, nil
 }

@@ -14,6 +14,7 @@ import (
 
 	"switchboard/call"
 	"switchboard/dtmf"
+	"switchboard/media"
 	"switchboard/realtime"
 )
 
@@ -139,7 +140,7 @@ func (r *Runtime) Controlled(p call.Phone, hooks Webhooks, opts ControlledOption
 	cfg := &agent.Config{ID: "controlled", Name: "controlled", Settings: agent.Settings{Engine: opts.Engine, Voice: agent.DefaultVoice,
 		Model: agent.DefaultModel, Fallback: agent.FallbackRefuse}}
 	log := p.Logger().With().Str("route", "webhook").Logger()
-	b := newBridge(r, cfg, log)
+	b := newBridge(r, cfg, p, log)
 	b.external = true
 	b.sessCfg.Tools = nil
 	empty := ""
@@ -183,7 +184,7 @@ func (b *bridge) modelFormat() *realtime.AudioFormat {
 func (cc *Controlled) ID() string { return cc.phone.ID() }
 
 // Format is the session's audio: PCM16 at 24 kHz.
-func (cc *Controlled) Format() call.AudioFormat { return cc.b.Format() }
+func (cc *Controlled) Format() media.Format { return cc.b.Format() }
 
 // Keypad is the default keypad policy.
 func (cc *Controlled) Keypad() call.KeypadSettings { return cc.b.Keypad() }
@@ -195,7 +196,7 @@ func (cc *Controlled) Recording() bool { return false }
 // Prepare announces the call to the number's webhook, waits for a
 // controller (480 after the ring timeout) and opens the model session (503
 // when the engine fails).
-func (cc *Controlled) Prepare(ctx context.Context, _ call.Phone) error {
+func (cc *Controlled) Prepare(ctx context.Context) error {
 	callCtx := ctx
 	actx, cancel := context.WithTimeout(callCtx, cc.opts.RingTimeout)
 	cc.mu.Lock()
@@ -245,12 +246,9 @@ func (cc *Controlled) Audio(pcm []byte) { cc.b.Audio(pcm) }
 // Key reports a key to the controller.
 func (cc *Controlled) Key(ev dtmf.Event) { cc.b.Key(ev) }
 
-// Digits hands flushed digits to the model.
-func (cc *Controlled) Digits(text string) { cc.b.Digits(text) }
-
 // Run drives the conversation after answer until the call ends, Hangup
 // is called, or the controller stays away longer than the grace.
-func (cc *Controlled) Run(ctx context.Context, phone call.Phone) error {
+func (cc *Controlled) Run(ctx context.Context) error {
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	cc.mu.Lock()
@@ -267,7 +265,7 @@ func (cc *Controlled) Run(ctx context.Context, phone call.Phone) error {
 		defer contain(cc.log, cc.phone, "health")
 		cc.watchHealth(rctx)
 	}()
-	err := cc.b.Run(rctx, phone)
+	err := cc.b.Run(rctx)
 	cc.mu.Lock()
 	reason, hs = cc.endReason, cc.endHeaders
 	cc.mu.Unlock()

@@ -23,7 +23,7 @@
 //     time. realtime.call.transfer and realtime.call.ended go to the same
 //     webhook.
 //
-// Audio crosses a conversation in its call.AudioFormat: PCM16 at 24 kHz,
+// Audio crosses a conversation in its media.Format: PCM16 at 24 kHz,
 // or the phone's own G.711 bytes when the provider speaks audio/pcmu or
 // audio/pcma (the call passes them through untouched). Audio rendered
 // locally (greetings, prompts, tones) is PCM16 at the format's rate and

@@ -14,11 +14,12 @@ import (
 	"go.uber.org/goleak"
 
 	"switchboard/call"
+	"switchboard/media"
 	"switchboard/realtime"
 )
 
 func TestTurnAudio(t *testing.T) {
-	ta := newTurnAudio(call.PCM16(8000))
+	ta := newTurnAudio(media.PCM16(8000))
 	frame := func(v byte) []byte { // 20 ms at 8 kHz
 		b := make([]byte, 320)
 		for i := range b {
@@ -109,13 +110,13 @@ func TestSTTFallbackBridge(t *testing.T) {
 	stt := &blockingSTT{release: make(chan struct{}), rates: make(chan int, 16)}
 	rt := NewRuntime(nil, RuntimeOptions{Engines: map[string]realtime.Engine{agent.EngineUpstream: fakeEngine{fs}}, Transcriber: stt,
 		TranscriptWait: 300 * time.Millisecond})
-	b := newBridge(rt, &agent.Config{ID: "ag_1", Settings: agent.Settings{Engine: agent.EngineUpstream, Voice: "eve", Model: agent.DefaultModel}}, zerolog.Nop())
 	ph := &notePhone{}
-	require.NoError(t, b.Prepare(context.Background(), ph))
+	b := newBridge(rt, &agent.Config{ID: "ag_1", Settings: agent.Settings{Engine: agent.EngineUpstream, Voice: "eve", Model: agent.DefaultModel}}, ph, zerolog.Nop())
+	require.NoError(t, b.Prepare(context.Background()))
 	require.False(t, b.transcribes)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- b.Run(ctx, ph) }()
+	go func() { done <- b.Run(ctx) }()
 
 	second := make([]byte, 48000) // 1 s at 24 kHz
 	turn := func(item string) {

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"switchboard/call"
+	"switchboard/media"
 	"switchboard/realtime"
 )
 
@@ -70,8 +71,8 @@ func (p *fakePhone) Info() call.LegInfo       { return call.LegInfo{} }
 func (p *fakePhone) Logger() zerolog.Logger   { return zerolog.Nop() }
 func (p *fakePhone) Context() context.Context { return context.Background() }
 func (p *fakePhone) Snapshot() call.Snapshot  { return call.Snapshot{} }
-func (p *fakePhone) Format() call.AudioFormat {
-	return call.AudioFormat{Encoding: call.EncodingPCMU, Rate: 8000}
+func (p *fakePhone) Format() media.Format {
+	return media.Format{Encoding: media.EncodingPCMU, Rate: 8000}
 }
 func (p *fakePhone) PlayPCM(id string, b []byte) { p.Play(id, b) }
 func (p *fakePhone) Play(_ string, pcm []byte) {
@@ -79,16 +80,13 @@ func (p *fakePhone) Play(_ string, pcm []byte) {
 	p.played = append(p.played, pcm...)
 	p.mu.Unlock()
 }
-func (p *fakePhone) Flush() (string, int)          { return "", 0 }
-func (p *fakePhone) Pending() time.Duration        { return 0 }
-func (p *fakePhone) Hangup(string, ...call.Header) {}
-func (p *fakePhone) Transfer(context.Context, string, func(int), ...call.Header) error {
-	return nil
-}
-func (p *fakePhone) Note(call.Note)                         {}
-func (p *fakePhone) SpeechStarted()                         {}
-func (p *fakePhone) SendDTMF(context.Context, string) error { return nil }
-func (p *fakePhone) MediaHealth() call.MediaHealth          { return call.MediaHealth{} }
+func (p *fakePhone) Flush() (string, int)                                              { return "", 0 }
+func (p *fakePhone) Pending() time.Duration                                            { return 0 }
+func (p *fakePhone) Hangup(string, ...call.Header)                                     {}
+func (p *fakePhone) Transfer(context.Context, string, func(int), ...call.Header) error { return nil }
+func (p *fakePhone) Note(call.Note)                                                    {}
+func (p *fakePhone) SendDTMF(context.Context, string) error                            { return nil }
+func (p *fakePhone) MediaHealth() call.MediaHealth                                     { return call.MediaHealth{} }
 func (p *fakePhone) bytes() []byte {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -103,12 +101,12 @@ func TestG711Session(t *testing.T) {
 	fs := newFakeSession()
 	rt := NewRuntime(nil, RuntimeOptions{Engines: map[string]realtime.Engine{agent.EngineUpstream: fakeEngine{fs}}, UpstreamFormat: realtime.FormatPCMU})
 	cfg := &agent.Config{ID: "ag_1", Settings: agent.Settings{Engine: agent.EngineUpstream, Voice: "eve", Model: agent.DefaultModel}}
-	b := newBridge(rt, cfg, zerolog.Nop())
-	require.Equal(t, call.AudioFormat{Encoding: call.EncodingPCMU, Rate: 8000}, b.Format())
+	ph := &fakePhone{}
+	b := newBridge(rt, cfg, ph, zerolog.Nop())
+	require.Equal(t, media.Format{Encoding: media.EncodingPCMU, Rate: 8000}, b.Format())
 	require.Equal(t, realtime.FormatPCMU, b.sessCfg.InputFormat().FormatType())
 	require.Equal(t, realtime.FormatPCMU, b.sessCfg.OutputFormat().FormatType())
-	ph := &fakePhone{}
-	require.NoError(t, b.Prepare(context.Background(), ph))
+	require.NoError(t, b.Prepare(context.Background()))
 
 	codes := make([]byte, 256)
 	for i := range codes {
@@ -122,7 +120,7 @@ func TestG711Session(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- b.Run(ctx, ph) }()
+	go func() { done <- b.Run(ctx) }()
 	fs.events <- &realtime.ResponseOutputAudioDelta{ItemID: "it1", Delta: codes}
 	require.Eventually(t, func() bool { return len(ph.bytes()) == len(codes) }, 2*time.Second, 5*time.Millisecond)
 	require.Equal(t, codes, ph.bytes())

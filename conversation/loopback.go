@@ -7,6 +7,7 @@ import (
 
 	"switchboard/call"
 	"switchboard/dtmf"
+	"switchboard/media"
 )
 
 // Loopback is the line-test conversation (the agent engine "loopback"):
@@ -24,8 +25,9 @@ type Loopback struct {
 	delay  time.Duration
 
 	mu    sync.Mutex
-	phone call.Phone
-	fifo  []byte // queued audio is fifo[head:]
+	call  call.Phone
+	phone call.Phone // the call while prepared: nil once closed
+	fifo  []byte     // queued audio is fifo[head:]
 	head  int
 	limit int // bytes of delay at the call's format
 }
@@ -36,17 +38,17 @@ const DefaultLoopbackDelay = 500 * time.Millisecond
 
 var _ call.Conversation = (*Loopback)(nil)
 
-// NewLoopback returns a loopback conversation with the given delay
-// (default DefaultLoopbackDelay).
-func NewLoopback(delay time.Duration) *Loopback {
+// NewLoopback returns the loopback conversation of the call on p with
+// the given delay (default DefaultLoopbackDelay).
+func NewLoopback(p call.Phone, delay time.Duration) *Loopback {
 	if delay <= 0 {
 		delay = DefaultLoopbackDelay
 	}
-	return &Loopback{delay: delay}
+	return &Loopback{delay: delay, call: p}
 }
 
 // Format is the leg's own: the caller hears exactly what they sent.
-func (e *Loopback) Format() call.AudioFormat { return call.LegFormat }
+func (e *Loopback) Format() media.Format { return call.LegFormat }
 
 // Keypad is the default policy; the loopback ignores keys.
 func (e *Loopback) Keypad() call.KeypadSettings { return call.KeypadSettings{} }
@@ -57,15 +59,12 @@ func (e *Loopback) Recording() bool { return e.Record }
 // Key ignores a key.
 func (e *Loopback) Key(dtmf.Event) {}
 
-// Digits ignores flushed digits.
-func (e *Loopback) Digits(string) {}
-
 // Prepare sizes the delay for the call's format.
-func (e *Loopback) Prepare(_ context.Context, p call.Phone) error {
-	limit := int(int64(p.Format().BytesPerSecond()) * int64(e.delay) / int64(time.Second))
+func (e *Loopback) Prepare(context.Context) error {
+	limit := int(int64(e.call.Format().BytesPerSecond()) * int64(e.delay) / int64(time.Second))
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.phone, e.limit = p, limit
+	e.phone, e.limit = e.call, limit
 	e.fifo = make([]byte, 0, 2*limit+4096)
 	return nil
 }
@@ -97,7 +96,7 @@ func (e *Loopback) Audio(audio []byte) {
 }
 
 // Run waits for the call's end: the audio flows on the media goroutine.
-func (e *Loopback) Run(ctx context.Context, _ call.Phone) error {
+func (e *Loopback) Run(ctx context.Context) error {
 	<-ctx.Done()
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"switchboard/agent"
 	"time"
 
+	"switchboard/dtmf"
 	"switchboard/realtime"
 )
 
@@ -83,6 +84,10 @@ type RuntimeOptions struct {
 	// AnswerTimeout bounds how long an agent's call rings while its
 	// session opens before it is refused (default 5 s).
 	AnswerTimeout time.Duration
+	// DTMFIdle flushes the caller's buffered keys to the model after this
+	// long without a key (default dtmf.DefaultIdleTimeout, the spec's
+	// 2.5 s).
+	DTMFIdle time.Duration
 	// UpstreamFormat is the audio format spoken with the upstream engine:
 	// realtime.FormatPCM (24 kHz, the default), or FormatPCMU / FormatPCMA
 	// for a provider that takes G.711 at 8 kHz (no resampling at all).
@@ -133,6 +138,9 @@ func NewRuntime(agents Agents, opts RuntimeOptions) *Runtime {
 	}
 	if opts.TranscribeTimeout == 0 {
 		opts.TranscribeTimeout = 15 * time.Second
+	}
+	if opts.DTMFIdle == 0 {
+		opts.DTMFIdle = dtmf.DefaultIdleTimeout
 	}
 	return &Runtime{agents: agents, opts: opts}
 }

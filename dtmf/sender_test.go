@@ -1,12 +1,10 @@
 package dtmf
 
 import (
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"go.uber.org/goleak"
 )
 
 // TestSender drives the sender the way the pacer does, one call per 20 ms
@@ -114,191 +112,6 @@ func TestTones(t *testing.T) {
 	require.ErrorIs(t, err, ErrDigits)
 }
 
-// fakeClock runs AfterFunc callbacks when the test advances it.
-type fakeClock struct {
-	mu     sync.Mutex
-	now    time.Time
-	timers []*fakeTimer
-}
-
-type fakeTimer struct {
-	c   *fakeClock
-	at  time.Time
-	f   func()
-	set bool
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) AfterFunc(d time.Duration, f func()) Timer {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	t := &fakeTimer{c: c, at: c.now.Add(d), f: f, set: true}
-	c.timers = append(c.timers, t)
-	return t
-}
-
-func (t *fakeTimer) Stop() bool {
-	t.c.mu.Lock()
-	defer t.c.mu.Unlock()
-	was := t.set
-	t.set = false
-	return was
-}
-
-func (t *fakeTimer) Reset(d time.Duration) bool {
-	t.c.mu.Lock()
-	defer t.c.mu.Unlock()
-	was := t.set
-	t.at, t.set = t.c.now.Add(d), true
-	return was
-}
-
-// advance moves the clock and fires the timers that are due, outside the
-// clock's lock (as time.AfterFunc runs them in their own goroutine).
-func (c *fakeClock) advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	var due []func()
-	for _, t := range c.timers {
-		if t.set && !t.at.After(c.now) {
-			t.set = false
-			due = append(due, t.f)
-		}
-	}
-	c.mu.Unlock()
-	for _, f := range due {
-		f()
-	}
-}
-
-// sinkLog records what a keypad reports.
-type sinkLog struct {
-	mu      sync.Mutex
-	keys    []byte
-	texts   []string
-	actions []Action
-}
-
-func (s *sinkLog) Key(ev Event) {
-	s.mu.Lock()
-	s.keys = append(s.keys, ev.Digit)
-	s.mu.Unlock()
-}
-
-func (s *sinkLog) Text(text string, _ Flush) {
-	s.mu.Lock()
-	s.texts = append(s.texts, text)
-	s.mu.Unlock()
-}
-
-func (s *sinkLog) Action(a Action) {
-	s.mu.Lock()
-	s.actions = append(s.actions, a)
-	s.mu.Unlock()
-}
-
-func (s *sinkLog) snapshot() ([]byte, []string, []Action) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]byte(nil), s.keys...), append([]string(nil), s.texts...), append([]Action(nil), s.actions...)
-}
-
-// TestKeypadFlushRules: # flushes at once, the idle timeout flushes by
-// itself exactly when it is due (on the injected clock), speech flushes,
-// and nothing is delivered after Close.
-func TestKeypadFlushRules(t *testing.T) {
-	clk := &fakeClock{now: time.Unix(1000, 0)}
-	sink := &sinkLog{}
-	k, err := NewKeypad(sink, KeypadOptions{Clock: clk})
-	require.NoError(t, err)
-	key := func(d byte) { k.Add(Event{Digit: d, Source: SourceINFO, At: clk.Now()}) }
-
-	key('1')
-	key('2')
-	key('#')
-	_, texts, _ := sink.snapshot()
-	require.Equal(t, []string{"The caller entered 12 on the phone keypad and pressed # to finish."}, texts)
-
-	key('7')
-	clk.advance(DefaultIdleTimeout - time.Millisecond)
-	_, texts, _ = sink.snapshot()
-	require.Len(t, texts, 1, "not flushed before the idle timeout")
-	clk.advance(time.Millisecond)
-	_, texts, _ = sink.snapshot()
-	require.Equal(t, "The caller entered 7 on the phone keypad.", texts[1])
-
-	key('8')
-	k.SpeechStarted()
-	keys, texts, _ := sink.snapshot()
-	require.Len(t, texts, 3)
-	require.Equal(t, "12#78", string(keys))
-
-	key('9')
-	k.Close()
-	k.Close()
-	clk.advance(time.Hour)
-	key('0')
-	k.SpeechStarted()
-	keys, texts, _ = sink.snapshot()
-	require.Len(t, texts, 3)
-	require.Equal(t, "12#789", string(keys))
-}
-
-// TestKeypadPolicies: redact hides the digits from the model's text but
-// reports each key; route maps a key to its action without the model.
-func TestKeypadPolicies(t *testing.T) {
-	clk := &fakeClock{now: time.Unix(1000, 0)}
-	sink := &sinkLog{}
-	k, err := NewKeypad(sink, KeypadOptions{Clock: clk, Policy: Policy{Mode: ModeRedact}})
-	require.NoError(t, err)
-	for _, d := range []byte("4242#") {
-		k.Add(Event{Digit: d, Source: SourceRTP, At: clk.Now(), RTPTimestamp: uint32(d)})
-	}
-	keys, texts, _ := sink.snapshot()
-	require.Equal(t, "4242#", string(keys))
-	require.Len(t, texts, 1)
-	require.NotContains(t, texts[0], "4242")
-
-	sink = &sinkLog{}
-	k, err = NewKeypad(sink, KeypadOptions{Clock: clk, Policy: Policy{Mode: ModeRoute,
-		Routes: map[string]Action{"0": {Kind: ActionHangup}}}})
-	require.NoError(t, err)
-	k.Add(Event{Digit: '0', Source: SourceINFO, At: clk.Now()})
-	_, _, actions := sink.snapshot()
-	require.Equal(t, []Action{{Kind: ActionHangup}}, actions)
-}
-
-// TestKeypadConcurrent: keys from several goroutines, the timer and
-// speech at once, under -race; every key is reported once.
-func TestKeypadConcurrent(t *testing.T) {
-	defer goleak.VerifyNone(t)
-	sink := &sinkLog{}
-	k, err := NewKeypad(sink, KeypadOptions{IdleTimeout: time.Millisecond})
-	require.NoError(t, err)
-	var wg sync.WaitGroup
-	for g := range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range 50 {
-				k.Add(Event{Digit: '0' + byte(i%10), Source: SourceRTP, At: time.Now(), RTPTimestamp: uint32(g*1000 + i)})
-				if i%7 == 0 {
-					k.SpeechStarted()
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	k.Close()
-	keys, _, _ := sink.snapshot()
-	require.Len(t, keys, 200)
-}
-
 // TestSources: RFC 4733 packets, INFO bodies and in-band tones all come
 // out as key presses; garbage is refused with an error.
 func TestSources(t *testing.T) {
@@ -326,6 +139,21 @@ func TestSources(t *testing.T) {
 	}
 	require.Equal(t, "573", string(digits))
 	require.False(t, NewSources(false, nil).Inband())
+
+	// One press that comes as events and as tones (a gateway sending
+	// both) is one key.
+	got = nil
+	s = NewSources(true, func(ev Event) { got = append(got, ev) })
+	payload = Payload{Event: 3, End: true, Volume: 10, Duration: 800}.AppendTo(nil)
+	require.NoError(t, s.RTP(99, payload, now))
+	for off := 0; off < len(pcm)+1600; off += 160 {
+		frame := make([]int16, 160)
+		if off < len(pcm) {
+			copy(frame, pcm[off:])
+		}
+		s.Audio(frame, now.Add(time.Duration(off/8)*time.Millisecond))
+	}
+	require.Len(t, got, 1, "the tone of a key already reported as an event")
 }
 
 // FuzzSources feeds arbitrary RTP payloads and INFO bodies: nothing

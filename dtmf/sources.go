@@ -7,14 +7,18 @@ import (
 
 // Sources turns what a phone leg receives into key presses, whatever the
 // way they arrive: RFC 4733 telephone-events, SIP INFO bodies, and tones
-// in the caller's audio (when in-band detection is on). Each press goes to
-// out, typically a Keypad's Add. RTP and INFO may come from different
-// goroutines; Audio runs on the media goroutine.
+// in the caller's audio (when in-band detection is on). A press that comes
+// several ways (a gateway sending both events and tones) goes to out once.
+// RTP and INFO may come from different goroutines; Audio runs on the media
+// goroutine.
 type Sources struct {
 	out func(Event)
 
 	mu       sync.Mutex // guards receiver
 	receiver *Receiver
+	// outMu serializes out and guards merger: one press, one call.
+	outMu  sync.Mutex
+	merger *Merger
 
 	detector *Detector // nil: no in-band detection; media goroutine only
 	evBuf    []Event
@@ -23,7 +27,7 @@ type Sources struct {
 // NewSources returns the sources of one leg; inband turns the Goertzel
 // detector on.
 func NewSources(inband bool, out func(Event)) *Sources {
-	s := &Sources{out: out, receiver: NewReceiver(ReceiverOptions{})}
+	s := &Sources{out: out, receiver: NewReceiver(ReceiverOptions{}), merger: NewMerger(MergerOptions{})}
 	if inband {
 		s.detector = NewDetector(DetectorOptions{})
 	}
@@ -48,7 +52,7 @@ func (s *Sources) RTP(ts uint32, payload []byte, now time.Time) error {
 	ev, ok, err := s.receiver.Push(ts, payload, now)
 	s.mu.Unlock()
 	if ok {
-		s.out(ev)
+		s.emit(ev)
 	}
 	return err
 }
@@ -59,7 +63,7 @@ func (s *Sources) INFO(contentType string, body []byte, now time.Time) error {
 	if err != nil {
 		return err
 	}
-	s.out(ev)
+	s.emit(ev)
 	return nil
 }
 
@@ -74,6 +78,20 @@ func (s *Sources) Audio(pcm []int16, now time.Time) {
 	}
 	s.evBuf = s.detector.Process(s.evBuf[:0], pcm, now)
 	for _, ev := range s.evBuf {
+		s.emit(ev)
+	}
+}
+
+// emit hands a press to out unless another source already reported it.
+func (s *Sources) emit(ev Event) {
+	s.outMu.Lock()
+	defer s.outMu.Unlock()
+	d, ok := normalizeDigit(ev.Digit)
+	if !ok {
+		return
+	}
+	ev.Digit = d
+	if s.merger.Add(ev) {
 		s.out(ev)
 	}
 }

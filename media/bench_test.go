@@ -112,25 +112,32 @@ func BenchmarkFrameFullPath(b *testing.B) {
 	}
 }
 
-func BenchmarkFrameInboundPipeline(b *testing.B) {
-	p, _ := NewInboundPipeline(24000)
-	frame := tone(440, 8000, 160, 8000)
-	dst := make([]byte, 0, 960)
+// BenchmarkFrameListener24k is one 20 ms G.711 frame from a session to a
+// 24 kHz model through a listener: decode, resample, PCM16LE.
+func BenchmarkFrameListener24k(b *testing.B) {
+	var out []byte
+	l, _ := newListener(nil, source{codec: PCMU, rate: ClockRate, dec: "PCMU(decode)"}, PCM16(24000), func(p []byte) { out = p }, nil)
+	payload := PCMU.EncodeFrame(nil, tone(440, 8000, 160, 8000))
+	pcm := make([]int16, 0, 160)
 	b.ReportAllocs()
 	for b.Loop() {
-		dst = p.Process(dst[:0], frame)
+		pcm = PCMU.DecodeFrame(pcm[:0], payload)
+		l.push(payload, pcm)
 	}
+	_ = out
 }
 
-func BenchmarkFrameOutboundPipeline(b *testing.B) {
-	q := NewPlayout()
-	p, _ := NewOutboundPipeline(24000, q)
+// BenchmarkFrameWriter24k is one 20 ms delta of the model's 24 kHz audio
+// written to a G.711 playout (resample, encode) and read by the pacer.
+func BenchmarkFrameWriter24k(b *testing.B) {
+	q := NewCodedPlayout(PCMU)
+	w, _ := NewWriter(q, PCM16(24000), WriterOptions{})
 	delta := AppendPCM16LE(nil, tone(440, 24000, 480, 8000))
-	frame := make([]int16, 0, 160)
+	frame := make([]byte, 0, 160)
 	b.ReportAllocs()
 	for b.Loop() {
-		p.Write("item", delta)
-		frame, _ = q.Read(frame[:0], 160)
+		w.Write("item", delta)
+		frame, _ = q.ReadCoded(frame[:0], 160, PCMU)
 	}
 }
 

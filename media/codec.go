@@ -47,6 +47,9 @@ var G722 = Codec{PayloadType: PayloadTypeG722, Name: "G722", ClockRate: ClockRat
 // IsG722 reports whether c is G.722.
 func (c Codec) IsG722() bool { return c.g722 }
 
+// IsG711 reports whether c is PCMU or PCMA.
+func (c Codec) IsG711() bool { return c.Name != "" && !c.g722 && !c.opus }
+
 // IsOpus reports whether c is Opus.
 func (c Codec) IsOpus() bool { return c.opus }
 

@@ -16,6 +16,7 @@ var ErrClosed = errors.New("media: closed")
 var (
 	errUnknownCodec   = errors.New("unknown codec")
 	errBadRate        = errors.New("unsupported sample rate")
+	errBadFormat      = errors.New("unsupported audio format")
 	errBadPtime       = errors.New("ptime out of range")
 	errBadPortRange   = errors.New("bad port range")
 	errNoRemote       = errors.New("no remote address")

@@ -171,7 +171,7 @@ func TestSessionStrangerDropped(t *testing.T) {
 	caller, stranger := newUDPPeer(t, "127.0.0.1"), newUDPPeer(t, "127.0.0.1")
 	var sink levelSink
 	var strangers countInc
-	s := newSession(t, pool, SessionOptions{Remote: caller.addr(), OnAudio: sink.onAudio, Strangers: &strangers})
+	s := newListeningSession(t, pool, SessionOptions{Remote: caller.addr(), Strangers: &strangers}, 8000, sink.onAudio)
 	to := addr(s.LocalPort())
 	stranger.send(t, to, 7, 1, 20, 8000) // before the caller, same SSRC even
 	caller.send(t, to, 7, 100, 20, 1000)
@@ -211,7 +211,7 @@ func TestSessionNATLatch(t *testing.T) {
 	pool := newPool(t)
 	caller, stranger := newUDPPeer(t, "127.0.0.1"), newUDPPeer(t, "127.0.0.1")
 	var sink levelSink
-	s := newSession(t, pool, SessionOptions{Remote: addr(9), NATGrace: 100 * time.Millisecond, OnAudio: sink.onAudio})
+	s := newListeningSession(t, pool, SessionOptions{Remote: addr(9), NATGrace: 100 * time.Millisecond}, 8000, sink.onAudio)
 	s.Playout().Write("x", make([]int16, 8000)) // we send (to the silent SDP address)
 	time.Sleep(150 * time.Millisecond)
 	caller.send(t, addr(s.LocalPort()), 5, 1, 10, 1000)

@@ -5,9 +5,10 @@ package media
 // the RTP clock runs at 48 kHz (a 20 ms packet advances the timestamp by
 // 960); the payload type is dynamic. A packet is one to 48 frames of 2.5
 // to 60 ms whose bytes cannot be split or joined, so an Opus session holds
-// packets (PacketJitterBuffer), decodes them with a FrameDecoder after the
-// jitter buffer and encodes with a FrameEncoder in the pacer; the codec
-// itself is libopus (package media/opus), which the call hands over.
+// packets (PacketJitterBuffer), decodes them with its Decoder after the
+// jitter buffer and encodes with its Encoder in the pacer; the codec
+// itself is libopus (package media/opus, behind Codec.NewDecoder and
+// Codec.NewEncoder).
 
 // OpusClockRate is the RTP clock rate of Opus.
 const OpusClockRate = 48000
@@ -15,25 +16,6 @@ const OpusClockRate = 48000
 // OpusCodec returns Opus with the dynamic payload type pt the offer gave it.
 func OpusCodec(pt uint8) Codec {
 	return Codec{PayloadType: pt, Name: "opus", ClockRate: OpusClockRate, opus: true}
-}
-
-// FrameDecoder decodes the packets of a packet codec (Opus) to PCM at its
-// Rate. Samples count at that rate.
-type FrameDecoder interface {
-	// Decode appends the PCM of packet to dst; a nil packet conceals
-	// samples lost (packet loss concealment).
-	Decode(dst []int16, packet []byte, samples int) ([]int16, error)
-	// DecodeFEC appends samples rebuilt for the packet lost before packet,
-	// from the forward error correction data packet carries.
-	DecodeFEC(dst []int16, packet []byte, samples int) ([]int16, error)
-	// Rate is the output rate.
-	Rate() int
-}
-
-// FrameEncoder encodes one frame of PCM at its Rate into a packet.
-type FrameEncoder interface {
-	Encode(dst []byte, pcm []int16) ([]byte, error)
-	Rate() int
 }
 
 // opusMaxSamples is the longest Opus packet, 120 ms at 48 kHz (RFC 6716

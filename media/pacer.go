@@ -50,7 +50,7 @@ type PacerOptions struct {
 	// Encoder, when set (Opus), encodes each frame: the pacer reads a
 	// ptime of PCM at its rate from the Playout and sends one packet,
 	// timestamps advancing at Codec's clock rate; the tap sees the PCM.
-	Encoder FrameEncoder
+	Encoder Encoder
 }
 
 // Pacer sends one RTP packet per ptime on a drift-free schedule: frame n
@@ -72,7 +72,7 @@ type Pacer struct {
 	stats    *Stats
 	events   EventSource
 	tap      Tap
-	enc      FrameEncoder
+	enc      Encoder
 	tsStep   int     // RTP ticks per frame
 	pcm      []int16 // the frame being encoded (Encoder only)
 

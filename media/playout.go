@@ -26,6 +26,10 @@ type Playout struct {
 	// onWrite, when set (by the Session owning the queue, before use), is
 	// called after each write that queued audio, outside the lock.
 	onWrite func()
+	// fill plays when the queue runs short (SetFiller: hold audio).
+	fill    *filler
+	loopBuf []byte  // a coded loop's piece of the frame being read
+	loopPCM []int16 // a PCM loop's piece, encoded for the pacer
 }
 
 // NewPlayout returns an empty PCM queue.
@@ -124,6 +128,17 @@ func (q *Playout) Read(dst []int16, n int) ([]int16, bool) {
 		s := q.coded.take(n)
 		dst, took = q.codec.DecodeFrame(dst, s), len(s)
 	}
+	if f := q.fill; f != nil && took < n {
+		if f.pcm != nil {
+			dst = takeLoop(dst, f.pcm, &f.pos, n-took)
+		} else {
+			base := len(dst)
+			q.loopBuf = takeLoop(q.loopBuf[:0], f.coded, &f.pos, n-took)
+			dst = q.codec.DecodeFrame(dst, q.loopBuf)
+			took += len(dst) - base
+		}
+		took = n
+	}
 	base := len(dst)
 	dst = grow(dst, n-took)
 	clear(dst[base:])
@@ -144,6 +159,16 @@ func (q *Playout) ReadCoded(dst []byte, n int, c Codec) ([]byte, bool) {
 	} else {
 		s := q.coded.take(n)
 		dst, took = c.Transcode(dst, q.codec, s), len(s)
+	}
+	if f := q.fill; f != nil && took < n {
+		if f.coded != nil {
+			q.loopBuf = takeLoop(q.loopBuf[:0], f.coded, &f.pos, n-took)
+			dst = c.Transcode(dst, q.codec, q.loopBuf)
+		} else {
+			q.loopPCM = takeLoop(q.loopPCM[:0], f.pcm, &f.pos, n-took)
+			dst = c.EncodeFrame(dst, q.loopPCM)
+		}
+		took = n
 	}
 	base := len(dst)
 	dst = grow(dst, n-took)

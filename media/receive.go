@@ -13,6 +13,9 @@ import (
 // SRTP authentication first, then the source latch, then the jitter
 // buffer. Each keeps the time it arrived.
 func (s *Session) drainRTP(now time.Time) {
+	if s.rtpRx == nil {
+		return // a Transport hands its packets to Receive
+	}
 	p := &s.rxPkt
 	for {
 		pkt, src, at, ok := s.rtpRx.read(now)
@@ -48,7 +51,10 @@ func (s *Session) handleRTP(p *rtp.Packet, src netip.AddrPort, size int, now tim
 		audio = p.PayloadType == s.codecPT && !event
 	}
 	expected := p.PayloadType == s.codecPT || p.PayloadType == s.opts.Codec.PayloadType || event
-	why := s.latch.check(src, p.SSRC, expected, now)
+	why := latchKeep
+	if s.opts.Transport == nil { // a Transport has authenticated its peer
+		why = s.latch.check(src, p.SSRC, expected, now)
+	}
 	if why == latchStranger {
 		s.mu.Unlock()
 		s.stranger(src)
@@ -89,6 +95,14 @@ func (s *Session) handleRTP(p *rtp.Packet, src netip.AddrPort, size int, now tim
 	}
 }
 
+// Receive takes one RTP packet from the session's Transport (whose reader
+// runs on its own goroutine), received at at: it is counted and buffered,
+// or handed to OnEvent, as a packet read from a port pair is. The packet
+// is not retained.
+func (s *Session) Receive(p *rtp.Packet, at time.Time) {
+	s.handleRTP(p, netip.AddrPort{}, p.MarshalSize(), at)
+}
+
 // stranger drops a packet from a source that may not steer the call: it
 // is counted, and the first one of the call is logged.
 func (s *Session) stranger(src netip.AddrPort) {
@@ -104,6 +118,9 @@ func (s *Session) stranger(src netip.AddrPort) {
 // check on the sender first (its SSRC is in clear, also in SRTCP), then
 // SRTCP authentication, then the reports.
 func (s *Session) drainRTCP(now time.Time) {
+	if s.rtcpRx == nil {
+		return
+	}
 	for {
 		pkt, src, _, ok := s.rtcpRx.read(now)
 		if !ok {

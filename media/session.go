@@ -1,6 +1,7 @@
 package media
 
 import (
+	"errors"
 	"fmt"
 	"net/netip"
 	"sync"
@@ -13,20 +14,17 @@ import (
 
 // SessionOptions configure a Session. Zero fields take the defaults.
 type SessionOptions struct {
-	// Codec is the negotiated G.711 variant for sending (default PCMU).
-	// Inbound audio may use either PCMU or PCMA per packet. With
-	// Passthrough it is also the consumer's codec for the session's life.
-	// Opus (OpusCodec) makes a packet session: see Decoder.
+	// Codec is the negotiated codec (default PCMU): G.711 (inbound
+	// packets may use either law; they are kept in Codec's), G.722, or
+	// Opus (OpusCodec).
 	Codec Codec
-	// Decoder and Encoder are the codec of an Opus session (both
-	// required): the session keeps whole packets (PacketJitterBuffer),
-	// decodes them after the jitter buffer (concealing a lost one from the
-	// next packet's FEC data or by the decoder's PLC) and hands OnAudio
-	// PCM at Decoder's rate; its Playout holds PCM at Encoder's rate,
-	// which the pacer encodes one packet per ptime. The Tap still sees
-	// 8 kHz frames (resampled for it, outbound encoded to PCMU).
-	Decoder FrameDecoder
-	Encoder FrameEncoder
+	// Rate is the PCM rate an Opus session decodes to and encodes from:
+	// the rate its main consumer takes, so nothing is resampled between
+	// them (default 24000, the model's). G.711 and G.722 have their own
+	// rates (8 and 16 kHz).
+	Rate int
+	// Encoder tunes an Opus session's encoder (the peer's fmtp).
+	Encoder EncoderOptions
 	// Ptime is the packet and frame interval, 10–60 ms (default 20 ms).
 	Ptime time.Duration
 	// JitterDelay is the jitter buffer's target delay (default 40 ms).
@@ -56,6 +54,11 @@ type SessionOptions struct {
 	// these SDES keys: inbound packets are authenticated and decrypted
 	// before anything else looks at them (the source latch included).
 	SRTP *SRTPKeys
+	// Transport, when set, carries the packets instead of a port pair (a
+	// WebRTC peer connection, which secures and routes them itself): the
+	// pacer writes to it, its owner hands inbound packets to Receive, and
+	// the session sends no RTCP (the transport does).
+	Transport PacketWriter
 	// MediaTimeout ends the media when no RTP arrived for this long: OnTimeout
 	// is called once. Zero disables it.
 	MediaTimeout time.Duration
@@ -64,33 +67,11 @@ type SessionOptions struct {
 	RTCPInterval time.Duration
 	// CNAME is the RTCP canonical name (default "switchboard").
 	CNAME string
-	// Passthrough keeps the audio as Codec's bytes both ways, for a
-	// consumer that speaks the call's G.711: a CodedJitterBuffer holds the
-	// payload bytes and OnPayload gets them untouched; the Playout is a
-	// coded one (NewCodedPlayout, as for every G.711 session) whose
-	// WriteCoded bytes the pacer sends as they are. Nothing is decoded or
-	// encoded on the way, except:
-	//   - for OnAudio, when it is set as well (in-band DTMF needs PCM);
-	//   - PCM written with Playout.Write (prompts rendered locally), which
-	//     is encoded once, on Write;
-	//   - after a codec change (SetCodec, a re-INVITE to the other G.711):
-	//     inbound packets of the other law are transcoded to Codec on Push
-	//     and outbound frames from Codec to the new codec as they are sent,
-	//     code word to code word (Codec.Transcode), so the consumer keeps
-	//     speaking Codec for the whole call.
-	// A lost frame is concealed like the PCM path conceals it (an
-	// attenuated repeat of the last frame, then silence), on the code words.
-	Passthrough bool
-	// OnPayload receives each inbound frame, ptime of Codec's bytes, at
-	// frame cadence on the media goroutine, from the first received packet
-	// on (passthrough only). The slice is reused after the call returns.
-	OnPayload func(payload []byte, status FrameStatus)
-	// OnAudio receives each inbound frame (ptime of 8 kHz PCM; in an Opus
-	// session each packet's PCM at the Decoder's rate) at frame cadence on
-	// the session's media goroutine, from the first received packet on. The slice is reused after the call returns. With
-	// Passthrough it is optional: set, each frame is decoded for it after
-	// OnPayload has had the bytes; nil, nothing is decoded.
-	OnAudio func(pcm []int16, status FrameStatus)
+	// OnFrame runs once per inbound frame tick, after the listeners (see
+	// Listen), on the media goroutine, from the first received packet on:
+	// a clock for what times out between packets (an RFC 4733 event whose
+	// end packets were lost).
+	OnFrame func(at time.Time)
 	// OnEvent receives telephone-event packets raw, with their header, on
 	// the media goroutine as they are read. The slices are reused after the
 	// call returns.
@@ -99,7 +80,8 @@ type SessionOptions struct {
 	// wrapping ErrMediaTimeout. The caller sends BYE with a Reason header.
 	OnTimeout func(err error)
 	// Tap, when set, observes every inbound frame delivered and every
-	// outbound frame sent (call health, recording), on the media goroutine.
+	// outbound frame sent (call health, recording), on the media goroutine,
+	// always as 8 kHz audio (a wideband session resamples for it).
 	Tap Tap
 	// Logger receives the session's few events (latching, SSRC changes).
 	Logger zerolog.Logger
@@ -130,13 +112,22 @@ type Session struct {
 
 	playout *Playout
 	pacer   *Pacer
+	// dec and enc code a G.722 or Opus session's audio (nil for G.711,
+	// whose code words are kept and converted by table).
+	dec Decoder
+	enc Encoder
+
+	// listeners take the inbound audio (listen.go); lmu serializes
+	// changes to the set.
+	lmu       sync.Mutex
+	listeners atomic.Pointer[listenerSet]
 
 	mu         sync.Mutex
 	remote     netip.AddrPort
 	remoteRTCP netip.AddrPort
 	latch      sourceLatch
 	codecPT    uint8               // the negotiated audio payload type (SetCodec)
-	codedJB    *CodedJitterBuffer  // G.711 (and G.722 in passthrough): code words
+	codedJB    *CodedJitterBuffer  // G.711 and G.722: code words
 	pktJB      *PacketJitterBuffer // set in an Opus session
 	tap        Tap                 // opts.Tap, behind a RateTap in an Opus session
 	rx         rxStats
@@ -181,13 +172,16 @@ type Session struct {
 const rtcpPoll = 100 * time.Millisecond
 
 // NewSession starts the media of a call on pair, which it owns from now on
-// (Close closes it).
+// (Close closes it); pair is nil when opts.Transport carries the packets.
 func NewSession(pair *PortPair, opts SessionOptions) (*Session, error) {
 	if opts.Codec.Name == "" {
 		opts.Codec = PCMU
 	}
 	if opts.Ptime == 0 {
 		opts.Ptime = 20 * time.Millisecond
+	}
+	if opts.Rate == 0 {
+		opts.Rate = 24000
 	}
 	if opts.EventPayloadType == 0 {
 		opts.EventPayloadType = 101
@@ -201,43 +195,31 @@ func NewSession(pair *PortPair, opts SessionOptions) (*Session, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	if (pair == nil) == (opts.Transport == nil) {
+		return nil, errors.New("new session: needs a port pair or a transport, not both")
+	}
 	s := &Session{opts: opts, pair: pair, log: opts.Logger, now: opts.Now,
 		timeout: opts.MediaTimeout, outBuf: make([]byte, 1500), decBuf: make([]byte, 1500)}
-	jopts := JitterOptions{Ptime: opts.Ptime, Delay: opts.JitterDelay}
-	s.tap = opts.Tap
-	var err error
-	pacerTap := opts.Tap
-	if opts.Codec.opus {
-		if err = s.packetMode(jopts); err != nil {
-			return nil, fmt.Errorf("new session: %w", err)
-		}
-		pacerTap = s.tap
-	} else {
-		// The buffers keep code words either way (half the memory of
-		// PCM): the jitter buffer's frames are decoded for a PCM consumer
-		// as they are delivered, and a G.711 playout encodes PCM once, on
-		// Write, so the pacer sends its bytes as they are.
-		if opts.Passthrough || !opts.Codec.IsG722() {
-			s.playout = NewCodedPlayout(opts.Codec)
-		}
-		s.codedJB, err = NewCodedJitterBuffer(opts.Codec, jopts)
-	}
-	if s.playout == nil {
-		s.playout = NewPlayout()
-	}
-	if err != nil {
+	if err := s.initCodec(); err != nil {
 		return nil, fmt.Errorf("new session: %w", err)
 	}
 	if opts.SRTP != nil {
 		st, err := newSRTPState(*opts.SRTP)
 		if err != nil {
+			s.closeCoders()
 			return nil, fmt.Errorf("new session: %w", err)
 		}
 		s.srtp.Store(st)
 		s.encBuf = make([]byte, 1500+st.authTagOverRTP)
 	}
-	s.pacer, err = NewPacer(s, s.playout, PacerOptions{Codec: opts.Codec, Ptime: opts.Ptime, Now: opts.Now, Stats: &s.stats, Tap: pacerTap, Encoder: opts.Encoder})
+	var w PacketWriter = s
+	if opts.Transport != nil {
+		w = opts.Transport
+	}
+	var err error
+	s.pacer, err = NewPacer(w, s.playout, PacerOptions{Codec: opts.Codec, Ptime: opts.Ptime, Now: opts.Now, Stats: &s.stats, Tap: s.tap, Encoder: s.enc})
 	if err != nil {
+		s.closeCoders()
 		return nil, fmt.Errorf("new session: %w", err)
 	}
 	s.playout.onWrite = s.startTalkspurt
@@ -248,7 +230,9 @@ func NewSession(pair *PortPair, opts SessionOptions) (*Session, error) {
 	s.setRemoteLocked(opts.Remote)
 	now := s.now()
 	s.lastRTP.Store(now.UnixNano())
-	s.rtpRx, s.rtcpRx = newRxSocket(pair.RTP, 1500), newRxSocket(pair.RTCP, 1500)
+	if pair != nil {
+		s.rtpRx, s.rtcpRx = newRxSocket(pair.RTP, 1500), newRxSocket(pair.RTCP, 1500)
+	}
 	s.in = inFrame{pcm: make([]int16, 0, 480), coded: make([]byte, 0, 480)}
 	if s.pktJB != nil {
 		s.in.pcm, s.in.coded = make([]int16, 0, opusMaxSamples), make([]byte, 0, maxPacket)
@@ -263,11 +247,72 @@ func NewSession(pair *PortPair, opts SessionOptions) (*Session, error) {
 	return s, nil
 }
 
-// LocalPort returns the RTP port to put in the SDP (RTCP is one above).
-func (s *Session) LocalPort() int { return s.pair.Port() }
+// initCodec sets up the buffers and coders of the session's codec: a
+// G.711 session keeps code words both ways (half the memory of PCM: the
+// jitter buffer's frames are decoded only for a listener that needs PCM,
+// and PCM written to the playout is encoded once, on Write, so the pacer
+// sends its bytes as they are); G.722 keeps code words in the jitter
+// buffer, decodes them with its decoder and queues PCM at 16 kHz for the
+// pacer's encoder; Opus keeps whole packets and PCM at Rate. The tap of
+// a wideband session sees 8 kHz through a RateTap.
+func (s *Session) initCodec() error {
+	o := s.opts
+	jopts := JitterOptions{Ptime: o.Ptime, Delay: o.JitterDelay}
+	s.tap = o.Tap
+	var err error
+	switch {
+	case o.Codec.IsG711():
+		s.playout = NewCodedPlayout(o.Codec)
+		s.codedJB, err = NewCodedJitterBuffer(o.Codec, jopts)
+		return err
+	case o.Codec.opus:
+		if s.pktJB, err = NewPacketJitterBuffer(o.Codec, jopts); err != nil {
+			return err
+		}
+	default:
+		if s.codedJB, err = NewCodedJitterBuffer(o.Codec, jopts); err != nil {
+			return err
+		}
+	}
+	if s.dec, err = o.Codec.NewDecoder(o.Rate); err != nil {
+		return err
+	}
+	if s.enc, err = o.Codec.NewEncoder(o.Rate, o.Encoder); err != nil {
+		s.closeCoders()
+		return err
+	}
+	s.playout = NewPlayoutAt(s.enc.Rate())
+	if o.Tap != nil {
+		if s.tap, err = NewRateTap(o.Tap, s.dec.Rate(), s.enc.Rate()); err != nil {
+			s.closeCoders()
+			return err
+		}
+	}
+	return nil
+}
 
-// Playout returns the outbound queue (8 kHz audio tagged by item id: PCM,
-// or with Passthrough the bytes of SessionOptions.Codec).
+// closeCoders frees the decoder and encoder (libopus memory).
+func (s *Session) closeCoders() {
+	if s.dec != nil {
+		_ = s.dec.Close()
+	}
+	if s.enc != nil {
+		_ = s.enc.Close()
+	}
+}
+
+// LocalPort returns the RTP port to put in the SDP (RTCP is one above);
+// 0 on a Transport.
+func (s *Session) LocalPort() int {
+	if s.pair == nil {
+		return 0
+	}
+	return s.pair.Port()
+}
+
+// Playout returns the outbound queue (audio tagged by item id: G.711 code
+// words, or PCM at the encoder's rate for G.722 and Opus). Writers
+// (Session.Writer) convert into it.
 func (s *Session) Playout() *Playout { return s.playout }
 
 // Pacer returns the outbound pacer, e.g. to install a telephone-event source.
@@ -276,10 +321,9 @@ func (s *Session) Pacer() *Pacer { return s.pacer }
 // Stats returns a snapshot of the call's media counters.
 func (s *Session) Stats() StatsSnapshot { return s.stats.Snapshot() }
 
-// String shows both chains, e.g.
-// "RTP -> Jitter(40ms PCMU) -> PCMU(decode) | Playout -> Pacer(PCMU 20ms) -> RTP",
-// or in passthrough after a switch to PCMA
-// "RTP -> Jitter(40ms PCMU) | Playout(PCMU) -> PCMU->PCMA(transcode) -> Pacer(PCMA 20ms) -> RTP".
+// String shows both chains, the listeners' after "=>", e.g.
+// "RTP -> Jitter(40ms PCMU) => [PCMU(decode) -> Resample(8k->24k) -> PCM16LE(24k)] | Playout(PCMU) -> Pacer(PCMU 20ms) -> RTP",
+// or for an Opus leg "RTP -> Jitter(40ms opus) -> Opus(decode 24k) => [...] | Playout(24k) -> Opus(encode 24k) -> Pacer(opus 20ms) -> RTP".
 func (s *Session) String() string {
 	s.mu.Lock()
 	jb := s.jitter().String()
@@ -289,19 +333,15 @@ func (s *Session) String() string {
 		wire = "SRTP(" + st.keys.Suite + ") -> RTP"
 		out = "RTP -> SRTP(" + st.keys.Suite + ")"
 	}
-	if s.pktJB != nil {
-		return fmt.Sprintf("%s -> %s -> Opus(decode %dk) | %s -> Opus(encode %dk) -> %s -> %s", wire, jb,
-			s.opts.Decoder.Rate()/1000, s.playout, s.opts.Encoder.Rate()/1000, s.pacer, out)
-	}
 	in := wire + " -> " + jb
-	if s.opts.OnAudio != nil || !s.opts.Passthrough {
-		in += " -> " + s.opts.Codec.Name + "(decode)"
+	if s.dec != nil {
+		in += " -> " + s.dec.String()
 	}
-	if !s.opts.Passthrough {
-		return fmt.Sprintf("%s | %s -> %s -> %s", in, s.playout, s.pacer, out)
-	}
+	in += s.listenersString()
 	play := s.playout.String()
-	if c := s.pacer.Codec(); !c.sameLaw(s.opts.Codec) {
+	if s.enc != nil {
+		play += " -> " + s.enc.String()
+	} else if c := s.pacer.Codec(); !c.sameLaw(s.opts.Codec) {
 		play += " -> " + s.opts.Codec.Name + "->" + c.Name + "(transcode)"
 	}
 	return fmt.Sprintf("%s | %s -> %s -> %s", in, play, s.pacer, out)
@@ -377,9 +417,11 @@ func (s *Session) SetSRTP(keys *SRTPKeys) error {
 	return nil
 }
 
-// SetCodec changes the outbound encoding. With Passthrough the consumer's
-// codec (SessionOptions.Codec) stays: frames are transcoded to c as they
-// are sent, and inbound packets in c to the consumer's codec.
+// SetCodec changes the outbound encoding after a re-INVITE to the other
+// G.711 (or another Opus payload type). The session keeps the code words
+// of SessionOptions.Codec for its whole life: frames are transcoded to c
+// as they are sent, and inbound packets in c to the session's codec, so
+// its listeners and writers never change.
 func (s *Session) SetCodec(c Codec) {
 	s.mu.Lock()
 	s.codecPT = c.PayloadType
@@ -472,7 +514,10 @@ func (s *Session) WriteRTP(h *rtp.Header, payload []byte) error {
 func (s *Session) Close() error {
 	s.closeOnce.Do(func() {
 		s.worker.remove(s)
-		s.closeErr = s.pair.Close()
+		if s.pair != nil {
+			s.closeErr = s.pair.Close()
+		}
+		s.closeCoders()
 		// The buffers go now, even if the session is still referenced
 		// (a SIP transaction keeps its call for its timers, 32 s).
 		s.mu.Lock()

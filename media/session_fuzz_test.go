@@ -68,13 +68,18 @@ func FuzzSessionPackets(f *testing.F) {
 	}
 	require.NotNil(f, pairs[1], "no free RTP port range")
 	var sessions [2]*Session
-	for i, pass := range []bool{false, true} {
+	for i, pcm := range []bool{true, false} {
 		s, err := NewSession(pairs[i], SessionOptions{
-			Remote: from, Passthrough: pass, MediaTimeout: time.Hour,
-			OnAudio:   func([]int16, FrameStatus) {},
-			OnPayload: func([]byte, FrameStatus) {},
-			OnEvent:   func(*rtp.Header, []byte) {},
+			Remote: from, MediaTimeout: time.Hour,
+			OnEvent: func(*rtp.Header, []byte) {},
 		})
+		require.NoError(f, err)
+		// One session's consumer takes PCM, the other's the code words.
+		if pcm {
+			_, err = s.Listen(PCM16(24000), func([]byte) {})
+		} else {
+			_, err = s.Listen(FormatPCMU, func([]byte) {})
+		}
 		require.NoError(f, err)
 		sessions[i] = s
 		f.Cleanup(func() { _ = s.Close() })

@@ -1,32 +1,6 @@
 package media
 
-import (
-	"errors"
-	"time"
-)
-
-var errNoFrameCoder = errors.New("an Opus session needs a decoder and an encoder")
-
-// packetMode sets an Opus session up: the packet jitter buffer, a PCM
-// playout at the encoder's rate and, for the tap, a RateTap.
-func (s *Session) packetMode(jopts JitterOptions) error {
-	if s.opts.Decoder == nil || s.opts.Encoder == nil {
-		return errNoFrameCoder
-	}
-	var err error
-	if s.pktJB, err = NewPacketJitterBuffer(s.opts.Codec, jopts); err != nil {
-		return err
-	}
-	s.playout = NewPlayoutAt(s.opts.Encoder.Rate())
-	if s.opts.Tap != nil {
-		rt, err := NewRateTap(s.opts.Tap, s.opts.Decoder.Rate(), s.opts.Encoder.Rate())
-		if err != nil {
-			return err
-		}
-		s.tap = rt
-	}
-	return nil
-}
+import "time"
 
 // maxPacketsPerTick bounds the packets one frame tick delivers (ptime
 // over the shortest Opus packet, 2.5 ms, is 24).
@@ -36,8 +10,9 @@ const maxPacketsPerTick = 32
 // consumer a ptime of audio; packets are popped, decoded (a lost one
 // concealed) and handed over until their lengths cover it.
 func (s *Session) deliverPackets(in *inFrame, due time.Time) {
-	dec := s.opts.Decoder
+	dec := s.dec
 	rate := dec.Rate()
+	set := s.listeners.Load()
 	in.credit += s.pktJB.Frame()
 	for i := 0; in.credit > 0 && i < maxPacketsPerTick; i++ {
 		s.mu.Lock()
@@ -59,11 +34,11 @@ func (s *Session) deliverPackets(in *inFrame, due time.Time) {
 		var err error
 		switch {
 		case st == FramePlayed:
-			in.pcm, err = dec.Decode(in.pcm[:0], payload, 0)
+			in.pcm, err = dec.Decode(in.pcm[:0], payload)
 		case st == FrameConcealed && fec:
-			in.pcm, err = dec.DecodeFEC(in.pcm[:0], payload, n)
+			in.pcm, err = dec.Conceal(in.pcm[:0], payload, n)
 		case st == FrameConcealed:
-			in.pcm, err = dec.Decode(in.pcm[:0], nil, n)
+			in.pcm, err = dec.Conceal(in.pcm[:0], nil, n)
 		default:
 			in.pcm = grow(in.pcm[:0], n)
 			clear(in.pcm)
@@ -71,7 +46,7 @@ func (s *Session) deliverPackets(in *inFrame, due time.Time) {
 		if err != nil {
 			// A packet libopus refuses plays as a lost one.
 			st = FrameConcealed
-			if in.pcm, err = dec.Decode(in.pcm[:0], nil, n); err != nil {
+			if in.pcm, err = dec.Conceal(in.pcm[:0], nil, n); err != nil {
 				in.pcm = grow(in.pcm[:0], n)
 				clear(in.pcm)
 				st = FrameSilence
@@ -80,8 +55,9 @@ func (s *Session) deliverPackets(in *inFrame, due time.Time) {
 		if s.tap != nil {
 			s.tap.Inbound(Frame{At: due, Samples: len(in.pcm), PCM: in.pcm, Status: st})
 		}
-		if s.opts.OnAudio != nil {
-			s.opts.OnAudio(in.pcm, st)
-		}
+		s.feed(set, nil, in.pcm)
+	}
+	if s.opts.OnFrame != nil {
+		s.opts.OnFrame(due)
 	}
 }

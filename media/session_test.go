@@ -37,6 +37,47 @@ func newSession(t *testing.T, pool *PortPool, opts SessionOptions) *Session {
 
 func addr(port int) netip.AddrPort { return netip.AddrPortFrom(loopback, uint16(port)) }
 
+// statusTap remembers the status of the last inbound frame: the tap sees
+// each frame just before the session's listeners do.
+type statusTap struct {
+	inner Tap
+	mu    sync.Mutex
+	st    FrameStatus
+}
+
+func (s *statusTap) Inbound(f Frame) {
+	s.mu.Lock()
+	s.st = f.Status
+	s.mu.Unlock()
+	if s.inner != nil {
+		s.inner.Inbound(f)
+	}
+}
+
+func (s *statusTap) Outbound(f Frame) {
+	if s.inner != nil {
+		s.inner.Outbound(f)
+	}
+}
+
+func (s *statusTap) last() FrameStatus {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.st
+}
+
+// newListeningSession starts a session whose inbound audio goes to
+// onAudio as samples at rate, with each frame's status.
+func newListeningSession(t *testing.T, pool *PortPool, opts SessionOptions, rate int, onAudio func([]int16, FrameStatus)) *Session {
+	t.Helper()
+	st := &statusTap{inner: opts.Tap}
+	opts.Tap = st
+	s := newSession(t, pool, opts)
+	_, err := s.ListenPCM(rate, func(pcm []int16) { onAudio(pcm, st.last()) })
+	require.NoError(t, err)
+	return s
+}
+
 // audioSink collects inbound frames.
 type audioSink struct {
 	mu     sync.Mutex
@@ -63,7 +104,7 @@ func TestSessionsTalk(t *testing.T) {
 	pool := newPool(t)
 	var sinkB audioSink
 	a := newSession(t, pool, SessionOptions{RTCPInterval: 100 * time.Millisecond})
-	b := newSession(t, pool, SessionOptions{Codec: PCMA, OnAudio: sinkB.onAudio, RTCPInterval: 100 * time.Millisecond})
+	b := newListeningSession(t, pool, SessionOptions{Codec: PCMA, RTCPInterval: 100 * time.Millisecond}, 8000, sinkB.onAudio)
 	a.SetRemote(addr(b.LocalPort()))
 	b.SetRemote(addr(a.LocalPort()))
 	a.Playout().Write("item_a", tone(440, 8000, 4000, 10000)) // 500 ms
@@ -81,7 +122,8 @@ func TestSessionsTalk(t *testing.T) {
 	require.Less(t, sb.Late, sb.PacketsIn/2, "late packets only from scheduling hiccups of a loaded machine")
 	require.GreaterOrEqual(t, sb.Expected, sb.PacketsIn-1)
 	require.Less(t, sb.Jitter, 50*time.Millisecond)
-	require.Contains(t, a.String(), "RTP -> Jitter(40ms PCMU) -> PCMU(decode) | Playout")
+	require.Contains(t, a.String(), "RTP -> Jitter(40ms PCMU) | Playout(PCMU)")
+	require.Contains(t, b.String(), "Jitter(40ms PCMA) => [PCMA(decode) -> PCM(8k)] | Playout(PCMA)")
 	require.Contains(t, b.String(), "Pacer(PCMA 20ms)")
 	// A's packets are G.711 from A's pacer; B reported on them by RTCP, so
 	// A learned a round-trip time (tiny on loopback) and no loss.

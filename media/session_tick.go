@@ -61,10 +61,10 @@ type inFrame struct {
 	credit int
 }
 
-// deliver pops the frame that is due and hands it to the callbacks: the
-// code words to OnPayload (passthrough) and the tap, their decoding to
-// OnAudio when it is set. Until the first packet (FrameIdle) nothing
-// is called.
+// deliver pops the frame that is due and hands it on: to the tap (8 kHz:
+// G.711 code words, or a wideband frame's PCM through the RateTap), to
+// each listener (decoded once, when one needs PCM), then OnFrame. Until
+// the first packet (FrameIdle) nothing is called.
 func (s *Session) deliver(in *inFrame, due time.Time) {
 	if s.pktJB != nil {
 		s.deliverPackets(in, due)
@@ -78,15 +78,45 @@ func (s *Session) deliver(in *inFrame, due time.Time) {
 	if st == FrameIdle {
 		return
 	}
-	if s.opts.Passthrough && s.opts.OnPayload != nil {
-		s.opts.OnPayload(in.coded, st)
+	set := s.listeners.Load()
+	var pcm []int16
+	switch {
+	case s.dec != nil: // G.722: its taps need PCM, whoever listens
+		if st == FramePlayed {
+			in.pcm, _ = s.dec.Decode(in.pcm[:0], in.coded)
+		} else {
+			// A frame the jitter buffer filled plays as silence and
+			// leaves the decoder's state alone.
+			in.pcm, _ = s.dec.Conceal(in.pcm[:0], nil, 2*len(in.coded))
+		}
+		pcm = in.pcm
+		if s.tap != nil {
+			s.tap.Inbound(Frame{At: due, Samples: len(pcm), PCM: pcm, Status: st})
+		}
+	default:
+		if s.tap != nil {
+			s.tap.Inbound(Frame{At: due, Samples: len(in.coded), Coded: in.coded, Codec: s.opts.Codec, Status: st})
+		}
+		if set != nil && set.needPCM {
+			in.pcm = s.opts.Codec.DecodeFrame(in.pcm[:0], in.coded)
+			pcm = in.pcm
+		}
 	}
-	if s.opts.Tap != nil {
-		s.opts.Tap.Inbound(Frame{At: due, Samples: len(in.coded), Coded: in.coded, Codec: s.opts.Codec, Status: st})
+	s.feed(set, in.coded, pcm)
+	if s.opts.OnFrame != nil {
+		s.opts.OnFrame(due)
 	}
-	if s.opts.OnAudio != nil {
-		in.pcm = s.opts.Codec.DecodeFrame(in.pcm[:0], in.coded)
-		s.opts.OnAudio(in.pcm, st)
+}
+
+// feed hands one frame to every listener still on.
+func (s *Session) feed(set *listenerSet, coded []byte, pcm []int16) {
+	if set == nil {
+		return
+	}
+	for _, l := range set.ls {
+		if !l.off.Load() {
+			l.push(coded, pcm)
+		}
 	}
 }
 
@@ -117,6 +147,9 @@ func (s *Session) checkTimeout(now time.Time) {
 }
 
 func (s *Session) sendReport(now time.Time) {
+	if s.pair == nil {
+		return // the Transport reports for itself
+	}
 	rtpTime := s.pacer.rtpTimeAt(now)
 	s.mu.Lock()
 	pkts := buildReport(now, s.pacer.SSRC(), s.opts.CNAME, &s.report, &s.rx, &s.stats, rtpTime)

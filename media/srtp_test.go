@@ -30,7 +30,7 @@ func TestSessionsTalkSRTP(t *testing.T) {
 			ka, kb := newKey(t, suite), newKey(t, suite)
 			var sinkB audioSink
 			a := newSession(t, pool, SessionOptions{SRTP: &SRTPKeys{Suite: suite, Local: ka, Remote: kb}, RTCPInterval: 100 * time.Millisecond})
-			b := newSession(t, pool, SessionOptions{SRTP: &SRTPKeys{Suite: suite, Local: kb, Remote: ka}, OnAudio: sinkB.onAudio, RTCPInterval: 100 * time.Millisecond})
+			b := newListeningSession(t, pool, SessionOptions{SRTP: &SRTPKeys{Suite: suite, Local: kb, Remote: ka}, RTCPInterval: 100 * time.Millisecond}, 8000, sinkB.onAudio)
 			a.SetRemote(addr(b.LocalPort()))
 			b.SetRemote(addr(a.LocalPort()))
 			a.Playout().Write("item_a", tone(440, 8000, 4000, 10000))
@@ -39,7 +39,7 @@ func TestSessionsTalkSRTP(t *testing.T) {
 				return n >= 20 && e > 0 && b.Stats().RTCPIn > 0 && a.Stats().RTCPIn > 0
 			}, 5*time.Second, 10*time.Millisecond)
 			require.Zero(t, b.Stats().Strangers)
-			require.Contains(t, b.String(), "SRTP("+suite+") -> RTP -> Jitter(40ms PCMU) -> PCMU(decode)")
+			require.Contains(t, b.String(), "SRTP("+suite+") -> RTP -> Jitter(40ms PCMU) => [PCMU(decode) -> PCM(8k)]")
 		})
 	}
 }
@@ -56,8 +56,8 @@ func TestSessionSRTPWire(t *testing.T) {
 	require.NoError(t, err)
 	defer peer.Close()
 	var sink audioSink
-	s := newSession(t, pool, SessionOptions{Remote: peer.LocalAddr().(*net.UDPAddr).AddrPort(), OnAudio: sink.onAudio,
-		SRTP: &SRTPKeys{Suite: suite, Local: local, Remote: remote}})
+	s := newListeningSession(t, pool, SessionOptions{Remote: peer.LocalAddr().(*net.UDPAddr).AddrPort(),
+		SRTP: &SRTPKeys{Suite: suite, Local: local, Remote: remote}}, 8000, sink.onAudio)
 	s.Playout().Write("x", tone(440, 8000, 1600, 10000))
 
 	// Outbound: SRTP under our key.

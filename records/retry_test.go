@@ -25,25 +25,18 @@ func (l stubLeg) Info() call.LegInfo {
 	return call.LegInfo{Kind: "sip", From: "+14155550123", To: "+18005550100", Received: time.Now(),
 		Route: call.Route{NumberID: "pn_a", PhoneNumber: "+18005550100", TeamID: "team_a", AgentID: "ag_1"}}
 }
-func (l stubLeg) Context() context.Context                           { return l.ctx }
-func (stubLeg) Rate() int                                            { return 8000 }
-func (stubLeg) Codec() string                                        { return call.EncodingPCMU }
-func (stubLeg) Start(call.LegSink, call.LegOptions) error            { return nil }
-func (stubLeg) Ring() error                                          { return nil }
-func (stubLeg) Answer(context.Context) error                         { return nil }
-func (stubLeg) Reject(int, string, time.Duration) error              { return nil }
-func (stubLeg) Hangup(context.Context, string, ...call.Header) error { return nil }
-func (stubLeg) Transfer(context.Context, string, func(status int), ...call.Header) error {
-	return nil
-}
-func (stubLeg) Play(string, []int16)                   {}
-func (stubLeg) PlayCoded(string, []byte)               {}
-func (stubLeg) Flush() (string, int)                   { return "", 0 }
-func (stubLeg) Pending() time.Duration                 { return 0 }
-func (stubLeg) SendDTMF(context.Context, string) error { return nil }
-func (stubLeg) Hold(bool)                              {}
-func (stubLeg) Stats() media.StatsSnapshot             { return media.StatsSnapshot{} }
-func (stubLeg) Close() error                           { return nil }
+func (l stubLeg) Context() context.Context                                               { return l.ctx }
+func (stubLeg) Start(call.LegSink, call.LegOptions) error                                { return nil }
+func (stubLeg) Ring() error                                                              { return nil }
+func (stubLeg) Answer(context.Context) error                                             { return nil }
+func (stubLeg) Reject(int, string, time.Duration) error                                  { return nil }
+func (stubLeg) Hangup(context.Context, string, ...call.Header) error                     { return nil }
+func (stubLeg) Transfer(context.Context, string, func(status int), ...call.Header) error { return nil }
+func (stubLeg) Audio() call.Audio                                                        { return nil }
+func (stubLeg) SendDTMF(context.Context, string) error                                   { return nil }
+func (stubLeg) Hold(bool)                                                                {}
+func (stubLeg) Stats() media.StatsSnapshot                                               { return media.StatsSnapshot{} }
+func (stubLeg) Close() error                                                             { return nil }
 
 // failingStore fails every call record write while down is set.
 type failingStore struct {
@@ -86,7 +79,7 @@ func TestFinalRecordIsRetried(t *testing.T) {
 	var down atomic.Bool
 	down.Store(true)
 	rec := records.NewRecorder(failingStore{e.st, &down}, records.RecorderOptions{AliveInterval: 20 * time.Millisecond})
-	m, err := call.NewManager(call.Options{SIP: call.SIPLegOptions{Ports: &media.PortPool{}}, Router: rejectAll{}, Journal: rec}, zerolog.Nop())
+	m, err := call.NewManager(call.Options{Router: rejectAll{}, Journal: rec}, zerolog.Nop())
 	require.NoError(t, err)
 	m.Run(context.Background(), stubLeg{ctx: context.Background()}, zerolog.Nop())
 

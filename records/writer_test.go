@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"switchboard/call"
-	"switchboard/media"
 	"switchboard/records"
 	"switchboard/store"
 )
@@ -133,7 +132,7 @@ func TestRecordsAreBatchedAndCoalesced(t *testing.T) {
 	rec := records.NewRecorder(gatedStore{e.st, g}, records.RecorderOptions{})
 	j := &checkedJournal{Recorder: rec, st: e.st}
 	release := make(chan struct{})
-	m, err := call.NewManager(call.Options{SIP: call.SIPLegOptions{Ports: &media.PortPool{}}, Router: heldRouter{release}, Journal: j}, zerolog.Nop())
+	m, err := call.NewManager(call.Options{Router: heldRouter{release}, Journal: j}, zerolog.Nop())
 	require.NoError(t, err)
 	ctx := context.Background()
 
@@ -183,7 +182,7 @@ func TestBadRecordDoesNotHoldBackItsBatch(t *testing.T) {
 	g := &gate{failBatch: true, badID: "c-bad"}
 	rec := records.NewRecorder(gatedStore{e.st, g}, records.RecorderOptions{AliveInterval: 20 * time.Millisecond})
 	release := make(chan struct{})
-	m, err := call.NewManager(call.Options{SIP: call.SIPLegOptions{Ports: &media.PortPool{}}, Router: heldRouter{release}, Journal: rec}, zerolog.Nop())
+	m, err := call.NewManager(call.Options{Router: heldRouter{release}, Journal: rec}, zerolog.Nop())
 	require.NoError(t, err)
 	ctx := context.Background()
 	m.Start(ctx, namedLeg{stubLeg{ctx: ctx}, "c-first"}, zerolog.Nop(), nil)

@@ -14,6 +14,7 @@ import (
 
 	"switchboard/app/apptest"
 	"switchboard/call"
+	"switchboard/sipleg"
 )
 
 // paddedSpeechWAV synthesises an English sentence with espeak-ng and converts it
@@ -91,7 +92,7 @@ func TestBaresipEcho(t *testing.T) {
 	requireNoCalls(t, d)
 	snap := c.Snapshot()
 	require.Equal(t, call.EndedByCaller, snap.EndedBy, "baresip hung up at the end of its WAV")
-	require.Equal(t, "PCMU", c.Leg().(*call.SIPLeg).SIP().Offer().Codec.Name)
+	require.Equal(t, "PCMU", c.Leg().(*sipleg.Leg).SIP().Offer().Codec.Name)
 
 	// sndfile dumps what baresip sent (-enc) and what it heard (-dec).
 	decs, err := filepath.Glob(filepath.Join(rec, "dump-*-dec.wav"))

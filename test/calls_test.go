@@ -23,6 +23,7 @@ import (
 	"switchboard/call"
 	"switchboard/sip"
 	"switchboard/sip/siptest"
+	"switchboard/sipleg"
 )
 
 // Numbers the call tests create besides the demo number.
@@ -124,7 +125,7 @@ func testPcapEcho(t *testing.T, d *apptest.Daemon) {
 	snap := c.Snapshot()
 	require.Equal(t, call.StateEnded, snap.State)
 	require.Equal(t, call.EndedByCaller, snap.EndedBy)
-	require.Equal(t, "PCMA", c.Leg().(*call.SIPLeg).SIP().Offer().Codec.Name)
+	require.Equal(t, "PCMA", c.Leg().(*sipleg.Leg).SIP().Offer().Codec.Name)
 	require.Equal(t, uint64(1), snap.Media.Latches, "sipp's pcap comes from port 0 on the SDP's host: the SDP address is latched, RTP keeps going there")
 	require.Zero(t, snap.Media.Strangers)
 	// 4 s of 30 ms packets both ways (the answer follows the offer's ptime).
@@ -251,7 +252,7 @@ func testHold(t *testing.T, d *apptest.Daemon) {
 
 	// Follow the call's media direction; on hold (the caller sendonly),
 	// the appliance's RTP must stop, and come back on resume.
-	dir := func() sip.Direction { return c.Leg().(*call.SIPLeg).SIP().Media().Direction }
+	dir := func() sip.Direction { return c.Leg().(*sipleg.Leg).SIP().Media().Direction }
 	require.Eventually(t, func() bool { return peer.count() > 20 }, 5*time.Second, 10*time.Millisecond, "RTP before hold")
 	require.Eventually(t, func() bool { return dir() == sip.SendOnly }, 10*time.Second, 5*time.Millisecond, "hold")
 	time.Sleep(200 * time.Millisecond) // the pacer pauses right after the update

@@ -24,8 +24,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"switchboard/app/apptest"
-	"switchboard/call"
 	"switchboard/media/wav"
+	"switchboard/sipleg"
 )
 
 // speechWAV writes a sentence spoken by espeak-ng, converted by sox to
@@ -527,9 +527,9 @@ func TestDial(t *testing.T) {
 		r.waitLine(t, "first RTP in")
 		var hungUp bool
 		for _, c := range d.App.Calls().List() {
-			if c.Leg().(*call.SIPLeg).SIP().From() == "remote-bye" {
+			if c.Leg().(*sipleg.Leg).SIP().From() == "remote-bye" {
 				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-				require.NoError(t, c.Leg().(*call.SIPLeg).SIP().Hangup(ctx, "test over"))
+				require.NoError(t, c.Leg().(*sipleg.Leg).SIP().Hangup(ctx, "test over"))
 				cancel()
 				hungUp = true
 			}

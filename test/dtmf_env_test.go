@@ -24,7 +24,6 @@ import (
 	"switchboard/call"
 	"switchboard/dtmf"
 	"switchboard/media"
-	"switchboard/media/opus"
 	"switchboard/realtime"
 	"switchboard/realtime/realtimetest"
 	"switchboard/sip"
@@ -268,8 +267,7 @@ type caller struct {
 	evBuf    []dtmf.Event
 	// An Opus caller's audio is 24 kHz: up for what it plays, down for
 	// its detector.
-	up, down *media.Resampler
-	down8    []int16
+	w *media.Writer // the caller's voice, 8 kHz PCM whatever the codec
 }
 
 // eventPacket is one telephone-event packet the caller received.
@@ -297,20 +295,17 @@ func (e *dtmfEnv) dial(t *testing.T, number string, o callerOptions) *caller {
 	pair, err := pool.Allocate()
 	require.NoError(t, err)
 	c := &caller{events: &eventQueue{}, rx: dtmf.NewReceiver(dtmf.ReceiverOptions{}), detector: dtmf.NewDetector(dtmf.DetectorOptions{})}
-	so := media.SessionOptions{OnEvent: c.onEvent, OnAudio: c.onAudio}
+	so := media.SessionOptions{OnEvent: c.onEvent}
 	if o.Opus {
-		enc, err := opus.NewEncoder(24000, 32000)
-		require.NoError(t, err)
-		dec, err := opus.NewDecoder(24000)
-		require.NoError(t, err)
-		t.Cleanup(func() { _ = enc.Close(); _ = dec.Close() }) // after the session's Close (cleanups run last first)
-		so.Codec, so.Encoder, so.Decoder = media.OpusCodec(sip.Opus.PayloadType), enc, dec
-		c.up, _ = media.NewResampler(8000, 24000)
-		c.down, _ = media.NewResampler(24000, 8000)
+		so.Codec, so.Rate = media.OpusCodec(sip.Opus.PayloadType), 24000 // libopus at 24 kHz
 	}
 	c.sess, err = media.NewSession(pair, so)
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, c.sess.Close()) })
+	_, err = c.sess.ListenPCM(8000, c.onAudio)
+	require.NoError(t, err)
+	c.w, err = c.sess.Writer(media.PCM16(8000), media.WriterOptions{})
+	require.NoError(t, err)
 	c.sess.Pacer().SetEventSource(c.events)
 	c.dialer = siptest.NewSoftphone(t)
 	req := sip.DialRequest{Target: e.d.App.SIPAddr().String(), To: number, From: "+14155550123",
@@ -345,13 +340,9 @@ func (c *caller) onEvent(h *rtp.Header, payload []byte) {
 	}
 }
 
-func (c *caller) onAudio(pcm []int16, _ media.FrameStatus) {
+func (c *caller) onAudio(pcm []int16) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.down != nil {
-		c.down8 = c.down.Process(c.down8[:0], pcm)
-		pcm = c.down8
-	}
 	c.evBuf = c.detector.Process(c.evBuf[:0], pcm, time.Now())
 	c.tones = append(c.tones, c.evBuf...)
 }
@@ -372,12 +363,7 @@ func digitString(evs []dtmf.Event) string {
 }
 
 // play queues audio on the caller's line (sent at real time).
-func (c *caller) play(pcm []int16) {
-	if c.up != nil {
-		pcm = c.up.Process(nil, pcm)
-	}
-	c.sess.Playout().Write("caller", pcm)
-}
+func (c *caller) play(pcm []int16) { c.w.WritePCM("caller", pcm) }
 
 // press sends keys as RFC 4733 events, each on for `on` and followed by
 // `gap` of audio, and waits until they are sent.

@@ -12,7 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"switchboard/call"
+	"switchboard/sipleg"
 )
 
 // offerScenario fills sip/testdata/sipp/offer.xml.tmpl (the sip
@@ -56,7 +56,7 @@ func TestOfferAnswerInterop(t *testing.T) {
 			c := liveCall(t, d)
 			(<-done).requireOK(t)
 			requireNoCalls(t, d)
-			in := c.Leg().(*call.SIPLeg).SIP()
+			in := c.Leg().(*sipleg.Leg).SIP()
 			require.Equal(t, sc.Delayed, in.DelayedOffer())
 			require.Equal(t, sc.Rel, in.ReliableProvisional())
 			require.Equal(t, "PCMA", in.Media().Codec.Name, "the caller's answer chose PCMA")

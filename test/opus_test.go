@@ -113,7 +113,7 @@ func TestDTMFOpus(t *testing.T) {
 	p := e.dial(t, e.number(t, map[string]any{"dtmf_inband": "on"}), callerOptions{Opus: true})
 	c := e.accept(t)
 	live := e.liveCall(t)
-	require.Equal(t, 24000, live.Leg().Rate())
+	require.Equal(t, media.PCM16(24000), live.Leg().Audio().Format(), "Opus decoded at the model's rate")
 	require.Equal(t, "opus", p.oc.Media().Codec.Name)
 	ctx := ctxFor(t, 30*time.Second)
 

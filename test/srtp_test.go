@@ -26,7 +26,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"switchboard/app/apptest"
-	"switchboard/call"
+	"switchboard/sipleg"
 )
 
 // selfSignedCert writes a certificate for 127.0.0.1 and its key as PEM.
@@ -102,7 +102,7 @@ func TestBaresipSRTP(t *testing.T) {
 	time.Sleep(500 * time.Millisecond) // the recording is closed after the BYE
 	sniff.waitQuiet()
 	out := buf.String()
-	leg := c.Leg().(*call.SIPLeg)
+	leg := c.Leg().(*sipleg.Leg)
 	require.Equal(t, "TLS", strings.ToUpper(leg.SIP().Transport()))
 	sdes := leg.SIP().Media().SRTP
 	require.True(t, sdes.Active(), "the call is on SRTP: %s", tail(out, 3000))

@@ -23,6 +23,7 @@ import (
 	"switchboard/call"
 	"switchboard/media"
 	"switchboard/media/wav"
+	"switchboard/sipleg"
 )
 
 // strangerTone is the frequency the stranger's RTP carries: if any of it
@@ -252,7 +253,7 @@ func TestReinviteMovesMedia(t *testing.T) {
 	done := make(chan sippResult, 1)
 	go func() { done <- runSipp(t, d.App.SIPAddr(), render(t, "call.xml.tmpl", s), "14155550150") }()
 	c := liveCall(t, d)
-	leg := c.Leg().(*call.SIPLeg)
+	leg := c.Leg().(*sipleg.Leg)
 	require.Eventually(t, func() bool { return before.count() > 20 }, 5*time.Second, 10*time.Millisecond, "RTP to the first address")
 	require.Eventually(t, func() bool { return int(leg.SIP().Media().RemoteAddr.Port()) == after.port() }, 10*time.Second, 5*time.Millisecond,
 		"the re-INVITE with the new port")

@@ -17,6 +17,7 @@ import (
 	"switchboard/call"
 	"switchboard/media"
 	"switchboard/media/wav"
+	"switchboard/sipleg"
 )
 
 // upperBandShare is the fraction of a 16 kHz signal's energy above 4 kHz:
@@ -175,7 +176,7 @@ func testBaresipWideband(t *testing.T, d *apptest.Daemon, codec, number string) 
 		"baresip did not hang up at the end of its WAV: %s", tail(buf.String(), 3000))
 	time.Sleep(500 * time.Millisecond)
 	requireNoCalls(t, d)
-	leg := c.Leg().(*call.SIPLeg)
+	leg := c.Leg().(*sipleg.Leg)
 	require.Equal(t, codec, leg.SIP().Offer().Codec.Name)
 	wantRate, heardRate := 8000, 8000
 	switch codec {
@@ -184,7 +185,7 @@ func testBaresipWideband(t *testing.T, d *apptest.Daemon, codec, number string) 
 	case "opus":
 		wantRate, heardRate = 24000, 48000 // decoded at the model's rate; baresip decodes at 48 kHz
 	}
-	require.Equal(t, wantRate, leg.Rate())
+	require.Equal(t, wantRate, leg.Audio().Format().Rate)
 
 	decs, err := filepath.Glob(filepath.Join(rec, "dump-*-dec.wav"))
 	require.NoError(t, err)

@@ -378,10 +378,6 @@ func runDial(ctx context.Context, stop func(), env *cliEnv, o *dialOptions) (err
 	}
 	codec.PayloadType = m.Codec.PayloadType
 	sopts := media.SessionOptions{Codec: codec, Ptime: m.Ptime, EventPayloadType: m.DTMFPayloadType, Remote: m.RemoteAddr, Logger: log}
-	if rec != nil {
-		rec.start = time.Now()
-		sopts.OnAudio = rec.onAudio
-	}
 	sess, err := media.NewSession(pair, sopts)
 	if err != nil {
 		_ = hangup("media setup failed")
@@ -389,6 +385,13 @@ func runDial(ctx context.Context, stop func(), env *cliEnv, o *dialOptions) (err
 	}
 	pairOwned = true
 	defer sess.Close()
+	if rec != nil {
+		rec.start = time.Now()
+		if _, err := sess.ListenPCM(media.ClockRate, rec.onAudio); err != nil {
+			_ = hangup("media setup failed")
+			return err
+		}
+	}
 	if !m.CanSend() {
 		sess.Hold()
 		tl.add(time.Now(), "warning", 0, "", "the answer does not let us send ("+string(m.Direction)+"); sending no RTP")

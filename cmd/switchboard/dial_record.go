@@ -39,12 +39,12 @@ func newRecorder(path string) (*recorder, error) {
 	return &recorder{f: f, w: w, start: time.Now()}, nil
 }
 
-// onAudio is the session's OnAudio hook (media goroutine). The file
+// onAudio listens to the session's audio at 8 kHz (media goroutine). The file
 // follows the wall clock from the answer: silence stands for the time
 // before the first packet and for stalls of the media loop longer than
 // maxRecordLag (frames the session skipped), so offsets in the file stay
 // offsets from the answer.
-func (r *recorder) onAudio(pcm []int16, _ media.FrameStatus) {
+func (r *recorder) onAudio(pcm []int16) {
 	if r.err != nil {
 		return
 	}

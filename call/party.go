@@ -1,0 +1,437 @@
+package call
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"switchboard/dtmf"
+	"switchboard/media"
+)
+
+// Party is one leg of a call with the routes of its audio: what it hears
+// (Call.Hear) and, through that, whom its voice reaches. The caller is the
+// first party (Call.Caller); others join a live call (Call.Join): a human
+// the caller is handed to, a supervisor's browser.
+type Party struct {
+	c     *Call
+	leg   Leg
+	audio Audio
+
+	// The fields below are the call's routes (Call.routes.mu).
+	hears Source
+	// feed listens to the party heard and writes to relay: the other
+	// party's voice in this party's own format, so two G.711 legs of one
+	// law relay code words and any other pair converts once.
+	feed  *media.Listener
+	relay *media.Writer
+	// voice and voicePCM write the conversation's audio (its format, and
+	// PCM16 at its rate for prompts rendered locally).
+	voice, voicePCM *media.Writer
+
+	// keys, when set, takes the party's keys before any route does (a
+	// warm transfer's accept and decline).
+	keys atomic.Pointer[func(dtmf.Event)]
+}
+
+// Leg is the party's leg.
+func (p *Party) Leg() Leg { return p.leg }
+
+// OnKey makes f take the party's keys instead of their route (the
+// conversation, or the party that hears this one); nil gives them back.
+// f runs on the leg's goroutines and must not block.
+func (p *Party) OnKey(f func(dtmf.Event)) {
+	if f == nil {
+		p.keys.Store(nil)
+		return
+	}
+	p.keys.Store(&f)
+}
+
+// Source is what a party hears: the conversation, another party, a loop
+// of audio (hold music), or nothing.
+type Source struct {
+	kind  sourceKind
+	party *Party
+	loop  *media.Loop
+}
+
+type sourceKind int
+
+const (
+	sourceNothing sourceKind = iota
+	sourceConversation
+	sourceParty
+	sourceLoop
+)
+
+// FromConversation is the conversation's voice (the model, its prompts).
+func FromConversation() Source { return Source{kind: sourceConversation} }
+
+// FromParty is another party's voice (a bridge).
+func FromParty(p *Party) Source { return Source{kind: sourceParty, party: p} }
+
+// FromLoop is l played over and over (hold music).
+func FromLoop(l *media.Loop) Source { return Source{kind: sourceLoop, loop: l} }
+
+// Nothing is silence.
+func Nothing() Source { return Source{} }
+
+// String names the source for logs.
+func (s Source) String() string {
+	switch s.kind {
+	case sourceConversation:
+		return "conversation"
+	case sourceParty:
+		return "party " + s.party.leg.ID()
+	case sourceLoop:
+		return "loop"
+	}
+	return "nothing"
+}
+
+// hearConversation is the first route of every call's caller.
+func hearConversation() Source { return FromConversation() }
+
+// relayLive bounds what a relay queues: the other party's frames come on
+// its own clock, and a bridge never builds up a delay.
+const relayLive = 120 * time.Millisecond
+
+// ErrNotInCall means a party is not (or no longer) in the call.
+var ErrNotInCall = errors.New("party is not in the call")
+
+// routes are a call's audio routes. mu serializes every change; the
+// conversation's voice, read on every write, is published copy-on-write.
+type routes struct {
+	mu      sync.Mutex
+	parties []*Party
+	// convFrom is the party the conversation hears (nil: nobody), through
+	// convListen.
+	convFrom   *Party
+	convListen *media.Listener
+	stopped    bool
+
+	voice atomic.Pointer[voiceSet]
+}
+
+// voiceSet is who hears the conversation: their writers, in order (the
+// caller first).
+type voiceSet struct {
+	parties []*Party
+}
+
+// String lists the routes for the call's log: each party's chain.
+func (r *routes) String() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var b strings.Builder
+	for i, p := range r.parties {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		fmt.Fprintf(&b, "%s hears %s", p.leg.ID(), p.hears)
+		if p.voice != nil && p.hears.kind == sourceConversation {
+			b.WriteString(" (" + p.voice.String() + ")")
+		}
+	}
+	if r.convListen != nil {
+		b.WriteString("; conversation hears " + r.convListen.String())
+	}
+	return b.String()
+}
+
+// stop ends every route (the call is over): no listener feeds anything
+// from now on.
+func (r *routes) stop() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.stopped = true
+	if r.convListen != nil {
+		r.convListen.Stop()
+		r.convListen, r.convFrom = nil, nil
+	}
+	for _, p := range r.parties {
+		if p.feed != nil {
+			p.feed.Stop()
+			p.feed = nil
+		}
+	}
+	r.voice.Store(&voiceSet{})
+}
+
+// Caller is the call's first party: the caller, or the callee of a call
+// the appliance placed.
+func (c *Call) Caller() *Party { return c.caller }
+
+// Hear makes p hear s from the next frame on: what p was hearing stops
+// (audio queued for it is dropped, within a frame), and s starts. It is
+// safe while media flows.
+func (c *Call) Hear(p *Party, s Source) error { return c.hear(p, s) }
+
+func (c *Call) hear(p *Party, s Source) error {
+	r := &c.routes
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.stopped {
+		return ErrNotActive
+	}
+	if !r.has(p) || (s.kind == sourceParty && !r.has(s.party)) {
+		return ErrNotInCall
+	}
+	if s.kind == sourceParty && s.party == p {
+		return errors.New("hear: a party cannot hear itself")
+	}
+	if err := c.wire(p, s); err != nil {
+		return err
+	}
+	old := p.hears
+	if old.kind == sourceParty && p.feed != nil {
+		p.feed.Stop()
+		p.feed = nil
+	}
+	q := p.audio.Playout()
+	if p.voice != nil && old.kind == sourceConversation && s.kind != sourceConversation {
+		p.voice.Reset()
+		p.voicePCM.Reset()
+	}
+	if old != s && s.kind != sourceParty {
+		// What was queued for the old source goes, and the new one
+		// starts at the next frame. A party's voice takes over by
+		// itself once its first frames are there (Writer.Restart).
+		q.Flush()
+	}
+	q.SetFiller(nil)
+	switch s.kind {
+	case sourceParty:
+		from := s.party
+		relay := p.relay
+		relay.Restart()
+		var err error
+		p.feed, err = from.audio.Listen(relay.Format(), func(b []byte) { relay.Write("relay:"+from.leg.ID(), b) })
+		if err != nil {
+			return fmt.Errorf("hear: %w", err)
+		}
+	case sourceLoop:
+		q.SetFiller(s.loop)
+	}
+	p.hears = s
+	r.publish()
+	c.log.Debug().Str("party", p.leg.ID()).Stringer("hears", s).Msg("route")
+	return nil
+}
+
+// wire makes the writers p needs to hear s (r.mu held).
+func (c *Call) wire(p *Party, s Source) error {
+	var err error
+	switch {
+	case s.kind == sourceConversation && p.voice == nil:
+		if p.voice, err = p.audio.Writer(c.format, media.WriterOptions{}); err != nil {
+			return fmt.Errorf("hear: %w", err)
+		}
+		if p.voicePCM, err = p.audio.Writer(media.PCM16(c.format.Rate), media.WriterOptions{}); err != nil {
+			return fmt.Errorf("hear: %w", err)
+		}
+	case s.kind == sourceParty && p.relay == nil:
+		if p.relay, err = p.audio.Writer(p.audio.Format(), media.WriterOptions{Live: relayLive}); err != nil {
+			return fmt.Errorf("hear: %w", err)
+		}
+	}
+	return nil
+}
+
+// has reports whether p is a party of the call (r.mu held).
+func (r *routes) has(p *Party) bool {
+	for _, q := range r.parties {
+		if q == p {
+			return true
+		}
+	}
+	return false
+}
+
+// publish makes the conversation's voice reach the parties that hear it
+// (r.mu held).
+func (r *routes) publish() {
+	vs := &voiceSet{}
+	for _, p := range r.parties {
+		if p.hears.kind == sourceConversation {
+			vs.parties = append(vs.parties, p)
+		}
+	}
+	r.voice.Store(vs)
+}
+
+// ConversationHears makes the conversation hear p's voice (nil: nobody,
+// as while the caller is on hold) from the next frame on.
+func (c *Call) ConversationHears(p *Party) error { return c.conversationHears(p) }
+
+func (c *Call) conversationHears(p *Party) error {
+	h := c.conv.Load()
+	if h == nil {
+		return ErrNotActive
+	}
+	r := &c.routes
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.stopped {
+		return ErrNotActive
+	}
+	if p != nil && !r.has(p) {
+		return ErrNotInCall
+	}
+	if r.convFrom == p {
+		return nil
+	}
+	if r.convListen != nil {
+		r.convListen.Stop()
+		r.convListen, r.convFrom = nil, nil
+	}
+	if p == nil {
+		return nil
+	}
+	conv := h.c
+	l, err := p.audio.Listen(c.format, func(b []byte) {
+		defer c.contain("audio in", true)
+		conv.Audio(b)
+	})
+	if err != nil {
+		return fmt.Errorf("conversation hears: %w", err)
+	}
+	r.convListen, r.convFrom = l, p
+	return nil
+}
+
+// addParty puts a started party in the call's routes, hearing nothing.
+func (r *routes) addParty(p *Party) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.stopped {
+		return ErrNotActive
+	}
+	r.parties = append(r.parties, p)
+	return nil
+}
+
+// Join adds leg, already answered (a callee the appliance placed and that
+// answered, a browser that connected), to the live call as a party that
+// hears nothing and is heard by nobody until the call routes it. Its keys
+// go nowhere until OnKey or a route takes them; its media's end takes it
+// out of the call (Leave).
+func (c *Call) Join(leg Leg, inband Inband) (*Party, error) {
+	if c.getState() != StateActive {
+		return nil, ErrNotActive
+	}
+	p := &Party{c: c, leg: leg}
+	if err := leg.Start(partySink{p}, LegOptions{Rate: c.format.Rate, Inband: inband}); err != nil {
+		return nil, fmt.Errorf("join: %w", err)
+	}
+	p.audio = leg.Audio()
+	if err := c.routes.addParty(p); err != nil {
+		_ = leg.Close()
+		return nil, err
+	}
+	c.log.Info().Str("party", leg.ID()).Str("channel", leg.Info().Kind).Msg("party joined")
+	return p, nil
+}
+
+// Leave takes p out of the call: whoever heard it hears nothing, the
+// conversation stops hearing it, and its leg is hung up with reason and
+// closed. The caller cannot leave: the call ends instead (Hangup).
+func (c *Call) Leave(p *Party, reason string) error {
+	if p == c.caller {
+		return errors.New("leave: the caller ends the call instead")
+	}
+	r := &c.routes
+	r.mu.Lock()
+	if !r.has(p) {
+		r.mu.Unlock()
+		return ErrNotInCall
+	}
+	c.unroute(p)
+	r.mu.Unlock()
+	c.release(p, reason)
+	return nil
+}
+
+// unroute takes p out of the routes (r.mu held).
+func (c *Call) unroute(p *Party) {
+	r := &c.routes
+	if p.feed != nil {
+		p.feed.Stop()
+		p.feed = nil
+	}
+	if r.convFrom == p {
+		r.convListen.Stop()
+		r.convListen, r.convFrom = nil, nil
+	}
+	kept := r.parties[:0]
+	for _, q := range r.parties {
+		if q == p {
+			continue
+		}
+		kept = append(kept, q)
+		if q.hears.kind == sourceParty && q.hears.party == p {
+			q.feed.Stop()
+			q.feed, q.hears = nil, Nothing()
+		}
+	}
+	r.parties = kept
+	r.publish()
+}
+
+// release hangs up and closes a party's leg.
+func (c *Call) release(p *Party, reason string) {
+	ctx, cancel := context.WithTimeout(context.Background(), hangupTimeout)
+	defer cancel()
+	if p.leg.Context().Err() == nil {
+		if err := p.leg.Hangup(ctx, reason); err != nil {
+			c.log.Debug().Err(err).Str("party", p.leg.ID()).Msg("party hangup")
+		}
+	}
+	if err := p.leg.Close(); err != nil {
+		c.log.Debug().Err(err).Str("party", p.leg.ID()).Msg("close party")
+	}
+	c.log.Info().Str("party", p.leg.ID()).Str("reason", reason).Msg("party left")
+}
+
+// dropOthers ends every party but the caller (the call is over).
+func (c *Call) dropOthers(reason string) {
+	r := &c.routes
+	r.mu.Lock()
+	var others []*Party
+	for _, p := range r.parties {
+		if p != c.caller {
+			others = append(others, p)
+		}
+	}
+	r.mu.Unlock()
+	for _, p := range others {
+		c.release(p, reason)
+	}
+}
+
+// hearers are the parties that hear p (a bridge), for its keys.
+func (c *Call) hearers(p *Party) []*Party {
+	r := &c.routes
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []*Party
+	for _, q := range r.parties {
+		if q.hears.kind == sourceParty && q.hears.party == p {
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
+// heardByConversation reports whether the conversation hears p.
+func (c *Call) heardByConversation(p *Party) bool {
+	r := &c.routes
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.convFrom == p
+}

@@ -1,0 +1,67 @@
+package call
+
+import (
+	"time"
+
+	"switchboard/media"
+)
+
+// The conversation's voice (Speaker): what it plays reaches every party
+// that hears the conversation, through that party's writers (party.go),
+// converted there once for the party's leg.
+
+// Format is the conversation's audio format (Speaker).
+func (c *Call) Format() media.Format { return c.format }
+
+// Play queues the conversation's audio (Speaker).
+func (c *Call) Play(itemID string, b []byte) {
+	for _, p := range c.voiceParties() {
+		p.voice.Write(itemID, b)
+	}
+}
+
+// PlayPCM queues locally rendered PCM16LE at the conversation's rate
+// (Speaker).
+func (c *Call) PlayPCM(itemID string, pcm []byte) {
+	for _, p := range c.voiceParties() {
+		p.voicePCM.Write(itemID, pcm)
+	}
+}
+
+// Flush drops the conversation's queued audio (Speaker) and reports what
+// the first party hearing it (the caller) heard of the item playing;
+// cutting audio still queued for the caller is a barge-in.
+func (c *Call) Flush() (string, int) {
+	var item string
+	var ms int
+	for i, p := range c.voiceParties() {
+		q := p.audio.Playout()
+		if p == c.caller && q.Len() > 0 {
+			c.health.bargeIn()
+		}
+		id, played := q.Flush()
+		p.voice.Reset()
+		p.voicePCM.Reset()
+		if i == 0 {
+			item, ms = id, played
+		}
+	}
+	return item, ms
+}
+
+// Pending is the conversation's audio queued and not sent yet to the
+// first party hearing it (Speaker).
+func (c *Call) Pending() time.Duration {
+	if ps := c.voiceParties(); len(ps) > 0 {
+		return ps[0].audio.Playout().Len()
+	}
+	return 0
+}
+
+// voiceParties are the parties that hear the conversation now.
+func (c *Call) voiceParties() []*Party {
+	if vs := c.routes.voice.Load(); vs != nil {
+		return vs.parties
+	}
+	return nil
+}
