@@ -116,23 +116,21 @@ func TestAudioPaths(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		format media.Format
-		in     func(t *testing.T, got []byte)
+		in     func(got []byte) bool
 		out    []byte // what the conversation plays
 		sent   []byte // what must leave the leg
 	}{
-		{"relay", media.FormatPCMU, func(t *testing.T, got []byte) { require.True(t, bytes.Contains(got, pcmu)) }, pcmu, pcmu},
-		{"other law", media.FormatPCMA, func(t *testing.T, got []byte) {
-			require.True(t, bytes.Contains(got, media.PCMA.Transcode(nil, media.PCMU, pcmu)))
-		}, media.PCMA.EncodeFrame(nil, pcm), media.PCMU.Transcode(nil, media.PCMA, media.PCMA.EncodeFrame(nil, pcm))},
-		{"pcm16 24k", media.PCM16(24000), func(t *testing.T, got []byte) { require.Zero(t, len(got)%960, "frames of 20 ms at 24 kHz") }, nil, nil},
+		{"relay", media.FormatPCMU, func(got []byte) bool { return bytes.Contains(got, pcmu) }, pcmu, pcmu},
+		{"other law", media.FormatPCMA, func(got []byte) bool { return bytes.Contains(got, media.PCMA.Transcode(nil, media.PCMU, pcmu)) },
+			media.PCMA.EncodeFrame(nil, pcm), media.PCMU.Transcode(nil, media.PCMA, media.PCMA.EncodeFrame(nil, pcm))},
+		{"pcm16 24k", media.PCM16(24000), func(got []byte) bool { return len(got) >= 960 && len(got)%960 == 0 }, nil, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			leg := newFakeLeg(media.PCMU, Route{AgentID: "ag_1"})
 			conv := &fakeConv{format: tc.format}
 			conv.run = func(_ context.Context, p Phone) error {
 				leg.send(pcmu)
-				require.Eventually(t, func() bool { return len(conv.heard()) >= 3*160 }, 3*time.Second, 5*time.Millisecond)
-				tc.in(t, conv.heard())
+				require.Eventually(t, func() bool { return tc.in(conv.heard()) }, 3*time.Second, 5*time.Millisecond)
 				if tc.out != nil {
 					p.Play("it", tc.out)
 					leg.heard(t, tc.sent)
