@@ -310,6 +310,9 @@ func (a *App) Close() error {
 	if a.sip != nil {
 		errs = append(errs, a.sip.Close())
 	}
+	if a.greeter != nil {
+		a.greeter.Close()
+	}
 	if a.speech != nil {
 		errs = append(errs, a.speech.Close())
 	}

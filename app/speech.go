@@ -59,6 +59,10 @@ func (f sttFallback) Transcribe(ctx context.Context, pcm []byte, rate int) (stri
 type greeter struct {
 	tts *speech.Service
 	log zerolog.Logger
+	// ctx ends the warming goroutines (Close), which wg waits for.
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
 
 	mu    sync.Mutex
 	cache map[greetKey][]byte
@@ -74,7 +78,14 @@ type greetKey struct {
 const maxGreetings = 512
 
 func newGreeter(tts *speech.Service, log zerolog.Logger) *greeter {
-	return &greeter{tts: tts, log: log, cache: map[greetKey][]byte{}}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &greeter{tts: tts, log: log, ctx: ctx, cancel: cancel, cache: map[greetKey][]byte{}}
+}
+
+// Close stops the prompts still warming and waits for them.
+func (g *greeter) Close() {
+	g.cancel()
+	g.wg.Wait()
 }
 
 // Render returns PCM16LE of text at rate (conversation.Greeter).
@@ -116,12 +127,14 @@ func (g *greeter) Warm(voice string, rate int, texts ...string) {
 	if len(texts) == 0 {
 		return
 	}
+	g.wg.Add(1)
 	go func() {
+		defer g.wg.Done()
 		for _, text := range texts {
-			if text == "" {
+			if text == "" || g.ctx.Err() != nil {
 				continue
 			}
-			if _, err := g.Render(context.Background(), text, voice, rate); err != nil {
+			if _, err := g.Render(g.ctx, text, voice, rate); err != nil && g.ctx.Err() == nil {
 				g.log.Warn().Err(err).Str("text", text).Msg("prompt not pre-rendered")
 			}
 		}
