@@ -176,10 +176,11 @@ func (l *fakeLeg) key(d byte) {
 	sink.Key(dtmf.Event{Digit: d, Source: dtmf.SourceINFO, At: time.Now()})
 }
 
-// heard waits until the leg sent want (contiguous) on its wire.
+// heard waits until the leg sent want on its wire, frame after frame
+// (a frame of silence between two aside: see sounding).
 func (l *fakeLeg) heard(t *testing.T, want []byte) {
 	t.Helper()
-	if !assert.Eventually(t, func() bool { return bytes.Contains(l.wire.bytes(), want) }, 3*time.Second, 5*time.Millisecond) {
+	if !assert.Eventually(t, func() bool { return bytes.Contains(sounding(l.wire.bytes()), want) }, 3*time.Second, 5*time.Millisecond) {
 		w := l.wire.bytes()
 		var layout []string
 		for k := 0; k+160 <= len(w); k += 160 {
@@ -196,6 +197,20 @@ func (l *fakeLeg) heard(t *testing.T, want []byte) {
 		}
 		t.Fatalf("%s did not send %d bytes %x...: %v", l.id, len(want), want[:8], layout)
 	}
+}
+
+// sounding is a wire's 20 ms frames without its silent ones: a frame
+// that reaches a relay late (a loaded machine's sleep overshoots) leaves
+// the playout a frame of silence, which a phone's jitter would too; what
+// a test asserts is that every frame arrives whole and in order.
+func sounding(w []byte) []byte {
+	out := make([]byte, 0, len(w))
+	for k := 0; k+160 <= len(w); k += 160 {
+		if fr := w[k : k+160]; !(fr[0] == fr[159] && fr[0] == fr[80]) {
+			out = append(out, fr...)
+		}
+	}
+	return out
 }
 
 // fakeConv is a conversation driven by the test.
