@@ -27,7 +27,7 @@ func (a sipNumbers) LookupNumber(ctx context.Context, e164 string) (*sip.Route, 
 	}
 	route := callRoute(r)
 	return &sip.Route{NumberID: r.NumberID, PhoneNumber: r.E164, AllowedAddresses: r.AllowedPrefixes,
-		AuthUsername: r.AuthUsername, AuthPassword: r.AuthPassword, SRTP: sip.SRTPPolicy(r.SRTP), Codecs: r.Codecs, Data: route}, nil
+		AuthUsername: r.AuthUsername, AuthPassword: r.AuthPassword, SRTP: sip.SRTPPolicy(r.SRTP), Codecs: r.Codecs, Call: route}, nil
 }
 
 // browserNumbers resolves a number of a team into the route a browser
@@ -55,11 +55,10 @@ func (b browserNumbers) NumberRoute(ctx context.Context, teamID, id string) (cal
 	if err != nil {
 		return call.Route{}, err
 	}
-	route, ok := r.Data.(*call.Route)
-	if !ok || route == nil {
+	if r.Call == nil {
 		return call.Route{}, fmt.Errorf("number %s: no route", id)
 	}
-	return *route, nil
+	return *r.Call, nil
 }
 
 // callRoute is the call.Route of a resolved number: the one home of this

@@ -201,20 +201,6 @@ func (c *Call) degraded(reason string, mh MediaHealth) {
 		"one_way": mh.OneWay, "no_inbound_audio_ms": mh.NoInboundAudioMS}})
 }
 
-// String names the route for call records: "agent:<id>",
-// "webhook:<id>", or "session" for a direct session.
-func (r Route) String() string {
-	switch {
-	case r.AgentID != "":
-		return "agent:" + r.AgentID
-	case r.WebhookID != "":
-		return "webhook:" + r.WebhookID
-	case r.Session != nil:
-		return "session"
-	}
-	return ""
-}
-
 // Note adds an entry to the call record.
 func (c *Call) Note(n Note) {
 	if n.At.IsZero() {

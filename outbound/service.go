@@ -300,7 +300,7 @@ func (s *Service) create(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	pr := sip.PlaceRequest{Target: target, From: o.CallerID, RingTimeout: req.ringTimeout, Codecs: placeCodecs(o.Codecs), Headers: req.headers,
-		Route: &sip.Route{NumberID: route.NumberID, PhoneNumber: route.PhoneNumber, SRTP: sip.SRTPPolicy(o.SRTP), Data: &route}}
+		Route: &sip.Route{NumberID: route.NumberID, PhoneNumber: route.PhoneNumber, SRTP: sip.SRTPPolicy(o.SRTP), Call: &route}}
 	if !req.toURI {
 		pr.AuthUsername, pr.AuthPassword = o.AuthUsername, o.AuthPassword
 	}

@@ -3,6 +3,8 @@ package sip
 import (
 	"context"
 	"net/netip"
+
+	"switchboard/route"
 )
 
 // Route is what the application knows about a called number.
@@ -24,10 +26,10 @@ type Route struct {
 	// CodecNames); empty: the best codec both sides have (Opus, then
 	// G.722, then G.711 in the caller's order).
 	Codecs []string
-	// Data is what the application resolved for the number (where the
-	// call goes), carried with the call so nothing reads the number
-	// again; this package never reads it.
-	Data any
+	// Call is where the number sends its calls (the application's route:
+	// agent, webhook, team, settings), carried with the call so nothing
+	// reads the number again; this package never reads it.
+	Call *route.Route
 }
 
 // Numbers looks up the route of a called number. It returns an error

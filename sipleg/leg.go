@@ -86,8 +86,8 @@ func New(in *sip.Call, opts Options) *Leg {
 		info.Headers = append(info.Headers, call.Header{Name: h.Name, Value: h.Value})
 	}
 	if r := in.Route(); r != nil {
-		if cr, ok := r.Data.(*call.Route); ok && cr != nil {
-			info.Route = *cr
+		if r.Call != nil {
+			info.Route = *r.Call
 		}
 		info.Route.NumberID, info.Route.PhoneNumber = r.NumberID, r.PhoneNumber
 	}
