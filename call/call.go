@@ -85,6 +85,10 @@ type Call struct {
 	dialProgress string
 	sipStatus    int
 	answeredBy   string
+	// convEnded says why the conversation ended while the call goes on
+	// (EndConversation); stopConv ends its Run.
+	convEnded string
+	stopConv  context.CancelCauseFunc
 }
 
 var _ Phone = (*Call)(nil)
@@ -209,7 +213,7 @@ func (c *Call) Note(n Note) {
 	c.mu.Lock()
 	c.notes = append(c.notes, n)
 	c.mu.Unlock()
-	if n.Kind == NoteTransfer {
+	if n.Kind == NoteTransfer || n.Kind == NoteSupervisor {
 		c.changed()
 	}
 }
@@ -265,7 +269,7 @@ func (c *Call) run(ctx context.Context) {
 		inband = c.route.DTMFInband
 	}
 	c.policy = ks.Policy
-	tap := callTap{h: c.health, rec: &c.rec}
+	tap := callTap{h: c.health, rec: &c.rec, mix: &c.routes.mixers}
 	if err := leg.Start(partySink{c.caller}, LegOptions{Rate: c.format.Rate, Inband: inband, Tap: tap}); err != nil {
 		c.log.Error().Err(err).Msg("media not started")
 		c.rejectErr(err, 500, "Server Internal Error")
@@ -328,7 +332,17 @@ func (c *Call) run(ctx context.Context) {
 		c.startOpening(ctx, conv)
 	}
 
-	err = conv.Run(ctx)
+	err = c.runConversation(ctx, conv)
+	if c.conversationEnded() != "" && ctx.Err() == nil {
+		// The conversation ended on purpose (a supervisor took over):
+		// the call lasts until one side hangs up.
+		select {
+		case <-ctx.Done():
+		case <-leg.Context().Done():
+		}
+		c.setEnd(c.remoteParty(), causeText(context.Cause(leg.Context())))
+		return
+	}
 	var he *HangupError
 	switch {
 	case ctx.Err() != nil:

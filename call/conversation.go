@@ -45,7 +45,11 @@ type Conversation interface {
 	// Run drives the conversation after the answer until it ends or ctx
 	// (the call) is done. A HangupError ends the call with its reason.
 	// On a call the appliance placed, the conversation speaks first only
-	// once Opened says so.
+	// once Opened says so. ctx may also end before the call does, with a
+	// cause that wraps ErrConversationEnded (Call.EndConversation: a
+	// supervisor took over): the conversation then releases its model
+	// session and returns; the call goes on without it, and Close comes
+	// once the call is over.
 	Run(ctx context.Context) error
 	// Progress reports a step of a placed call's dial (ringing, answered,
 	// busy, no-answer, failed, canceled) and the answering-machine
@@ -173,6 +177,9 @@ const (
 	// NoteProgress is a step of a placed call's dial or the machine
 	// detection's verdict.
 	NoteProgress = "progress"
+	// NoteSupervisor is a supervisor listening to the call, taking it
+	// over, or leaving it (Text), with who (the API key) in Data.
+	NoteSupervisor = "supervisor"
 )
 
 // RejectError tells the Call which SIP status to refuse a call with.
@@ -221,4 +228,8 @@ var (
 	ErrNotActive = errors.New("call is not active")
 	// ErrNotSupported means the leg cannot do what was asked.
 	ErrNotSupported = errors.New("not supported by this leg")
+	// ErrConversationEnded means the call's conversation has ended while
+	// the call goes on (Call.EndConversation); it is also the cause of
+	// the context the conversation's Run then sees end.
+	ErrConversationEnded = errors.New("the conversation has ended")
 )

@@ -100,7 +100,7 @@ func TestHealthOneWayAndLoss(t *testing.T) {
 }
 
 // BenchmarkHealthTap is the per-frame cost of the call's taps on the media
-// goroutine: it must not allocate.
+// goroutine, a supervisor's mixer included: it must not allocate.
 func BenchmarkHealthTap(b *testing.B) {
 	h := newHealth(HealthOptions{}, NewMetrics(nil))
 	voice, _ := testFrames()
@@ -108,7 +108,10 @@ func BenchmarkHealthTap(b *testing.B) {
 	t0 := time.Now()
 	h.answer(t0)
 	var rec atomicRec
-	tap := callTap{h: h, rec: &rec.p}
+	var mix atomic.Pointer[mixSet]
+	mixed := 0
+	mix.Store(&mixSet{ms: []*media.Mixer{media.NewMixer(func(pcm []int16) { mixed += len(pcm) })}})
+	tap := callTap{h: h, rec: &rec.p, mix: &mix}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := range b.N {

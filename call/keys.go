@@ -84,5 +84,5 @@ func (s partySink) Lost(reason string) {
 		c.goSafe("media lost", func() { c.hangup(reason) })
 		return
 	}
-	c.goSafe("media lost", func() { _ = c.Leave(p, reason) })
+	c.goSafe("media lost", func() { c.partyGone(p, reason) })
 }

@@ -32,6 +32,12 @@ type Party struct {
 	// voice and voicePCM write the conversation's audio (its format, and
 	// PCM16 at its rate for prompts rendered locally).
 	voice, voicePCM *media.Writer
+	// mixer mixes the line this party listens to (FromMix) into mixw.
+	mixer *media.Mixer
+	mixw  *media.Writer
+
+	// sup, set for a supervisor's party, says who they are (supervise.go).
+	sup *Supervision
 
 	// keys, when set, takes the party's keys before any route does (a
 	// warm transfer's accept and decline).
@@ -52,8 +58,9 @@ func (p *Party) OnKey(f func(dtmf.Event)) {
 	p.keys.Store(&f)
 }
 
-// Source is what a party hears: the conversation, another party, a loop
-// of audio (hold music), or nothing.
+// Source is what a party hears: the conversation, another party, a
+// party's whole line (a supervisor listening), a loop of audio (hold
+// music), or nothing.
 type Source struct {
 	kind  sourceKind
 	party *Party
@@ -67,6 +74,7 @@ const (
 	sourceConversation
 	sourceParty
 	sourceLoop
+	sourceMix
 )
 
 // FromConversation is the conversation's voice (the model, its prompts).
@@ -74,6 +82,13 @@ func FromConversation() Source { return Source{kind: sourceConversation} }
 
 // FromParty is another party's voice (a bridge).
 func FromParty(p *Party) Source { return Source{kind: sourceParty, party: p} }
+
+// FromMix is p's line: p's voice mixed with what p hears (the
+// conversation, a bridged party, hold audio), as a supervisor listens to
+// it. Only the caller's line can be heard so (its taps make the mix). A
+// party hearing a line is not one of its hearers: p's keys are not
+// relayed to it, and the mix is heard by nobody else.
+func FromMix(p *Party) Source { return Source{kind: sourceMix, party: p} }
 
 // FromLoop is l played over and over (hold music).
 func FromLoop(l *media.Loop) Source { return Source{kind: sourceLoop, loop: l} }
@@ -90,6 +105,8 @@ func (s Source) String() string {
 		return "party " + s.party.leg.ID()
 	case sourceLoop:
 		return "loop"
+	case sourceMix:
+		return "the line of party " + s.party.leg.ID()
 	}
 	return "nothing"
 }
@@ -116,6 +133,9 @@ type routes struct {
 	stopped    bool
 
 	voice atomic.Pointer[voiceSet]
+	// mixers feed the parties that listen to the caller's line; the
+	// caller's tap reads them on every frame.
+	mixers atomic.Pointer[mixSet]
 }
 
 // voiceSet is who hears the conversation: their writers, in order (the
@@ -155,12 +175,42 @@ func (r *routes) stop() {
 		r.convListen, r.convFrom = nil, nil
 	}
 	for _, p := range r.parties {
-		if p.feed != nil {
-			p.feed.Stop()
-			p.feed = nil
-		}
+		r.unhear(p)
 	}
 	r.voice.Store(&voiceSet{})
+	r.mixers.Store(nil)
+}
+
+// unhear stops what feeds p from another party (r.mu held): a relay's
+// listener, a mix's mixer.
+func (r *routes) unhear(p *Party) {
+	if p.feed != nil {
+		p.feed.Stop()
+		p.feed = nil
+	}
+	if p.mixer != nil {
+		old := r.mixers.Load()
+		set := &mixSet{}
+		if old != nil {
+			for _, m := range old.ms {
+				if m != p.mixer {
+					set.ms = append(set.ms, m)
+				}
+			}
+		}
+		r.mixers.Store(set)
+		p.mixer = nil
+	}
+}
+
+// addMixer makes the caller's tap feed m (r.mu held).
+func (r *routes) addMixer(m *media.Mixer) {
+	set := &mixSet{}
+	if old := r.mixers.Load(); old != nil {
+		set.ms = append(set.ms, old.ms...)
+	}
+	set.ms = append(set.ms, m)
+	r.mixers.Store(set)
 }
 
 // Caller is the call's first party: the caller, or the callee of a call
@@ -179,26 +229,28 @@ func (c *Call) hear(p *Party, s Source) error {
 	if r.stopped {
 		return ErrNotActive
 	}
-	if !r.has(p) || (s.kind == sourceParty && !r.has(s.party)) {
+	if !r.has(p) || (s.party != nil && !r.has(s.party)) {
 		return ErrNotInCall
 	}
-	if s.kind == sourceParty && s.party == p {
+	switch {
+	case s.party == p:
 		return errors.New("hear: a party cannot hear itself")
+	case s.kind == sourceMix && s.party != c.caller:
+		return errors.New("hear: only the caller's line can be listened to")
+	case s.kind == sourceConversation && c.conversationEnded() != "":
+		return ErrConversationEnded
 	}
 	if err := c.wire(p, s); err != nil {
 		return err
 	}
 	old := p.hears
-	if old.kind == sourceParty && p.feed != nil {
-		p.feed.Stop()
-		p.feed = nil
-	}
+	r.unhear(p)
 	q := p.audio.Playout()
 	if p.voice != nil && old.kind == sourceConversation && s.kind != sourceConversation {
 		p.voice.Reset()
 		p.voicePCM.Reset()
 	}
-	if old != s && s.kind != sourceParty {
+	if old != s && s.kind != sourceParty && s.kind != sourceMix {
 		// What was queued for the old source goes, and the new one
 		// starts at the next frame. A party's voice takes over by
 		// itself once its first frames are there (Writer.Restart).
@@ -208,13 +260,22 @@ func (c *Call) hear(p *Party, s Source) error {
 	switch s.kind {
 	case sourceParty:
 		from := s.party
-		relay := p.relay
+		relay, item := p.relay, "relay:"+from.leg.ID()
 		relay.Restart()
 		var err error
-		p.feed, err = from.audio.Listen(relay.Format(), func(b []byte) { relay.Write("relay:"+from.leg.ID(), b) })
+		p.feed, err = from.audio.Listen(relay.Format(), func(b []byte) { relay.Write(item, b) })
 		if err != nil {
 			return fmt.Errorf("hear: %w", err)
 		}
+	case sourceMix:
+		w, item := p.mixw, "mix:"+s.party.leg.ID()
+		w.Restart()
+		var buf []byte
+		p.mixer = media.NewMixer(func(pcm []int16) {
+			buf = media.AppendPCM16LE(buf[:0], pcm)
+			w.Write(item, buf)
+		})
+		r.addMixer(p.mixer)
 	case sourceLoop:
 		q.SetFiller(s.loop)
 	}
@@ -239,6 +300,10 @@ func (c *Call) wire(p *Party, s Source) error {
 		if p.relay, err = p.audio.Writer(p.audio.Format(), media.WriterOptions{Live: relayLive}); err != nil {
 			return fmt.Errorf("hear: %w", err)
 		}
+	case s.kind == sourceMix && p.mixw == nil:
+		if p.mixw, err = p.audio.Writer(media.PCM16(media.ClockRate), media.WriterOptions{Live: relayLive}); err != nil {
+			return fmt.Errorf("hear: %w", err)
+		}
 	}
 	return nil
 }
@@ -257,6 +322,10 @@ func (r *routes) has(p *Party) bool {
 // (r.mu held).
 func (r *routes) publish() {
 	vs := &voiceSet{}
+	if r.stopped {
+		r.voice.Store(vs)
+		return
+	}
 	for _, p := range r.parties {
 		if p.hears.kind == sourceConversation {
 			vs.parties = append(vs.parties, p)
@@ -282,6 +351,9 @@ func (c *Call) conversationHears(p *Party) error {
 	}
 	if p != nil && !r.has(p) {
 		return ErrNotInCall
+	}
+	if p != nil && c.conversationEnded() != "" {
+		return ErrConversationEnded
 	}
 	if r.convFrom == p {
 		return nil
@@ -319,23 +391,73 @@ func (r *routes) addParty(p *Party) error {
 // Join adds leg, already answered (a callee the appliance placed and that
 // answered, a browser that connected), to the live call as a party that
 // hears nothing and is heard by nobody until the call routes it. Its keys
-// go nowhere until OnKey or a route takes them; its media's end takes it
-// out of the call (Leave).
+// go nowhere until OnKey or a route takes them. Its leg's end (the party
+// hung up, its connection or its media was lost) takes it out of the
+// call; if the caller was hearing it and the conversation has ended, the
+// caller has nobody left and the call ends too.
 func (c *Call) Join(leg Leg, inband Inband) (*Party, error) {
+	return c.join(leg, inband, nil)
+}
+
+func (c *Call) join(leg Leg, inband Inband, sup *Supervision) (*Party, error) {
 	if c.getState() != StateActive {
 		return nil, ErrNotActive
 	}
-	p := &Party{c: c, leg: leg}
+	p := &Party{c: c, leg: leg, sup: sup}
 	if err := leg.Start(partySink{p}, LegOptions{Rate: c.format.Rate, Inband: inband}); err != nil {
 		return nil, fmt.Errorf("join: %w", err)
 	}
 	p.audio = leg.Audio()
-	if err := c.routes.addParty(p); err != nil {
+	r := &c.routes
+	r.mu.Lock()
+	if r.stopped {
+		r.mu.Unlock()
 		_ = leg.Close()
-		return nil, err
+		return nil, ErrNotActive
 	}
+	r.parties = append(r.parties, p)
+	// Added under the routes' lock: teardown stops the routes before it
+	// waits for the helpers.
+	c.helpers.Add(1)
+	r.mu.Unlock()
+	go c.watchParty(p)
 	c.log.Info().Str("party", leg.ID()).Str("channel", leg.Info().Kind).Msg("party joined")
 	return p, nil
+}
+
+// watchParty takes p out of the call once its leg ends.
+func (c *Call) watchParty(p *Party) {
+	defer c.helpers.Done()
+	defer c.contain("party", false)
+	<-p.leg.Context().Done()
+	c.partyGone(p, causeText(context.Cause(p.leg.Context())))
+}
+
+// partyGone takes out p, whose leg ended on its own (it hung up, its
+// connection failed, its media stopped). A caller who heard p, once the
+// conversation has ended, has nobody left: the call ends.
+func (c *Call) partyGone(p *Party, reason string) {
+	r := &c.routes
+	r.mu.Lock()
+	if !r.has(p) {
+		r.mu.Unlock()
+		return
+	}
+	alone := c.caller.hears.kind == sourceParty && c.caller.hears.party == p
+	c.unroute(p)
+	r.mu.Unlock()
+	c.release(p, reason)
+	if alone && c.conversationEnded() != "" {
+		c.hangup(p.title() + " hung up")
+	}
+}
+
+// title names the party in a reason: its role, or "the other party".
+func (p *Party) title() string {
+	if p.sup != nil {
+		return "the supervisor"
+	}
+	return "the other party"
 }
 
 // Leave takes p out of the call: whoever heard it hears nothing, the
@@ -360,10 +482,7 @@ func (c *Call) Leave(p *Party, reason string) error {
 // unroute takes p out of the routes (r.mu held).
 func (c *Call) unroute(p *Party) {
 	r := &c.routes
-	if p.feed != nil {
-		p.feed.Stop()
-		p.feed = nil
-	}
+	r.unhear(p)
 	if r.convFrom == p {
 		r.convListen.Stop()
 		r.convListen, r.convFrom = nil, nil
@@ -374,9 +493,9 @@ func (c *Call) unroute(p *Party) {
 			continue
 		}
 		kept = append(kept, q)
-		if q.hears.kind == sourceParty && q.hears.party == p {
-			q.feed.Stop()
-			q.feed, q.hears = nil, Nothing()
+		if q.hears.party == p {
+			r.unhear(q)
+			q.hears = Nothing()
 		}
 	}
 	r.parties = kept
@@ -395,6 +514,7 @@ func (c *Call) release(p *Party, reason string) {
 	if err := p.leg.Close(); err != nil {
 		c.log.Debug().Err(err).Str("party", p.leg.ID()).Msg("close party")
 	}
+	c.noteLeft(p, reason)
 	c.log.Info().Str("party", p.leg.ID()).Str("reason", reason).Msg("party left")
 }
 
@@ -407,6 +527,9 @@ func (c *Call) dropOthers(reason string) {
 		if p != c.caller {
 			others = append(others, p)
 		}
+	}
+	for _, p := range others {
+		c.unroute(p)
 	}
 	r.mu.Unlock()
 	for _, p := range others {

@@ -32,7 +32,13 @@ type Recording interface {
 type callTap struct {
 	h   *health
 	rec *atomic.Pointer[recBox]
+	// mix are the mixers of the parties that listen to the caller's line
+	// (FromMix).
+	mix *atomic.Pointer[mixSet]
 }
+
+// mixSet is the call's mixers, replaced whole on every change.
+type mixSet struct{ ms []*media.Mixer }
 
 type recBox struct{ r Recording }
 
@@ -42,6 +48,11 @@ func (t callTap) Inbound(f media.Frame) {
 	if b := t.rec.Load(); b != nil {
 		b.r.Inbound(f)
 	}
+	if s := t.mix.Load(); s != nil {
+		for _, m := range s.ms {
+			m.Inbound(f)
+		}
+	}
 }
 
 // Outbound feeds the frame sent to every tap (media.Tap).
@@ -49,6 +60,11 @@ func (t callTap) Outbound(f media.Frame) {
 	t.h.Outbound(f)
 	if b := t.rec.Load(); b != nil {
 		b.r.Outbound(f)
+	}
+	if s := t.mix.Load(); s != nil {
+		for _, m := range s.ms {
+			m.Outbound(f)
+		}
 	}
 }
 

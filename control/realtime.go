@@ -11,6 +11,7 @@ import (
 
 	"switchboard/api/httpx"
 	"switchboard/auth"
+	"switchboard/call"
 	"switchboard/conversation"
 	"switchboard/realtime"
 )
@@ -130,6 +131,8 @@ func (s *Service) serveControl(w http.ResponseWriter, r *http.Request, id, token
 		return httpx.Conflict("call_id", "another controller is attached to call %s", id)
 	case errors.Is(err, conversation.ErrCallOver):
 		return httpx.NotFound("call %s has ended", id)
+	case errors.Is(err, call.ErrConversationEnded):
+		return httpx.Conflict("call_id", "call %s was taken over: it has no conversation to steer any more", id)
 	case err != nil:
 		return err
 	}

@@ -249,6 +249,7 @@ const tick = 20 * time.Millisecond
 
 // Run drives the conversation after answer.
 func (b *bridge) Run(ctx context.Context) error {
+	defer b.released(ctx)
 	if b.failure != nil {
 		return b.apologize(ctx, b.failure)
 	}
@@ -310,6 +311,21 @@ func (b *bridge) Run(ctx context.Context) error {
 			}
 		}
 	}
+}
+
+// released closes the model session when the conversation ended before
+// the call (call.ErrConversationEnded: a supervisor took over): nothing
+// will speak to it again, and the call goes on without it. Close still
+// comes at the call's end.
+func (b *bridge) released(ctx context.Context) {
+	cause := context.Cause(ctx)
+	if !errors.Is(cause, call.ErrConversationEnded) {
+		return
+	}
+	if s := b.session(); s != nil {
+		_ = s.Close()
+	}
+	b.log.Info().Str("reason", cause.Error()).Msg("model session closed: the call goes on without it")
 }
 
 // handle reacts to one server event.

@@ -113,6 +113,9 @@ type Controlled struct {
 	modelOpen bool
 	modelCfg  realtime.SessionConfig
 	modelConv *realtime.ConversationCreated
+	// convOver says why the conversation ended while the call goes on
+	// (a supervisor took over): no controller steers it any more.
+	convOver string
 }
 
 var _ call.Conversation = (*Controlled)(nil)
@@ -266,6 +269,10 @@ func (cc *Controlled) Run(ctx context.Context) error {
 		cc.watchHealth(rctx)
 	}()
 	err := cc.b.Run(rctx)
+	if cause := context.Cause(ctx); errors.Is(cause, call.ErrConversationEnded) {
+		cc.conversationOver(cause.Error())
+		return nil
+	}
 	cc.mu.Lock()
 	reason, hs = cc.endReason, cc.endHeaders
 	cc.mu.Unlock()
@@ -278,6 +285,8 @@ func (cc *Controlled) Run(ctx context.Context) error {
 // Hangup ends the call with a BYE carrying reason (and headers); by says
 // who asked ("controller" for the hangup endpoint). It does nothing before
 // answer (the caller of the API checks the call's state) or once ending.
+// Once the conversation is over (a supervisor took over) it hangs the
+// call up itself.
 func (cc *Controlled) Hangup(reason, by string, headers ...call.Header) {
 	cc.mu.Lock()
 	if cc.endReason != "" {
@@ -288,11 +297,35 @@ func (cc *Controlled) Hangup(reason, by string, headers ...call.Header) {
 	if cc.endedBy == "" {
 		cc.endedBy = by
 	}
-	stop := cc.stop
+	stop, over := cc.stop, cc.convOver != ""
 	cc.mu.Unlock()
-	if stop != nil {
+	switch {
+	case over:
+		cc.phone.Hangup(reason, headers...)
+	case stop != nil:
 		stop()
 	}
+}
+
+// conversationOver ends the controller's part once the conversation ended
+// while the call goes on: the controller is told why and its socket
+// closes; none may attach again, and the call's end still reaches the
+// webhook.
+func (cc *Controlled) conversationOver(reason string) {
+	cc.mu.Lock()
+	cc.convOver, cc.stop = reason, nil
+	cur := cc.cur
+	cc.cur = nil
+	if cc.grace != nil {
+		cc.grace.Stop()
+		cc.grace = nil
+	}
+	cc.mu.Unlock()
+	if cur != nil {
+		cur.deliver(cc.stateEvent(call.StateActive, reason))
+		cur.end(reason)
+	}
+	cc.log.Info().Str("reason", reason).Msg("controller released: the conversation ended, the call goes on")
 }
 
 func (cc *Controlled) setEnd(by, reason string) {
@@ -422,6 +455,8 @@ func (cc *Controlled) Attach() (*ControllerSession, error) {
 	switch {
 	case cc.closed || cc.endReason != "":
 		return nil, ErrCallOver
+	case cc.convOver != "":
+		return nil, call.ErrConversationEnded
 	case cc.cur != nil:
 		return nil, ErrControllerAttached
 	}
@@ -443,7 +478,7 @@ func (cc *Controlled) detach(s *ControllerSession) {
 		return
 	}
 	cc.cur = nil
-	if cc.closed || !s.started {
+	if cc.closed || !s.started || cc.convOver != "" {
 		return
 	}
 	cc.log.Info().Dur("grace", cc.opts.Grace).Msg("controller detached: the call goes on with the last configuration")
