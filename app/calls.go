@@ -116,7 +116,7 @@ func (a *App) buildCalls(cfg *config.Config, log zerolog.Logger) error {
 	a.control, err = control.NewService(control.Options{Calls: control.FromRegistry(a.routed), Records: a.st.Calls(), Keys: a.keys,
 		Secrets: auth.NewClientSecrets(a.st, nil).WithTokenMeter(a.keys.Tokens()), Tokens: a.keys.Tokens(),
 		Engines: engines, Engine: cfg.Control.Engine, Remote: remote, Browsers: a.browsers, Agents: a.agents,
-		Numbers: browserNumbers{st: a.st.Numbers(), sip: sipNumbers{a.numbers}}, Log: log})
+		Numbers: browserNumbers{st: a.st.Numbers(), sip: sipNumbers{a.numbers}}, Live: a.calls, Supervisors: a.browsers, Log: log})
 	if err != nil {
 		return fmt.Errorf("control: %w", err)
 	}

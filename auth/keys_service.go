@@ -205,5 +205,5 @@ func (s *KeyService) Authorize(ctx context.Context, token string, rt httpx.Route
 	if over, retry := s.tokens.Exceeded(k.ID, k.TPM, now); over {
 		return nil, httpx.TooManyRequests(retry)
 	}
-	return &httpx.Principal{KeyID: k.ID, TeamID: k.TeamID, UserID: k.UserID, Management: k.Management, AllowsModel: acls.AllowsModel}, nil
+	return &httpx.Principal{KeyID: k.ID, KeyName: k.Name, TeamID: k.TeamID, UserID: k.UserID, Management: k.Management, AllowsModel: acls.AllowsModel}, nil
 }

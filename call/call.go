@@ -333,7 +333,7 @@ func (c *Call) run(ctx context.Context) {
 	}
 
 	err = c.runConversation(ctx, conv)
-	if c.conversationEnded() != "" && ctx.Err() == nil {
+	if c.ConversationEnded() != "" && ctx.Err() == nil {
 		// The conversation ended on purpose (a supervisor took over):
 		// the call lasts until one side hangs up.
 		select {

@@ -72,9 +72,9 @@ func (c *Call) finishConversation(reason string) {
 	c.log.Info().Str("reason", reason).Msg("conversation ended: the call goes on without it")
 }
 
-// conversationEnded says why the conversation ended while the call goes
-// on ("" while it runs).
-func (c *Call) conversationEnded() string {
+// ConversationEnded says why the conversation ended while the call goes
+// on ("" while it runs, or when the call ended with it).
+func (c *Call) ConversationEnded() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.convEnded

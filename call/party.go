@@ -237,7 +237,7 @@ func (c *Call) hear(p *Party, s Source) error {
 		return errors.New("hear: a party cannot hear itself")
 	case s.kind == sourceMix && s.party != c.caller:
 		return errors.New("hear: only the caller's line can be listened to")
-	case s.kind == sourceConversation && c.conversationEnded() != "":
+	case s.kind == sourceConversation && c.ConversationEnded() != "":
 		return ErrConversationEnded
 	}
 	if err := c.wire(p, s); err != nil {
@@ -352,7 +352,7 @@ func (c *Call) conversationHears(p *Party) error {
 	if p != nil && !r.has(p) {
 		return ErrNotInCall
 	}
-	if p != nil && c.conversationEnded() != "" {
+	if p != nil && c.ConversationEnded() != "" {
 		return ErrConversationEnded
 	}
 	if r.convFrom == p {
@@ -447,7 +447,7 @@ func (c *Call) partyGone(p *Party, reason string) {
 	c.unroute(p)
 	r.mu.Unlock()
 	c.release(p, reason)
-	if alone && c.conversationEnded() != "" {
+	if alone && c.ConversationEnded() != "" {
 		c.hangup(p.title() + " hung up")
 	}
 }

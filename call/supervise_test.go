@@ -323,7 +323,7 @@ func TestSuperviseRefusals(t *testing.T) {
 		broken.startErr = errors.New("no media")
 		_, err := c.Supervise(broken, Supervision{TakeOver: true, KeyID: "k"})
 		require.ErrorContains(t, err, "no media")
-		require.Empty(t, c.conversationEnded(), "a failed takeover changes nothing")
+		require.Empty(t, c.ConversationEnded(), "a failed takeover changes nothing")
 		require.NoError(t, ctx.Err())
 		human := newFakeLeg(media.PCMU, Route{})
 		human.id = "human"

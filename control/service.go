@@ -127,7 +127,11 @@ type Options struct {
 	// Numbers resolves ?phone_number_id= of a browser call (optional:
 	// without it the parameter is refused).
 	Numbers Numbers
-	Log     zerolog.Logger
+	// Live and Supervisors serve a supervisor's listen and takeover of a
+	// live call (nil: 503).
+	Live        LiveCalls
+	Supervisors Supervisors
+	Log         zerolog.Logger
 }
 
 // Service serves the realtime socket (a controller attached to a call,
@@ -193,6 +197,8 @@ func (s *Service) Routes() []httpx.Route {
 		{Method: http.MethodPost, Pattern: "/v1/realtime/calls/{call_id}/refer", Endpoint: auth.EndpointCalls, Handler: s.refer},
 		{Method: http.MethodPost, Pattern: "/v1/realtime/calls/{call_id}/hangup", Endpoint: auth.EndpointCalls, Handler: s.hangup},
 		{Method: http.MethodPost, Pattern: "/v1/realtime/calls/{call_id}/dtmf", Endpoint: auth.EndpointCalls, Handler: s.dtmf},
+		{Method: http.MethodPost, Pattern: "/v1/calls/{call_id}/listen", Endpoint: auth.EndpointCalls, Handler: s.listen},
+		{Method: http.MethodPost, Pattern: "/v1/calls/{call_id}/takeover", Endpoint: auth.EndpointCalls, Handler: s.takeOver},
 	}
 }
 

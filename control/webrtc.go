@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"mime"
 	"net/http"
 	"time"
 
@@ -145,17 +144,9 @@ func (s *Service) createCall(w http.ResponseWriter, r *http.Request) error {
 		route.Session = session
 		opts.Guard = pol.guard(cfg.Model)
 	}
-	ct, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	if err != nil || ct != "application/sdp" {
-		return &httpx.Error{Status: http.StatusUnsupportedMediaType, Code: "unsupported_media_type",
-			Message: "the body must be an SDP offer with Content-Type: application/sdp"}
-	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxOfferBytes+1))
+	offer, err := readOffer(r)
 	if err != nil {
-		return httpx.BadRequest("", "read the offer: %v", err)
-	}
-	if len(body) > maxOfferBytes {
-		return &httpx.Error{Status: http.StatusRequestEntityTooLarge, Code: "too_large", Message: fmt.Sprintf("the SDP offer is larger than %d bytes", maxOfferBytes)}
+		return err
 	}
 	if ua := r.Header.Get("User-Agent"); ua != "" {
 		info.Headers = append(info.Headers, call.Header{Name: "User-Agent", Value: ua})
@@ -164,7 +155,7 @@ func (s *Service) createCall(w http.ResponseWriter, r *http.Request) error {
 		info.Headers = append(info.Headers, call.Header{Name: "Origin", Value: o})
 	}
 	info.RemoteID = r.RemoteAddr
-	ans, err := s.opts.Browsers.Call(r.Context(), string(body), route, info, opts, s.log)
+	ans, err := s.opts.Browsers.Call(r.Context(), offer, route, info, opts, s.log)
 	if err != nil {
 		return browserError(err)
 	}

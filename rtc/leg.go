@@ -32,6 +32,9 @@ type Leg struct {
 	log      zerolog.Logger
 	codec    codec
 	callOpts CallOptions
+	// joined: the leg joins a live call (a supervisor's browser) rather
+	// than starting one: no event channel, answered before it starts.
+	joined bool
 
 	ctx    context.Context
 	cancel context.CancelCauseFunc
@@ -192,13 +195,16 @@ func (l *Leg) Start(_ call.LegSink, opts call.LegOptions) error {
 		return err
 	}
 	sess.Hold() // nothing goes out before the browser is connected
-	events, err := l.srv.channels.Channel(l.id)
-	if err != nil {
-		l.log.Debug().Err(err).Msg("no event channel for this call")
+	var events realtime.Session
+	if !l.joined {
+		if events, err = l.srv.channels.Channel(l.id); err != nil {
+			l.log.Debug().Err(err).Msg("no event channel for this call")
+		}
 	}
 	l.mu.Lock()
 	l.sess, l.events = sess, events
 	l.mu.Unlock()
+	l.applyHold() // a joined leg is connected already: it sends at once
 	l.wg.Add(1)
 	go l.watch()
 	if events != nil {
@@ -274,7 +280,11 @@ func (l *Leg) Answer(ctx context.Context) error {
 	l.answered = true
 	l.mu.Unlock()
 	l.applyHold()
-	l.log.Info().Str("codec", l.codec.params.MimeType).Str("chain", l.session().String()).Msg("browser connected")
+	ev := l.log.Info().Str("codec", l.codec.params.MimeType)
+	if sess := l.session(); sess != nil { // a joined leg starts once connected
+		ev = ev.Str("chain", sess.String())
+	}
+	ev.Msg("browser connected")
 	return nil
 }
 

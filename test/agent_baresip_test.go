@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -115,8 +116,9 @@ func agentNCC(ref, got []float64, lag int) float64 {
 // agentBaresipDial runs baresip 1.0 with a throw-away configuration: its
 // microphone is the WAV source, what it hears is dumped by the sndfile
 // module (dump-*-dec.wav in the returned directory). baresip types -e
-// into its menu, hangs up when the WAV source ends, and quits after quit.
-func agentBaresipDial(t *testing.T, dir, source, uri string, quit time.Duration) (recDir string, output *apptest.SyncBuffer) {
+// into its menu, hangs up when the WAV source ends, and quits after quit,
+// or when stop is called (which waits for it; the test's end calls it).
+func agentBaresipDial(t *testing.T, dir, source, uri string, quit time.Duration) (recDir string, output *apptest.SyncBuffer, stop func()) {
 	t.Helper()
 	conf, rec := filepath.Join(dir, "baresip"), filepath.Join(dir, "rec")
 	require.NoError(t, os.MkdirAll(conf, 0o700))
@@ -144,11 +146,15 @@ func agentBaresipDial(t *testing.T, dir, source, uri string, quit time.Duration)
 	require.NoError(t, cmd.Start())
 	waited := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(waited) }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		<-waited
-	})
-	return rec, output
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			_ = cmd.Process.Signal(os.Interrupt)
+			<-waited
+		})
+	}
+	t.Cleanup(stop)
+	return rec, output, stop
 }
 
 // TestAgentBaresipEchoEngine: baresip calls the demo number (the demo
@@ -162,7 +168,7 @@ func TestAgentBaresipEchoEngine(t *testing.T) {
 	dir := t.TempDir()
 	const pre, post = 5.5, 5.0
 	source, utt := agentWAVs(t, dir, "Testing one, two, three.", pre, post)
-	rec, out := agentBaresipDial(t, dir, source, "sip:+18005550100@"+d.App.SIPAddr().String(), 20*time.Second)
+	rec, out, _ := agentBaresipDial(t, dir, source, "sip:+18005550100@"+d.App.SIPAddr().String(), 20*time.Second)
 	require.Eventually(t, func() bool { return d.App.Calls().Active() == 1 }, 10*time.Second, 20*time.Millisecond, "no call: %s", out.String())
 	require.Eventually(t, func() bool { return d.App.Calls().Active() == 0 }, 20*time.Second, 50*time.Millisecond,
 		"baresip did not hang up at the end of its WAV: %s", out.String())

@@ -56,7 +56,7 @@ func TestRecordingBaresipStereo(t *testing.T) {
 	dir := t.TempDir()
 	const pre, post = 4.5, 5.0
 	source, utt := agentWAVs(t, dir, "Testing one, two, three.", pre, post)
-	_, out := agentBaresipDial(t, dir, source, "sip:"+number+"@"+d.App.SIPAddr().String(), 20*time.Second)
+	_, out, _ := agentBaresipDial(t, dir, source, "sip:"+number+"@"+d.App.SIPAddr().String(), 20*time.Second)
 	var id string
 	require.Eventually(t, func() bool {
 		for _, c := range d.App.Calls().List() {

@@ -35,7 +35,9 @@ type Route struct {
 
 // Principal is the authenticated caller of a request.
 type Principal struct {
-	KeyID      string
+	KeyID string
+	// KeyName is the key's name (for records that say who acted).
+	KeyName    string
 	TeamID     string
 	UserID     string
 	Management bool

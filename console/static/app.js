@@ -5,7 +5,7 @@
 // the API is put in the page as text (textContent), never as HTML.
 'use strict';
 
-const state = { key: '', self: null, stream: null, talk: null };
+const state = { key: '', self: null, stream: null, talk: null, supervise: null };
 const KEY_ITEM = 'switchboard.console.key';
 
 // ---- DOM helpers ----------------------------------------------------------
@@ -98,13 +98,17 @@ async function signIn(key, remember) {
     const ep = gates[a.dataset.page];
     a.classList.toggle('denied', !!ep && !allowed(ep));
   }
-  if (!location.hash || location.hash === '#/') location.hash = allowed('calls') ? '#/live' : '#/numbers';
-  route();
+  // A new hash routes by itself (hashchange); routing twice would abort
+  // the first page's live stream.
+  const first = allowed('calls') ? '#/live' : '#/numbers';
+  if (!location.hash || location.hash === '#/') location.hash = first;
+  else route();
 }
 
 function signOut() {
   stopStream();
   hangUpTalk();
+  stopSupervising();
   state.key = '';
   state.self = null;
   sessionStorage.removeItem(KEY_ITEM);
@@ -123,12 +127,13 @@ const pages = { live: livePage, numbers: numbersPage, agents: agentsPage, calls:
 function route() {
   if (!state.key) return;
   stopStream();
+  stopSupervising();
   const [, name, arg] = (location.hash || '#/live').split('/');
   for (const a of document.querySelectorAll('#nav a')) a.classList.toggle('active', a.dataset.page === name);
   const fn = pages[name] || livePage;
   page().hidden = false;
   page().replaceChildren(h('p', { class: 'muted' }, 'Loading…'));
-  fn(arg ? decodeURIComponent(arg) : '').catch((e) => showError(page(), e));
+  fn(arg ? decodeURIComponent(arg) : '').catch((e) => { if (e.name !== 'AbortError') showError(page(), e); });
 }
 
 function denied(what, endpoint) {
@@ -148,7 +153,8 @@ async function livePage() {
   if (!allowed('calls')) return denied('Live calls', 'calls');
   const list = h('div', { id: 'live-list' }, h('p', { class: 'muted' }, 'Connecting…'));
   const status = h('span', { class: 'muted', id: 'live-status' }, 'connecting');
-  page().replaceChildren(h('h2', {}, 'Live calls ', status), list);
+  // The supervisor's box stays while the list below is redrawn.
+  page().replaceChildren(h('h2', {}, 'Live calls ', status), h('div', { id: 'supervise' }), list);
   const ctl = new AbortController();
   state.stream = ctl;
   const r = await fetch('/v1/calls/live', { headers: { Authorization: `Bearer ${state.key}` }, signal: ctl.signal });
@@ -188,12 +194,98 @@ function renderLive(list, calls) {
       h('strong', {}, c.channel === 'webrtc' ? 'Browser' : (c.from || 'unknown')), ' → ',
       c.channel === 'webrtc' ? '' : (c.phone_number || c.to || ''), ' ', h('span', { class: 'muted' }, c.route), ' ',
       h('span', { class: 'pill' }, c.channel), ' ', fmtDur(c.duration_ms), ' ',
-      allowed('calls') ? h('button', { class: 'danger', type: 'button', onclick: () => api('POST', `/v1/realtime/calls/${c.call_id}/hangup`).catch(alert) }, 'Hang up') : null),
+      takenOver(c) ? h('span', { class: 'pill takeover' }, 'taken over') : null, ' ',
+      c.state === 'active' ? h('button', { class: 'secondary listen', type: 'button', onclick: () => supervise(c, false) }, 'Listen') : null, ' ',
+      c.state === 'active' && !takenOver(c) ? h('button', { class: 'secondary takeover', type: 'button', onclick: () => supervise(c, true) }, 'Take over') : null, ' ',
+      h('button', { class: 'danger', type: 'button', onclick: () => api('POST', `/v1/realtime/calls/${c.call_id}/hangup`).catch(alert) }, 'Hang up')),
     h('div', { class: 'figures muted mono' },
       h('span', {}, `in ${c.media.packets_in} pkts`), h('span', {}, `out ${c.media.packets_out} pkts`),
       h('span', {}, `lost ${c.media.lost}`), h('span', {}, `jitter ${(c.media.jitter_ms || 0).toFixed(1)} ms`),
       h('span', {}, `rtt ${(c.media.rtt_ms || 0).toFixed(1)} ms`)),
     transcript(c.transcript))));
+}
+
+function takenOver(c) {
+  return (c.events || []).some((e) => e.kind === 'supervisor' && e.text === 'takeover');
+}
+
+// supervise joins a live call from this browser: Listen (POST
+// /v1/calls/{id}/listen: this page hears the caller and the agent, mixed,
+// and nobody hears it) or Take over (POST /v1/calls/{id}/takeover: the
+// microphone replaces the agent; the caller and this page hear each
+// other). The offer is the browser's own, sent as application/sdp with
+// the key. A takeover from a listening page replaces its listening once
+// the new connection is set up.
+async function supervise(c, takeOver) {
+  const box = $('supervise');
+  if (!box) return;
+  const prev = state.supervise;
+  const mode = takeOver ? 'takeover' : 'listen';
+  const sup = { pc: null, mic: null, stream: null, callId: c.call_id, mode, party: '' };
+  const status = h('span', { id: 'supervise-status' }, takeOver ? 'taking over…' : 'joining…');
+  const player = h('audio', { autoplay: true, id: 'supervise-audio' });
+  const actions = h('span', {});
+  box.replaceChildren(h('div', { class: 'card', 'data-call': c.call_id },
+    h('strong', {}, takeOver ? `Talking on call ${c.call_id}: ` : `Listening to call ${c.call_id}: `), status, ' ', actions, player));
+  try {
+    const pc = new RTCPeerConnection();
+    sup.pc = pc;
+    if (takeOver) {
+      sup.mic = await navigator.mediaDevices.getUserMedia({ audio: true });
+      pc.addTrack(sup.mic.getAudioTracks()[0], sup.mic);
+    } else {
+      pc.addTransceiver('audio', { direction: 'recvonly' });
+    }
+    pc.ontrack = (e) => { sup.stream = e.streams[0] || new MediaStream([e.track]); player.srcObject = sup.stream; };
+    pc.onconnectionstatechange = () => {
+      if (state.supervise !== sup) return;
+      if (pc.connectionState === 'connected') status.textContent = takeOver ? 'connected: you are on the call' : 'listening';
+      if (['failed', 'closed', 'disconnected'].includes(pc.connectionState)) status.textContent = `ended (${pc.connectionState})`;
+    };
+    await pc.setLocalDescription(await pc.createOffer());
+    const r = await fetch(`/v1/calls/${encodeURIComponent(c.call_id)}/${mode}`, {
+      method: 'POST', body: pc.localDescription.sdp,
+      headers: { Authorization: `Bearer ${state.key}`, 'Content-Type': 'application/sdp' },
+    });
+    const body = await r.text();
+    if (r.status !== 201) {
+      let m = body;
+      try { m = JSON.parse(body).error.message; } catch (_) { /* keep the text */ }
+      throw new Error(`${r.status}: ${m}`);
+    }
+    sup.party = r.headers.get('X-Switchboard-Party-Id') || '';
+    await pc.setRemoteDescription({ type: 'answer', sdp: body });
+    state.supervise = sup;
+    if (prev && prev !== sup) closeSupervision(prev);
+    status.textContent = 'connecting…';
+    if (!takeOver) actions.append(h('button', { type: 'button', class: 'secondary', id: 'supervise-takeover', onclick: () => supervise(c, true) }, 'Take over'), ' ');
+    actions.append(h('button', { type: 'button', class: 'danger', id: 'supervise-stop', onclick: () => stopSupervising() }, takeOver ? 'Hang up' : 'Stop listening'));
+  } catch (err) {
+    closeSupervision(sup);
+    status.textContent = `failed: ${err.message}`;
+    status.className = 'error';
+    // A failed takeover leaves the listening as it was.
+    if (prev && prev === state.supervise) {
+      player.srcObject = prev.stream;
+      actions.append(h('button', { type: 'button', class: 'danger', id: 'supervise-stop', onclick: () => stopSupervising() }, 'Stop listening'));
+    }
+  }
+}
+
+function closeSupervision(sup) {
+  if (sup.pc) sup.pc.close();
+  if (sup.mic) sup.mic.getTracks().forEach((t) => t.stop());
+}
+
+// stopSupervising leaves the call: closing the connection takes this
+// browser out of it (after a takeover the caller is hung up on too).
+function stopSupervising() {
+  const sup = state.supervise;
+  if (!sup) return;
+  state.supervise = null;
+  closeSupervision(sup);
+  const s = $('supervise-status');
+  if (s) s.textContent = sup.mode === 'takeover' ? 'hung up' : 'stopped listening';
 }
 
 function transcript(lines) {

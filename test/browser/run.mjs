@@ -1,8 +1,9 @@
 // Drives Debian's chromium for the Go tests (test/browser_test.go,
 // test/console_test.go): node run.mjs <job.json> prints one JSON result
 // line. Jobs: "call" (a browser call through /v1/realtime/calls with the
-// fake microphone, recording what it hears) and "console" (the web console's
-// pages, with screenshots).
+// fake microphone, recording what it hears), "console" (the web console's
+// pages, with screenshots) and "supervise" (the console's Listen and Take
+// over on a live call, recording what the supervisor hears).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -30,6 +31,7 @@ try {
   const page = await browser.newPage();
   page.on('console', (m) => out.console.push(`${m.type()}: ${m.text()}`));
   page.on('pageerror', (e) => out.console.push(`pageerror: ${e.message}`));
+  page.on('response', (r) => { if (r.status() >= 400) out.console.push(`http: ${r.request().method()} ${r.url()} ${r.status()}`); });
   if (job.kind === 'call') {
     await page.goto(job.page);
     Object.assign(out, await page.evaluate(browserCall, job));
@@ -38,6 +40,8 @@ try {
     Object.assign(out, await page.evaluate(sdkCall, job));
   } else if (job.kind === 'console') {
     Object.assign(out, await consoleTour(page, job));
+  } else if (job.kind === 'supervise') {
+    Object.assign(out, await consoleSupervise(page, job));
   } else {
     throw new Error(`unknown job kind ${job.kind}`);
   }
@@ -252,5 +256,91 @@ async function consoleTour(page, job) {
   await page.waitForFunction(() => /management key/.test(document.querySelector('#page')?.textContent || ''), { timeout: 10000 });
   seen.limitedKeys = await text('#page');
   await shot('10-limited-key');
+  return seen;
+}
+
+// recordStream runs in the page: it records a remote stream for seconds
+// through WebAudio (48 kHz) and returns the samples.
+async function recordStream(stream, seconds) {
+  // Chrome feeds a remote stream to WebAudio only while a media element
+  // plays it.
+  const el = new Audio();
+  el.srcObject = stream;
+  el.muted = true;
+  await el.play().catch(() => {});
+  const ctx = new AudioContext({ sampleRate: 48000 });
+  await ctx.resume();
+  const src = ctx.createMediaStreamSource(stream);
+  const proc = ctx.createScriptProcessor(4096, 1, 1);
+  const samples = [];
+  proc.onaudioprocess = (e) => {
+    const d = e.inputBuffer.getChannelData(0);
+    for (let i = 0; i < d.length; i++) samples.push(Math.max(-32768, Math.min(32767, Math.round(d[i] * 32767))));
+  };
+  src.connect(proc);
+  proc.connect(ctx.destination);
+  await new Promise((r) => setTimeout(r, seconds * 1000));
+  src.disconnect();
+  proc.disconnect();
+  el.srcObject = null;
+  await ctx.close();
+  return samples;
+}
+
+// consoleSupervise signs in to the console, opens the live calls, listens
+// to job.callId (recording what it hears), takes it over (the fake
+// microphone replaces the agent; recording what it hears again), stays on
+// the call for job.talkSeconds, then hangs up; a screenshot of each step.
+async function consoleSupervise(page, job) {
+  try {
+    return await superviseSteps(page, job);
+  } catch (e) {
+    await page.screenshot({ path: path.join(job.shots, 'failed.png'), fullPage: true }).catch(() => {});
+    const text = await page.evaluate(() => document.body.innerText).catch(() => '');
+    throw new Error(`${e.message}\npage: ${text}`);
+  }
+}
+
+async function superviseSteps(page, job) {
+  const seen = { shots: [] };
+  await page.setViewport({ width: 1280, height: 900 });
+  const shot = async (name) => {
+    const file = path.join(job.shots, `${name}.png`);
+    await page.screenshot({ path: file, fullPage: true });
+    seen.shots.push(file);
+  };
+  const status = () => page.$eval('#supervise-status', (el) => el.textContent);
+  await page.goto(`${job.url}/console`);
+  await page.waitForSelector('#signin-key', { visible: true });
+  await page.type('#signin-key', job.key);
+  await page.click('#signin-form button[type=submit]');
+  await page.waitForSelector('#nav:not([hidden])', { timeout: 10000 });
+  await page.evaluate(() => { location.hash = '#/live'; });
+  const card = `#live-list .live-call[data-call="${job.callId}"]`;
+  await page.waitForSelector(`${card} button.listen`, { timeout: 15000 });
+  seen.card = await page.$eval(card, (el) => el.textContent);
+
+  await page.click(`${card} button.listen`);
+  await page.waitForFunction(() => document.querySelector('#supervise-status')?.textContent === 'listening', { timeout: 20000 });
+  await page.waitForFunction(() => state.supervise && state.supervise.stream, { timeout: 10000 });
+  seen.listenStatus = await status();
+  seen.listenParty = await page.evaluate(() => state.supervise.party);
+  seen.listen = await page.evaluate(recordStream, await page.evaluateHandle(() => state.supervise.stream), job.listenSeconds);
+  await shot('01-listening');
+
+  await page.click('#supervise-takeover');
+  await page.waitForFunction(() => /you are on the call/.test(document.querySelector('#supervise-status')?.textContent || ''), { timeout: 20000 });
+  await page.waitForFunction(() => state.supervise && state.supervise.mode === 'takeover' && state.supervise.stream, { timeout: 10000 });
+  seen.takeoverStatus = await status();
+  seen.takeoverParty = await page.evaluate(() => state.supervise.party);
+  seen.talk = await page.evaluate(recordStream, await page.evaluateHandle(() => state.supervise.stream), job.talkSeconds);
+  await page.waitForFunction((c) => /taken over/.test(document.querySelector(c)?.textContent || ''), { timeout: 10000 }, card);
+  seen.cardAfter = await page.$eval(card, (el) => el.textContent);
+  await shot('02-taken-over');
+
+  await page.click('#supervise-stop');
+  seen.stoppedStatus = await status();
+  await page.waitForFunction((c) => !document.querySelector(c), { timeout: 15000 }, card);
+  await shot('03-hung-up');
   return seen;
 }
