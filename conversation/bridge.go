@@ -2,6 +2,7 @@ package conversation
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"switchboard/agent"
@@ -19,7 +20,10 @@ import (
 // bridge is the conversation of one call with an agent: it joins the
 // phone (call.Phone) and the model session (realtime.Session). Prepare
 // opens and configures the session while the caller hears ringing; Run
-// owns everything after answer in one goroutine.
+// owns everything after answer in one goroutine, which drives one small
+// type per concern (turn taking, tools, transfer, the STT fallback, the
+// history, the keypad), each with its own state and only the roles of
+// the call it uses.
 type bridge struct {
 	rt      *Runtime
 	cfg     *agent.Config
@@ -45,41 +49,21 @@ type bridge struct {
 	sess     atomic.Pointer[sessionBox]
 	failure  error // the engine failed before answer and the fallback apologizes
 	observer atomic.Pointer[observerBox]
+	phone    call.Phone
+	wg       sync.WaitGroup // the conversation's goroutines (spawn)
 
-	// Run goroutine state.
-	phone       call.Phone
-	respActive  bool
-	assistant   map[string]bool // items that came from responses: truncatable
-	history     []realtime.Item // re-seeds a new session after a reconnect
-	cancelAt    time.Time       // send response.cancel then, if still active
-	idleAt      time.Time       // check in then, if the caller stays silent
-	endReason   string          // end once the current answer has played
-	transferTo  *pendingTransfer
-	toolsBusy   int
-	toolStart   time.Time
-	toolDone    chan toolResult
-	comfort     []byte
-	comfortSaid bool      // the comfort prompt was said in this busy spell
-	promptUntil time.Time // the comfort prompt plays until then
-	comfortText *prompt   // nil: no comfort prompt (tone only)
-	announce    *prompt   // nil: no transfer announcement
-	transferErr chan error
-	keypad      *keypad   // the caller's keys: buffered here, flushed to the model
-	reconnected time.Time // last reconnect: one per ReconnectWindow
-	greetQueued bool      // Prepare queued the greeting
+	// Run goroutine state: the concerns, and the session's own.
+	turns       *turnTaking
+	tools       *tools
+	transfer    *transfer
+	stt         *sttFallback // nil without a Transcriber
+	hist        history      // re-seeds a new session after a reconnect
+	keypad      *keypad      // the caller's keys: buffered here, flushed to the model
+	reconnected time.Time    // last reconnect: one per ReconnectWindow
+	greetQueued bool         // Prepare queued the greeting
 	// A placed call (outbound.go): the greeting waits for Opened.
 	outbound bool
 	opened   chan call.Opening
-	wg       sync.WaitGroup
-
-	// The STT fallback (nil turns without a Transcriber).
-	turns       *turnAudio
-	transcribes bool // the session has input transcription on (Prepare, then Run goroutine)
-	sttPending  []sttTurn
-	sttBusy     int
-	sttDone     chan sttResult
-	heardItems  map[string]bool // user items the provider transcribed
-	histSeq     int             // items ever remembered (history is trimmed)
 }
 
 // ReconnectWindow bounds reconnects: a session lost again within this time
@@ -97,27 +81,46 @@ type Observer interface {
 	ServerEvent(ev realtime.Event)
 }
 
-type pendingTransfer struct {
-	callID, target, uri string
-	headers             []call.Header // rendered with the call's variables
-	announced, started  bool
-}
-
-type toolResult struct {
-	callID, name, output string
-}
-
 func newBridge(rt *Runtime, cfg *agent.Config, p call.Phone, log zerolog.Logger) *bridge {
 	format := rt.format(cfg.Settings.Engine)
-	b := &bridge{rt: rt, cfg: cfg, phone: p, log: log, sessCfg: sessionConfig(cfg, format), format: audioFormatOf(format), assistant: map[string]bool{},
-		toolDone: make(chan toolResult, 8), transferErr: make(chan error, 1), opened: make(chan call.Opening, 1)}
-	b.keypad = newKeypad(cfg.Settings.DTMF, rt.opts.DTMFIdle, log)
-	if rt.opts.Transcriber != nil {
-		b.turns = newTurnAudio(b.format)
-		b.sttDone = make(chan sttResult, maxTranscriptions)
-		b.heardItems = map[string]bool{}
+	b := &bridge{rt: rt, cfg: cfg, phone: p, log: log, sessCfg: sessionConfig(cfg, format), format: audioFormatOf(format),
+		opened: make(chan call.Opening, 1)}
+	st, o := &cfg.Settings, &rt.opts
+	b.turns = newTurnTaking(p, p, b.send, b.notify, o.CancelGrace, time.Duration(st.IdleTimeoutMS)*time.Millisecond, log)
+	b.tools = newTools(p, p, p, b.send, b.spawn, log)
+	b.tools.caller, b.tools.callID, b.tools.delay, b.tools.rate = o.Tools, p.ID(), o.ComfortDelay, b.format.Rate
+	b.transfer = newTransfer(p, p, p, b.send, b.spawn, log)
+	b.transfer.targets, b.transfer.headers = st.TransferTargets, b.targetHeaders
+	b.keypad = newKeypad(st.DTMF, o.DTMFIdle, p, p, b.spawn, b.userTurn, log)
+	if o.Transcriber != nil {
+		b.stt = newSTTFallback(o.Transcriber, b.format, p, &b.hist, b.spawn, log)
+		b.stt.wait, b.stt.timeout = o.TranscriptWait, o.TranscribeTimeout
 	}
 	return b
+}
+
+// setVars gives the conversation the call's variables (context.go).
+func (b *bridge) setVars(v agent.Vars) {
+	b.vars = v
+	b.tools.vars = v
+}
+
+// spawn runs f in a goroutine the bridge owns: Close waits for it, and a
+// panic in it ends only this call.
+func (b *bridge) spawn(where string, f func()) {
+	b.wg.Add(1)
+	go func() {
+		defer b.wg.Done()
+		defer contain(b.log, b.phone, where)
+		f()
+	}()
+}
+
+// notify shows ev to the call's observer, if any.
+func (b *bridge) notify(ev realtime.Event) {
+	if o := b.observer.Load(); o != nil {
+		o.o.ServerEvent(ev)
+	}
 }
 
 // Format is the session's audio format (call.Conversation).
@@ -193,10 +196,12 @@ func (b *bridge) open(ctx context.Context) (realtime.Session, error) {
 			}
 			switch e := ev.(type) {
 			case *realtime.SessionCreated:
-				b.transcribes, b.openedCfg = hasTranscription(e.Session), e.Session
+				b.stt.sessionConfig(e.Session)
+				b.openedCfg = e.Session
 				return s, nil
 			case *realtime.SessionUpdated:
-				b.transcribes, b.openedCfg = hasTranscription(e.Session), e.Session
+				b.stt.sessionConfig(e.Session)
+				b.openedCfg = e.Session
 				return s, nil
 			case *realtime.ErrorEvent:
 				b.rt.opts.Metrics.providerError(b.cfg.Settings.Engine, ProviderErrorEvent)
@@ -214,9 +219,7 @@ func (b *bridge) open(ctx context.Context) (realtime.Session, error) {
 // G.711 session the 8 kHz PCM is coded back to G.711 (exact for every
 // code the caller sent), so the provider gets the phone's bytes.
 func (b *bridge) Audio(pcm []byte) {
-	if b.turns != nil {
-		b.turns.add(pcm)
-	}
+	b.stt.audio(pcm)
 	s := b.session()
 	if s == nil {
 		return
@@ -233,7 +236,7 @@ func (b *bridge) Observe(o Observer) {
 	b.observer.Store(&observerBox{o})
 }
 
-// Close ends the session and waits for the tool goroutines.
+// Close ends the session and waits for the conversation's goroutines.
 func (b *bridge) Close() error {
 	var err error
 	if s := b.session(); s != nil {
@@ -255,7 +258,7 @@ func (b *bridge) Run(ctx context.Context) error {
 	}
 	s := b.session()
 	if !b.outbound {
-		b.greet(ctx, s)
+		b.greet(ctx)
 	}
 	b.renderPrompts(ctx)
 	var maxC <-chan time.Time
@@ -280,33 +283,32 @@ func (b *bridge) Run(ctx context.Context) error {
 				s = ns
 				continue
 			}
-			if o := b.observer.Load(); o != nil {
-				o.o.ServerEvent(ev)
-			}
-			b.handle(ctx, s, ev)
+			b.notify(ev)
+			b.handle(ctx, ev, time.Now())
 			// Played (copied into the playout) and seen by the observer,
 			// which does not keep audio: the delta's memory serves the next.
 			realtime.Release(ev)
-		case r := <-b.toolDone:
-			b.toolFinished(ctx, s, r)
+		case r := <-b.tools.done:
+			b.tools.finished(ctx, r, b.turns.active, time.Now())
 		case ev := <-b.keypad.keys:
-			if err := b.key(ctx, s, ev); err != nil {
+			if err := b.keypad.key(ctx, ev); err != nil {
 				return err
 			}
 		case o := <-b.opened:
-			b.speakFirst(ctx, s, o)
-		case r := <-b.sttDone:
-			b.transcribed(r)
-		case err := <-b.transferErr:
+			b.speakFirst(ctx, o)
+		case r := <-b.stt.results():
+			b.stt.transcribed(r)
+		case err := <-b.transfer.done:
 			if err == nil {
 				return call.Hangup("transferred")
 			}
-			b.transferFailed(ctx, s, err)
+			b.tools.busyEnd(b.turns.active, time.Now())
+			b.transfer.failed(ctx, err)
 		case <-maxC:
 			b.log.Info().Int("max_duration_s", b.cfg.Settings.MaxDurationS).Msg("maximum call duration reached")
 			return call.Hangup("maximum call duration reached")
 		case now := <-ticker.C:
-			if err := b.onTick(ctx, s, now); err != nil {
+			if err := b.onTick(ctx, now); err != nil {
 				return err
 			}
 		}
@@ -328,176 +330,138 @@ func (b *bridge) released(ctx context.Context) {
 	b.log.Info().Str("reason", cause.Error()).Msg("model session closed: the call goes on without it")
 }
 
-// handle reacts to one server event.
-func (b *bridge) handle(ctx context.Context, s realtime.Session, ev realtime.Event) {
+// handle hands one server event to the concerns it concerns.
+func (b *bridge) handle(ctx context.Context, ev realtime.Event, now time.Time) {
 	switch e := ev.(type) {
 	case *realtime.ResponseOutputAudioDelta:
 		b.phone.Play(e.ItemID, e.Delta)
 	case *realtime.ResponseCreated:
-		b.respActive = true
-		b.idleAt = time.Time{}
+		b.turns.responseCreated()
 	case *realtime.ResponseOutputItemAdded:
-		if e.Item.Type == realtime.ItemMessage {
-			b.assistant[e.Item.ID] = true
-		}
+		b.turns.itemAdded(e.Item)
 	case *realtime.SessionUpdated:
-		b.transcribes = hasTranscription(e.Session)
+		b.stt.sessionConfig(e.Session)
 	case *realtime.InputAudioBufferSpeechStarted:
-		if b.turns != nil {
-			b.turns.start()
-		}
-		b.bargeIn(ctx, s)
+		b.stt.speechStarted()
+		b.turns.quiet()
+		b.keypad.speechStarted(ctx, now)
+		b.turns.bargeIn(ctx, now)
 	case *realtime.InputAudioBufferSpeechStopped:
-		b.idleAt = time.Time{}
-		b.turnEnded(e.ItemID)
+		b.turns.quiet()
+		b.stt.turnEnded(e.ItemID, now)
 	case *realtime.ResponseDone:
-		b.respActive = false
-		b.cancelAt = time.Time{}
-		b.armIdle()
+		b.turns.responseDone(now)
 	case *realtime.ResponseOutputAudioTranscriptDone:
 		if e.Transcript != "" {
 			b.phone.Note(call.Note{Kind: call.NoteTranscript, Role: "assistant", Text: e.Transcript})
-			b.remember(realtime.Item{Type: realtime.ItemMessage, Role: realtime.RoleAssistant,
+			b.hist.remember(realtime.Item{Type: realtime.ItemMessage, Role: realtime.RoleAssistant,
 				Content: []realtime.ContentPart{{Type: realtime.ContentOutputText, Text: e.Transcript}}})
 		}
 	case *realtime.InputAudioTranscriptionCompleted:
-		b.providerTranscribed(e.ItemID)
+		b.stt.providerTranscribed(e.ItemID)
 		if e.Transcript != "" {
 			b.phone.Note(call.Note{Kind: call.NoteTranscript, Role: "user", Text: e.Transcript})
-			b.remember(realtime.UserText(e.Transcript))
+			b.hist.remember(realtime.UserText(e.Transcript))
 		}
 	case *realtime.InputAudioTranscriptionFailed:
-		b.transcribeNow(e.ItemID)
+		b.stt.transcribeNow(e.ItemID)
 	case *realtime.ResponseFunctionCallArgumentsDone:
-		b.functionCall(ctx, s, e)
+		b.functionCall(ctx, e, now)
 	case *realtime.ErrorEvent:
 		b.rt.opts.Metrics.providerError(b.cfg.Settings.Engine, ProviderErrorEvent)
 		b.log.Warn().Str("code", e.Error.Code).Str("type", e.Error.Type).Str("message", e.Error.Message).Msg("realtime error event")
 	}
 }
 
-// remember keeps an item for re-seeding, bounded to the last 200.
-func (b *bridge) remember(it realtime.Item) {
-	b.histSeq++
-	b.history = append(b.history, it)
-	if len(b.history) > 200 {
-		b.history = b.history[len(b.history)-200:]
+// functionCall hands a function the model called to the concern that
+// runs it (a controller runs its own: the call is only noted).
+func (b *bridge) functionCall(ctx context.Context, e *realtime.ResponseFunctionCallArgumentsDone, now time.Time) {
+	b.phone.Note(call.Note{Kind: call.NoteToolCall, Text: e.Name, Data: map[string]string{"call_id": e.CallID, "arguments": e.Arguments}})
+	if b.external {
+		return
+	}
+	switch e.Name {
+	case agent.ToolEndCall:
+		var args struct {
+			Reason string `json:"reason"`
+		}
+		_ = json.Unmarshal([]byte(e.Arguments), &args)
+		reason := "agent ended the call"
+		if args.Reason != "" {
+			reason += ": " + args.Reason
+		}
+		b.turns.endAfterAnswer(reason)
+		b.tools.output(ctx, e.CallID, e.Name, `{"ok":true}`, false)
+	case agent.ToolSendDTMF:
+		b.tools.sendDTMF(ctx, e.CallID, e.Arguments, now)
+	case agent.ToolTransferCall:
+		var args struct {
+			Target string `json:"target"`
+		}
+		_ = json.Unmarshal([]byte(e.Arguments), &args)
+		if b.transfer.request(e.CallID, args.Target) {
+			b.turns.quiet()
+			return
+		}
+		b.tools.output(ctx, e.CallID, e.Name, errorJSON("unknown transfer target "+args.Target), true)
+	default:
+		for _, t := range b.cfg.Settings.Tools {
+			if t.Name == e.Name {
+				b.tools.run(ctx, t, e.CallID, e.Arguments, now)
+				return
+			}
+		}
+		b.tools.output(ctx, e.CallID, e.Name, errorJSON("unknown tool "+e.Name), true)
 	}
 }
 
-// bargeIn stops the playout within one frame, tells the model how much of
-// its answer the caller heard, and cancels the response unless the
-// provider does it itself within the grace.
-func (b *bridge) bargeIn(ctx context.Context, s realtime.Session) {
-	b.idleAt = time.Time{}
-	b.keysSpeechStarted(ctx, s)
-	item, ms := b.phone.Flush()
-	if item != "" && b.assistant[item] {
-		b.send(ctx, s, &realtime.ConversationItemTruncate{ItemID: item, ContentIndex: 0, AudioEndMs: ms})
-		b.log.Debug().Str("item_id", item).Int("audio_end_ms", ms).Msg("barge-in: truncated")
-	}
-	if b.respActive {
-		b.cancelAt = time.Now().Add(b.rt.opts.CancelGrace)
+// userTurn sends the caller's text (a flush of keys) to the model as a
+// user turn. A response in progress is interrupted first, as the caller
+// moved on.
+func (b *bridge) userTurn(ctx context.Context, text string) {
+	b.turns.interrupt(ctx)
+	it := realtime.UserText(text)
+	b.send(ctx, &realtime.ConversationItemCreate{Item: it})
+	b.hist.remember(it)
+	b.send(ctx, &realtime.ResponseCreate{})
+}
+
+// send sends ev to the current session (a sendFunc).
+func (b *bridge) send(ctx context.Context, ev realtime.Event) {
+	if s := b.session(); s != nil {
+		b.sendTo(ctx, s, ev)
 	}
 }
 
-func (b *bridge) send(ctx context.Context, s realtime.Session, ev realtime.Event) {
+func (b *bridge) sendTo(ctx context.Context, s realtime.Session, ev realtime.Event) {
 	if err := s.Send(ctx, ev); err != nil && !errors.Is(err, realtime.ErrClosed) {
 		b.log.Warn().Err(err).Str("type", ev.EventType()).Msg("send to session")
 	}
 }
 
-// armIdle starts the idle timer once the assistant has finished.
-func (b *bridge) armIdle() {
-	if d := b.cfg.Settings.IdleTimeoutMS; d > 0 && b.endReason == "" {
-		b.idleAt = time.Now().Add(time.Duration(d) * time.Millisecond)
+// onTick checks the concerns' deadlines, in this order: the barge-in's
+// cancel grace, the end or the transfer waiting for the answer to play
+// out, the idle check-in, the comfort, the keypad's idle flush, the turns
+// due for the STT fallback.
+func (b *bridge) onTick(ctx context.Context, now time.Time) error {
+	b.turns.cancelDue(ctx, now)
+	drained := b.turns.drained()
+	if r := b.turns.ending(); r != "" && drained {
+		return call.Hangup(r)
 	}
-}
-
-// onTick checks the deadlines.
-func (b *bridge) onTick(ctx context.Context, s realtime.Session, now time.Time) error {
-	if !b.cancelAt.IsZero() && now.After(b.cancelAt) {
-		b.cancelAt = time.Time{}
-		if b.respActive {
-			b.send(ctx, s, &realtime.ResponseCancel{})
-		}
+	if b.transfer.due() && drained && b.transfer.step(ctx) {
+		b.tools.busyStart(now)
 	}
-	drained := !b.respActive && b.phone.Pending() == 0
-	if b.endReason != "" && drained {
-		return call.Hangup(b.endReason)
-	}
-	if t := b.transferTo; t != nil && !t.started && drained {
-		b.transferStep(ctx, t)
-	}
-	if !b.idleAt.IsZero() && now.After(b.idleAt) {
-		b.idleAt = time.Time{}
-		if b.phone.Pending() == 0 {
-			b.checkIn(ctx, s)
-		}
-	}
-	if b.toolsBusy > 0 && now.Sub(b.toolStart) >= b.rt.opts.ComfortDelay && b.phone.Pending() < 2*tick {
-		b.comfortNow(now)
-	}
-	b.keysTick(ctx, s, now)
-	b.dispatchSTT(ctx, now)
+	b.turns.idleDue(ctx, now)
+	b.tools.comfortDue(now)
+	b.keypad.tick(ctx, now)
+	b.stt.dispatch(ctx, now)
 	return nil
-}
-
-// comfortNow fills the wait of a slow tool: the comfort prompt once per
-// busy spell (when it is rendered), then the soft tone pattern.
-func (b *bridge) comfortNow(now time.Time) {
-	if !b.comfortSaid {
-		b.comfortSaid = true
-		if pcm := b.comfortText.ready(); pcm != nil {
-			b.phone.PlayPCM(comfortPromptItem, pcm)
-			b.promptUntil = now.Add(b.phone.Pending())
-			b.phone.Note(call.Note{Kind: call.NoteTranscript, Role: "assistant", Text: b.comfortText.text})
-			return
-		}
-	}
-	b.phone.PlayPCM(comfortItem, b.comfortTone())
-}
-
-// busyStart counts a tool, keypad send or transfer in progress; the first
-// one starts the comfort delay.
-func (b *bridge) busyStart() {
-	if b.toolsBusy == 0 {
-		b.toolStart = time.Now()
-		b.comfortSaid = false
-	}
-	b.toolsBusy++
-}
-
-// busyEnd ends one; once none is left the comfort tone stops (a comfort
-// prompt being said is let finish).
-func (b *bridge) busyEnd() {
-	if b.toolsBusy > 0 {
-		b.toolsBusy--
-	}
-	if b.toolsBusy == 0 && !b.respActive && !time.Now().Before(b.promptUntil) {
-		b.phone.Flush() // the comfort tone
-	}
-}
-
-// checkIn is the appliance's idle_timeout_ms: the caller stayed silent
-// after the assistant finished, so a silent user turn goes in and the
-// model is asked to check in.
-func (b *bridge) checkIn(ctx context.Context, s realtime.Session) {
-	secs := float64(b.cfg.Settings.IdleTimeoutMS) / 1000
-	b.log.Info().Float64("idle_s", secs).Msg("caller silent: checking in")
-	ev := &realtime.InputAudioBufferTimeoutTriggered{}
-	if o := b.observer.Load(); o != nil {
-		o.o.ServerEvent(ev)
-	}
-	b.phone.Note(call.Note{Kind: call.NoteEvent, Text: realtime.TypeInputAudioBufferTimeoutTriggered})
-	b.send(ctx, s, &realtime.ConversationItemCreate{Item: realtime.UserText(
-		fmt.Sprintf("(The caller has said nothing for %.0f seconds. Check in briefly.)", secs))})
-	b.send(ctx, s, &realtime.ResponseCreate{})
 }
 
 // greet speaks the agent's greeting right after answer: rendered locally
 // when a Greeter is set (no wait for the model), else by the model.
-func (b *bridge) greet(ctx context.Context, s realtime.Session) {
+func (b *bridge) greet(ctx context.Context) {
 	text := b.cfg.Settings.Greeting
 	if text == "" {
 		return
@@ -513,8 +477,8 @@ func (b *bridge) greet(ctx context.Context, s realtime.Session) {
 		if err == nil {
 			item := realtime.Item{Type: realtime.ItemMessage, Role: realtime.RoleAssistant,
 				Content: []realtime.ContentPart{{Type: realtime.ContentOutputText, Text: text}}}
-			b.send(ctx, s, &realtime.ConversationItemCreate{Item: item})
-			b.remember(item)
+			b.send(ctx, &realtime.ConversationItemCreate{Item: item})
+			b.hist.remember(item)
 			b.phone.Note(call.Note{Kind: call.NoteTranscript, Role: "assistant", Text: text})
 			return
 		}
@@ -524,7 +488,7 @@ func (b *bridge) greet(ctx context.Context, s realtime.Session) {
 	if b.cfg.Settings.Engine != agent.EngineEcho {
 		instr = "Greet the caller by saying exactly this, and nothing else: " + text
 	}
-	b.send(ctx, s, &realtime.ResponseCreate{Response: &realtime.ResponseParams{Instructions: instr}})
+	b.send(ctx, &realtime.ResponseCreate{Response: &realtime.ResponseParams{Instructions: instr}})
 }
 
 // greetAhead is how long Prepare may spend rendering a greeting that is

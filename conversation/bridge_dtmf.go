@@ -24,8 +24,16 @@ func (b *bridge) Recording() bool { return b.cfg.Settings.Recording.On() }
 // the loop buffers them (a dtmf.Collector), flushes them to the model on
 // #, after the idle time or when the caller starts speaking, and carries
 // out the route policy. No timer or goroutine of its own: the loop's tick
-// checks the idle deadline.
+// checks the idle deadline; a routed transfer runs in a goroutine the
+// conversation owns.
 type keypad struct {
+	controls call.Controls
+	record   call.Record
+	spawn    spawnFunc
+	log      zerolog.Logger
+	// toModel sends a flush to the model as the caller's turn.
+	toModel func(ctx context.Context, text string)
+
 	keys   chan dtmf.Event
 	col    *dtmf.Collector
 	policy dtmf.Policy
@@ -40,7 +48,8 @@ const keyQueue = 32
 // subscription with a final NOTIFY.
 const routedTransferTimeout = 90 * time.Second
 
-func newKeypad(policy dtmf.Policy, idle time.Duration, log zerolog.Logger) *keypad {
+func newKeypad(policy dtmf.Policy, idle time.Duration, ctl call.Controls, rec call.Record, spawn spawnFunc,
+	toModel func(context.Context, string), log zerolog.Logger) *keypad {
 	col, err := dtmf.NewCollector(dtmf.CollectorOptions{Policy: policy, Buffer: dtmf.BufferOptions{IdleTimeout: idle}})
 	if err != nil {
 		// Agents are validated when saved: this is a default agent.
@@ -48,7 +57,8 @@ func newKeypad(policy dtmf.Policy, idle time.Duration, log zerolog.Logger) *keyp
 		policy = dtmf.Policy{}
 		col, _ = dtmf.NewCollector(dtmf.CollectorOptions{Buffer: dtmf.BufferOptions{IdleTimeout: idle}})
 	}
-	return &keypad{keys: make(chan dtmf.Event, keyQueue), col: col, policy: policy}
+	return &keypad{controls: ctl, record: rec, spawn: spawn, toModel: toModel, log: log,
+		keys: make(chan dtmf.Event, keyQueue), col: col, policy: policy}
 }
 
 // Key takes one key of the caller (call.Conversation): the controller
@@ -59,101 +69,87 @@ func (b *bridge) Key(ev dtmf.Event) {
 		n := ev.Notification()
 		o.o.ServerEvent(&realtime.InputAudioBufferDTMFEventReceived{Event: n.Event, ReceivedAt: n.ReceivedAt})
 	}
-	select {
-	case b.keypad.keys <- ev:
-	default:
+	if !b.keypad.offer(ev) {
 		b.log.Warn().Msg("dtmf key dropped: the conversation is behind")
+	}
+}
+
+// offer queues a key for the loop without blocking; false when the
+// queue is full.
+func (k *keypad) offer(ev dtmf.Event) bool {
+	select {
+	case k.keys <- ev:
+		return true
+	default:
+		return false
 	}
 }
 
 // key buffers one key (Run goroutine): a flush goes to the model, a
 // routed key acts.
-func (b *bridge) key(ctx context.Context, s realtime.Session, ev dtmf.Event) error {
-	res := b.keypad.col.Add(ev)
+func (k *keypad) key(ctx context.Context, ev dtmf.Event) error {
+	res := k.col.Add(ev)
 	if !res.Accepted {
 		return nil
 	}
 	if res.HasFlush {
-		b.flushKeys(ctx, s, res.Flush)
+		k.flush(ctx, res.Flush)
 	}
 	if res.HasAction {
-		return b.keyAction(ctx, res.Action)
+		return k.act(ctx, res.Action)
 	}
 	return nil
 }
 
-// keysSpeechStarted flushes the buffered keys: the caller moved on to
+// speechStarted flushes the buffered keys: the caller moved on to
 // talking.
-func (b *bridge) keysSpeechStarted(ctx context.Context, s realtime.Session) {
-	if f, ok := b.keypad.col.SpeechStarted(time.Now()); ok {
-		b.flushKeys(ctx, s, f)
+func (k *keypad) speechStarted(ctx context.Context, now time.Time) {
+	if f, ok := k.col.SpeechStarted(now); ok {
+		k.flush(ctx, f)
 	}
 }
 
-// keysTick flushes the buffered keys once the caller stopped typing for
-// the idle time.
-func (b *bridge) keysTick(ctx context.Context, s realtime.Session, now time.Time) {
-	if f, ok := b.keypad.col.Tick(now); ok {
-		b.flushKeys(ctx, s, f)
+// tick flushes the buffered keys once the caller stopped typing for the
+// idle time.
+func (k *keypad) tick(ctx context.Context, now time.Time) {
+	if f, ok := k.col.Tick(now); ok {
+		k.flush(ctx, f)
 	}
 }
 
-// flushKeys sends a flush to the model as the caller's text, as the
-// policy renders it (redacted under redact), and notes it unless
-// redacted.
-func (b *bridge) flushKeys(ctx context.Context, s realtime.Session, f dtmf.Flush) {
-	text := b.keypad.policy.ModelText(f)
+// flush sends a flush to the model as the caller's text, as the policy
+// renders it (redacted under redact), and notes it unless redacted.
+func (k *keypad) flush(ctx context.Context, f dtmf.Flush) {
+	text := k.policy.ModelText(f)
 	if text == "" {
 		return
 	}
-	if !b.keypad.policy.Redacted() {
-		b.phone.Note(call.Note{Kind: call.NoteTranscript, Role: "user", Text: text})
+	if !k.policy.Redacted() {
+		k.record.Note(call.Note{Kind: call.NoteTranscript, Role: "user", Text: text})
 	}
-	b.digits(ctx, s, text)
+	k.toModel(ctx, text)
 }
 
-// keyAction carries out a key the route policy maps to an action: hang
-// up now, or transfer (REFER) and hang up once it is accepted.
-func (b *bridge) keyAction(ctx context.Context, a dtmf.Action) error {
+// act carries out a key the route policy maps to an action: hang up now,
+// or transfer (REFER) and hang up once it is accepted.
+func (k *keypad) act(ctx context.Context, a dtmf.Action) error {
 	switch a.Kind {
 	case dtmf.ActionHangup:
-		b.log.Info().Msg("dtmf route: hang up")
+		k.log.Info().Msg("dtmf route: hang up")
 		return call.Hangup("caller chose to hang up (keypad)")
 	case dtmf.ActionTransfer:
-		b.log.Info().Str("target_uri", a.Target).Msg("dtmf route: transfer")
-		b.phone.Note(call.Note{Kind: call.NoteTransfer, Text: a.Target, Data: map[string]string{"reason": "dtmf route"}})
-		b.wg.Add(1)
-		go func() {
-			defer b.wg.Done()
-			defer contain(b.log, b.phone, "keypad transfer")
+		k.log.Info().Str("target_uri", a.Target).Msg("dtmf route: transfer")
+		k.record.Note(call.Note{Kind: call.NoteTransfer, Text: a.Target, Data: map[string]string{"reason": "dtmf route"}})
+		k.spawn("keypad transfer", func() {
 			tctx, cancel := context.WithTimeout(ctx, routedTransferTimeout)
 			defer cancel()
-			err := b.phone.Transfer(tctx, a.Target, nil)
-			if err != nil {
-				b.log.Warn().Err(err).Msg("dtmf route transfer failed")
-				b.phone.Note(call.Note{Kind: call.NoteTransfer, Text: "failed: " + err.Error()})
+			if err := k.controls.Transfer(tctx, a.Target, nil); err != nil {
+				k.log.Warn().Err(err).Msg("dtmf route transfer failed")
+				k.record.Note(call.Note{Kind: call.NoteTransfer, Text: "failed: " + err.Error()})
 				return
 			}
-			b.phone.Hangup("transferred (keypad)")
-		}()
+			k.controls.Hangup("transferred (keypad)")
+		})
 	}
 	return nil
-}
-
-// digits sends a flushed digit message to the model as a user turn. A
-// response in progress is interrupted first, as the caller moved on.
-func (b *bridge) digits(ctx context.Context, s realtime.Session, text string) {
-	if b.respActive {
-		item, ms := b.phone.Flush()
-		if item != "" && b.assistant[item] {
-			b.send(ctx, s, &realtime.ConversationItemTruncate{ItemID: item, AudioEndMs: ms})
-		}
-		b.send(ctx, s, &realtime.ResponseCancel{})
-		b.respActive = false
-	}
-	b.idleAt = time.Time{}
-	it := realtime.UserText(text)
-	b.send(ctx, s, &realtime.ConversationItemCreate{Item: it})
-	b.remember(it)
-	b.send(ctx, s, &realtime.ResponseCreate{})
 }

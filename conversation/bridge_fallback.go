@@ -29,7 +29,7 @@ func (b *bridge) reconnect(ctx context.Context, old realtime.Session) (realtime.
 	b.phone.Note(call.Note{Kind: call.NoteEvent, Text: "session lost: " + errText(cause)})
 	old.Close()
 	b.phone.Flush()
-	b.respActive, b.cancelAt = false, time.Time{}
+	b.turns.lost()
 	rctx, cancel := context.WithTimeout(ctx, b.rt.opts.ReconnectTimeout)
 	defer cancel()
 	s, err := b.open(rctx)
@@ -37,11 +37,11 @@ func (b *bridge) reconnect(ctx context.Context, old realtime.Session) (realtime.
 		b.sess.Store(nil)
 		return nil, fmt.Errorf("reconnect: %w (after %v)", err, cause)
 	}
-	for _, it := range b.history {
-		b.send(ctx, s, &realtime.ConversationItemCreate{Item: it})
+	for _, it := range b.hist.items {
+		b.sendTo(ctx, s, &realtime.ConversationItemCreate{Item: it})
 	}
 	b.sess.Store(&sessionBox{s})
-	b.phone.Note(call.Note{Kind: call.NoteEvent, Text: fmt.Sprintf("session reconnected, %d items re-seeded", len(b.history))})
+	b.phone.Note(call.Note{Kind: call.NoteEvent, Text: fmt.Sprintf("session reconnected, %d items re-seeded", len(b.hist.items))})
 	return s, nil
 }
 

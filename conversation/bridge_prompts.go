@@ -52,21 +52,18 @@ func (b *bridge) renderPrompts(ctx context.Context) {
 	st := &b.cfg.Settings
 	var ps []*prompt
 	if text := st.ComfortText(); text != "" {
-		b.comfortText = &prompt{text: text, done: make(chan struct{})}
-		ps = append(ps, b.comfortText)
+		b.tools.prompt = &prompt{text: text, done: make(chan struct{})}
+		ps = append(ps, b.tools.prompt)
 	}
 	if text := st.AnnouncementText(); text != "" && len(st.TransferTargets) > 0 {
-		b.announce = &prompt{text: text, done: make(chan struct{})}
-		ps = append(ps, b.announce)
+		b.transfer.announce = &prompt{text: text, done: make(chan struct{})}
+		ps = append(ps, b.transfer.announce)
 	}
 	if len(ps) == 0 {
 		return
 	}
 	voice, rate := st.Voice, b.format.Rate
-	b.wg.Add(1)
-	go func() {
-		defer b.wg.Done()
-		defer contain(b.log, b.phone, "prompts")
+	b.spawn("prompts", func() {
 		rctx, cancel := context.WithTimeout(ctx, promptRenderTimeout)
 		defer cancel()
 		for _, p := range ps {
@@ -78,5 +75,5 @@ func (b *bridge) renderPrompts(ctx context.Context) {
 			}
 			close(p.done)
 		}
-	}()
+	})
 }

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"switchboard/call"
 	"switchboard/realtime"
 )
@@ -89,13 +91,45 @@ func (t *turnAudio) stop() []byte {
 	return pcm
 }
 
+// sttFallback is the transcript of the caller's turns the provider did
+// not transcribe (Run goroutine; nil without a Transcriber): each turn's
+// audio (turnAudio) waits for the provider's transcript, for
+// RuntimeOptions.TranscriptWait when the session transcribes, else not at
+// all; then it goes to the Transcriber, at most maxTranscriptions at once
+// in goroutines of their own, and its text becomes the caller's line in
+// the record and in the history, in the turn's place.
+type sttFallback struct {
+	record call.Record
+	spawn  spawnFunc
+	log    zerolog.Logger
+	hist   *history
+	format media.Format
+	// transcriber, wait and timeout are RuntimeOptions' Transcriber,
+	// TranscriptWait and TranscribeTimeout.
+	transcriber Transcriber
+	wait        time.Duration
+	timeout     time.Duration
+
+	turns       *turnAudio
+	transcribes bool // the session has input transcription on
+	pending     []sttTurn
+	busy        int
+	done        chan sttResult
+	heard       map[string]bool // user items the provider transcribed
+}
+
+func newSTTFallback(tr Transcriber, f media.Format, rec call.Record, hist *history, spawn spawnFunc, log zerolog.Logger) *sttFallback {
+	return &sttFallback{transcriber: tr, format: f, record: rec, hist: hist, spawn: spawn, log: log, turns: newTurnAudio(f),
+		done: make(chan sttResult, maxTranscriptions), heard: map[string]bool{}}
+}
+
 // sttTurn is a caller turn waiting for its transcript.
 type sttTurn struct {
 	item string
 	pcm  []byte
 	at   time.Time // speech_stopped
 	due  time.Time // transcribe then unless the provider's transcript came
-	seq  int       // histSeq at speech_stopped: where the text goes in history
+	seq  int       // history.seq at speech_stopped: where the text goes
 }
 
 type sttResult struct {
@@ -109,42 +143,70 @@ func hasTranscription(c realtime.SessionConfig) bool {
 	return c.Audio != nil && c.Audio.Input != nil && c.Audio.Input.Transcription.Value != nil
 }
 
+// results is where finished transcriptions come back (nil: none ever).
+func (s *sttFallback) results() <-chan sttResult {
+	if s == nil {
+		return nil
+	}
+	return s.done
+}
+
+// audio takes one frame of the caller's audio (the media goroutine).
+func (s *sttFallback) audio(pcm []byte) {
+	if s != nil {
+		s.turns.add(pcm)
+	}
+}
+
+// sessionConfig follows the session's transcription setting.
+func (s *sttFallback) sessionConfig(c realtime.SessionConfig) {
+	if s != nil {
+		s.transcribes = hasTranscription(c)
+	}
+}
+
+// speechStarted opens the caller's turn.
+func (s *sttFallback) speechStarted() {
+	if s != nil {
+		s.turns.start()
+	}
+}
+
 // turnEnded queues the audio of the turn that ended: transcribed at once
-// when the session does not transcribe, else after TranscriptWait unless
-// the provider's transcript comes first.
-func (b *bridge) turnEnded(item string) {
-	if b.turns == nil {
+// when the session does not transcribe, else after the wait unless the
+// provider's transcript comes first.
+func (s *sttFallback) turnEnded(item string, now time.Time) {
+	if s == nil {
 		return
 	}
-	pcm := b.turns.stop()
-	if b.format.Duration(len(pcm)) < minTurnAudio || b.heardItems[item] {
+	pcm := s.turns.stop()
+	if s.format.Duration(len(pcm)) < minTurnAudio || s.heard[item] {
 		return
 	}
-	now := time.Now()
 	due := now
-	if b.transcribes {
-		due = now.Add(b.rt.opts.TranscriptWait)
+	if s.transcribes {
+		due = now.Add(s.wait)
 	}
-	if len(b.sttPending) >= maxSTTPending {
-		b.log.Warn().Str("item_id", b.sttPending[0].item).Msg("stt fallback behind: a caller turn is not transcribed")
-		b.sttPending = b.sttPending[1:]
+	if len(s.pending) >= maxSTTPending {
+		s.log.Warn().Str("item_id", s.pending[0].item).Msg("stt fallback behind: a caller turn is not transcribed")
+		s.pending = s.pending[1:]
 	}
-	b.sttPending = append(b.sttPending, sttTurn{item: item, pcm: pcm, at: now, due: due, seq: b.histSeq})
+	s.pending = append(s.pending, sttTurn{item: item, pcm: pcm, at: now, due: due, seq: s.hist.seq})
 }
 
 // providerTranscribed records that the provider transcribed item: its
 // turn needs no fallback.
-func (b *bridge) providerTranscribed(item string) {
-	if b.turns == nil || item == "" {
+func (s *sttFallback) providerTranscribed(item string) {
+	if s == nil || item == "" {
 		return
 	}
-	if len(b.heardItems) >= maxHeardItems {
-		clear(b.heardItems)
+	if len(s.heard) >= maxHeardItems {
+		clear(s.heard)
 	}
-	b.heardItems[item] = true
-	for i, t := range b.sttPending {
+	s.heard[item] = true
+	for i, t := range s.pending {
 		if t.item == item {
-			b.sttPending = append(b.sttPending[:i], b.sttPending[i+1:]...)
+			s.pending = append(s.pending[:i], s.pending[i+1:]...)
 			return
 		}
 	}
@@ -152,59 +214,56 @@ func (b *bridge) providerTranscribed(item string) {
 
 // transcribeNow makes item's turn due at once (the provider's
 // transcription failed).
-func (b *bridge) transcribeNow(item string) {
-	for i := range b.sttPending {
-		if b.sttPending[i].item == item {
-			b.sttPending[i].due = time.Time{}
+func (s *sttFallback) transcribeNow(item string) {
+	if s == nil {
+		return
+	}
+	for i := range s.pending {
+		if s.pending[i].item == item {
+			s.pending[i].due = time.Time{}
 		}
 	}
 }
 
-// dispatchSTT hands due turns to the Transcriber, at most
+// dispatch hands due turns to the Transcriber, at most
 // maxTranscriptions at once, each in its own goroutine.
-func (b *bridge) dispatchSTT(ctx context.Context, now time.Time) {
-	for len(b.sttPending) > 0 && b.sttBusy < maxTranscriptions && !now.Before(b.sttPending[0].due) {
-		t := b.sttPending[0]
-		b.sttPending = b.sttPending[1:]
-		b.sttBusy++
-		tr, rate, timeout := b.rt.opts.Transcriber, b.format.Rate, b.rt.opts.TranscribeTimeout
-		t.pcm = toPCM16(b.format, t.pcm)
-		b.wg.Add(1)
-		go func() {
-			defer b.wg.Done()
-			defer contain(b.log, b.phone, "transcription")
+func (s *sttFallback) dispatch(ctx context.Context, now time.Time) {
+	if s == nil {
+		return
+	}
+	for len(s.pending) > 0 && s.busy < maxTranscriptions && !now.Before(s.pending[0].due) {
+		t := s.pending[0]
+		s.pending = s.pending[1:]
+		s.busy++
+		tr, rate, timeout := s.transcriber, s.format.Rate, s.timeout
+		t.pcm = toPCM16(s.format, t.pcm)
+		s.spawn("transcription", func() {
 			tctx, cancel := context.WithTimeout(ctx, timeout)
 			text, err := tr.Transcribe(tctx, t.pcm, rate)
 			cancel()
 			t.pcm = nil
 			select {
-			case b.sttDone <- sttResult{turn: t, text: text, err: err}:
+			case s.done <- sttResult{turn: t, text: text, err: err}:
 			case <-ctx.Done():
 			}
-		}()
+		})
 	}
 }
 
 // transcribed notes a fallback transcript as the caller's line (unless the
 // provider's came meanwhile) and keeps it for re-seeding, in its place.
-func (b *bridge) transcribed(r sttResult) {
-	b.sttBusy--
+func (s *sttFallback) transcribed(r sttResult) {
+	s.busy--
 	if r.err != nil {
-		b.log.Warn().Err(r.err).Str("item_id", r.turn.item).Msg("stt fallback failed")
+		s.log.Warn().Err(r.err).Str("item_id", r.turn.item).Msg("stt fallback failed")
 		return
 	}
 	text := strings.TrimSpace(r.text)
-	if text == "" || b.heardItems[r.turn.item] {
+	if text == "" || s.heard[r.turn.item] {
 		return
 	}
-	b.phone.Note(call.Note{At: r.turn.at, Kind: call.NoteTranscript, Role: "user", Text: text, Data: map[string]string{"source": "stt"}})
-	it := realtime.UserText(text)
-	if i := r.turn.seq - (b.histSeq - len(b.history)); i >= 0 && i < len(b.history) {
-		b.histSeq++
-		b.history = append(b.history[:i], append([]realtime.Item{it}, b.history[i:]...)...)
-		return
-	}
-	b.remember(it)
+	s.record.Note(call.Note{At: r.turn.at, Kind: call.NoteTranscript, Role: "user", Text: text, Data: map[string]string{"source": "stt"}})
+	s.hist.insertAt(r.turn.seq, realtime.UserText(text))
 }
 
 // toPCM16 is a turn's audio as PCM16LE: G.711 turns are decoded here, off

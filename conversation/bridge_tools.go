@@ -10,92 +10,94 @@ import (
 	"switchboard/media"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"switchboard/call"
 	"switchboard/realtime"
 )
 
-// functionCall runs a tool the model called.
-func (b *bridge) functionCall(ctx context.Context, s realtime.Session, e *realtime.ResponseFunctionCallArgumentsDone) {
-	b.phone.Note(call.Note{Kind: call.NoteToolCall, Text: e.Name, Data: map[string]string{"call_id": e.CallID, "arguments": e.Arguments}})
-	if b.external {
-		return // the controller runs its own tools
-	}
-	switch e.Name {
-	case agent.ToolEndCall:
-		var args struct {
-			Reason string `json:"reason"`
-		}
-		_ = json.Unmarshal([]byte(e.Arguments), &args)
-		reason := "agent ended the call"
-		if args.Reason != "" {
-			reason += ": " + args.Reason
-		}
-		b.endReason = reason
-		b.idleAt = time.Time{}
-		b.output(ctx, s, e.CallID, e.Name, `{"ok":true}`, false)
-	case agent.ToolSendDTMF:
-		var args struct {
-			Digits string `json:"digits"`
-		}
-		_ = json.Unmarshal([]byte(e.Arguments), &args)
-		b.wg.Add(1)
-		go func() {
-			defer b.wg.Done()
-			defer contain(b.log, b.phone, "send_dtmf tool")
-			out := `{"ok":true}`
-			if err := b.phone.SendDTMF(ctx, args.Digits); err != nil {
-				out = errorJSON(err.Error())
-			}
-			select {
-			case b.toolDone <- toolResult{callID: e.CallID, name: agent.ToolSendDTMF, output: out}:
-			case <-ctx.Done():
-			}
-		}()
-		b.busyStart()
-	case agent.ToolTransferCall:
-		var args struct {
-			Target string `json:"target"`
-		}
-		_ = json.Unmarshal([]byte(e.Arguments), &args)
-		for _, t := range b.cfg.Settings.TransferTargets {
-			if t.Name == args.Target {
-				b.transferTo = &pendingTransfer{callID: e.CallID, target: t.Name, uri: t.URI, headers: b.targetHeaders(t)}
-				b.idleAt = time.Time{}
-				return
-			}
-		}
-		b.output(ctx, s, e.CallID, e.Name, errorJSON("unknown transfer target "+args.Target), true)
-	default:
-		for _, t := range b.cfg.Settings.Tools {
-			if t.Name == e.Name {
-				b.runTool(ctx, t, e.CallID, e.Arguments)
-				return
-			}
-		}
-		b.output(ctx, s, e.CallID, e.Name, errorJSON("unknown tool "+e.Name), true)
-	}
+// spawnFunc runs f in a goroutine the conversation owns (Close waits for
+// it; a panic ends only this call); where names it in the log.
+type spawnFunc func(where string, f func())
+
+// tools runs what the model calls that takes time (Run goroutine): the
+// send_dtmf tool and the agent's custom tools, each in its own goroutine
+// whose result comes back on done, and the comfort the caller hears while
+// anything is busy (a tool, a transfer): after the comfort delay, the
+// comfort prompt once per busy spell (when rendered), then a soft tone.
+type tools struct {
+	speaker  call.Speaker
+	controls call.Controls
+	record   call.Record
+	send     sendFunc
+	spawn    spawnFunc
+	log      zerolog.Logger
+	// caller runs custom tools (nil: they answer an error); callID and
+	// vars go with each call.
+	caller ToolCaller
+	callID string
+	vars   agent.Vars
+	// delay is how long something may be busy before the caller hears
+	// the comfort (RuntimeOptions.ComfortDelay).
+	delay time.Duration
+	rate  int // of the comfort tone and prompt (PCM16)
+
+	done        chan toolResult
+	busy        int
+	busySince   time.Time
+	said        bool      // the comfort prompt was said in this busy spell
+	promptUntil time.Time // the comfort prompt plays until then
+	prompt      *prompt   // nil: no comfort prompt (tone only)
+	tone        []byte
 }
 
-// runTool calls a custom tool in its own goroutine with its timeout; the
-// result comes back on toolDone.
-func (b *bridge) runTool(ctx context.Context, t agent.Tool, callID, args string) {
-	b.busyStart()
-	timeout := time.Duration(t.TimeoutMS) * time.Millisecond
+type toolResult struct {
+	callID, name, output string
+}
+
+// toolQueue is how many finished tools may wait for the loop.
+const toolQueue = 8
+
+func newTools(sp call.Speaker, ctl call.Controls, rec call.Record, send sendFunc, spawn spawnFunc, log zerolog.Logger) *tools {
+	return &tools{speaker: sp, controls: ctl, record: rec, send: send, spawn: spawn, log: log, done: make(chan toolResult, toolQueue)}
+}
+
+// sendDTMF presses keys on the caller's side (the send_dtmf tool).
+func (t *tools) sendDTMF(ctx context.Context, callID, arguments string, now time.Time) {
+	var args struct {
+		Digits string `json:"digits"`
+	}
+	_ = json.Unmarshal([]byte(arguments), &args)
+	t.spawn("send_dtmf tool", func() {
+		out := `{"ok":true}`
+		if err := t.controls.SendDTMF(ctx, args.Digits); err != nil {
+			out = errorJSON(err.Error())
+		}
+		select {
+		case t.done <- toolResult{callID: callID, name: agent.ToolSendDTMF, output: out}:
+		case <-ctx.Done():
+		}
+	})
+	t.busyStart(now)
+}
+
+// run calls a custom tool in its own goroutine with its timeout; the
+// result comes back on done.
+func (t *tools) run(ctx context.Context, tool agent.Tool, callID, args string, now time.Time) {
+	t.busyStart(now)
+	timeout := time.Duration(tool.TimeoutMS) * time.Millisecond
 	if timeout <= 0 {
 		timeout = agent.DefaultToolTimeout * time.Millisecond
 	}
-	b.wg.Add(1)
-	go func() {
-		defer b.wg.Done()
-		defer contain(b.log, b.phone, "tool")
+	t.spawn("tool", func() {
 		tctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
 		var out string
 		var err error
-		if b.rt.opts.Tools == nil {
+		if t.caller == nil {
 			err = errors.New("custom tools are not configured on this appliance")
 		} else {
-			out, err = b.rt.opts.Tools.CallTool(tctx, t, ToolCall{ID: callID, PhoneCallID: b.phone.ID(), Arguments: args, Variables: b.vars})
+			out, err = t.caller.CallTool(tctx, tool, ToolCall{ID: callID, PhoneCallID: t.callID, Arguments: args, Variables: t.vars})
 		}
 		if err != nil {
 			if errors.Is(err, context.DeadlineExceeded) {
@@ -104,89 +106,88 @@ func (b *bridge) runTool(ctx context.Context, t agent.Tool, callID, args string)
 			out = errorJSON(err.Error())
 		}
 		select {
-		case b.toolDone <- toolResult{callID: callID, name: t.Name, output: out}:
+		case t.done <- toolResult{callID: callID, name: tool.Name, output: out}:
 		case <-ctx.Done():
 		}
-	}()
+	})
 }
 
-func (b *bridge) toolFinished(ctx context.Context, s realtime.Session, r toolResult) {
-	b.busyEnd()
-	b.output(ctx, s, r.callID, r.name, r.output, true)
+// finished returns a tool's result to the model and asks for the answer
+// that uses it; responding says a response is running (the comfort's end
+// then leaves the playout alone).
+func (t *tools) finished(ctx context.Context, r toolResult, responding bool, now time.Time) {
+	t.busyEnd(responding, now)
+	t.output(ctx, r.callID, r.name, r.output, true)
 }
 
 // output returns a function's result to the model and, when respond is
 // set, asks for the answer that uses it.
-func (b *bridge) output(ctx context.Context, s realtime.Session, callID, name, out string, respond bool) {
-	b.phone.Note(call.Note{Kind: call.NoteToolResult, Text: name, Data: map[string]string{"call_id": callID, "output": out}})
-	b.send(ctx, s, &realtime.ConversationItemCreate{Item: realtime.FunctionCallOutput(callID, out)})
+func (t *tools) output(ctx context.Context, callID, name, out string, respond bool) {
+	functionOutput(ctx, t.send, t.record, callID, name, out, respond)
+}
+
+// functionOutput notes a function's result, hands it to the model and,
+// when respond is set, asks for the answer that uses it.
+func functionOutput(ctx context.Context, send sendFunc, rec call.Record, callID, name, out string, respond bool) {
+	rec.Note(call.Note{Kind: call.NoteToolResult, Text: name, Data: map[string]string{"call_id": callID, "output": out}})
+	send(ctx, &realtime.ConversationItemCreate{Item: realtime.FunctionCallOutput(callID, out)})
 	if respond {
-		b.send(ctx, s, &realtime.ResponseCreate{})
+		send(ctx, &realtime.ResponseCreate{})
 	}
 }
 
-// transferStep runs once the assistant finished its sentence: first the
-// transfer announcement (from the cache), then, once it played out, the
-// REFER.
-func (b *bridge) transferStep(ctx context.Context, t *pendingTransfer) {
-	if !t.announced {
-		if b.announce != nil && !b.announce.settled() {
-			return // still rendering (bounded by promptRenderTimeout)
-		}
-		t.announced = true
-		if pcm := b.announce.ready(); pcm != nil {
-			b.phone.PlayPCM(announceItem, pcm)
-			b.phone.Note(call.Note{Kind: call.NoteTranscript, Role: "assistant", Text: b.announce.text})
-			return // the REFER follows once it played out
-		}
+// busyStart counts a tool, keypad send or transfer in progress; the first
+// one starts the comfort delay.
+func (t *tools) busyStart(now time.Time) {
+	if t.busy == 0 {
+		t.busySince = now
+		t.said = false
 	}
-	t.started = true
-	b.startTransfer(ctx, t)
+	t.busy++
 }
 
-// startTransfer sends the REFER once the assistant finished its sentence
-// and the transfer announcement played out.
-func (b *bridge) startTransfer(ctx context.Context, t *pendingTransfer) {
-	b.phone.Note(call.Note{Kind: call.NoteTransfer, Text: t.uri, Data: map[string]string{"target": t.target}})
-	b.log.Info().Str("target_uri", t.uri).Msg("transferring the call")
-	b.busyStart()
-	b.wg.Add(1)
-	go func() {
-		defer b.wg.Done()
-		defer contain(b.log, b.phone, "transfer")
-		err := b.phone.Transfer(ctx, t.uri, nil, t.headers...)
-		select {
-		case b.transferErr <- err:
-		case <-ctx.Done():
-		}
-	}()
+// busyEnd ends one; once none is left the comfort tone stops (a comfort
+// prompt being said is let finish, and so is a response).
+func (t *tools) busyEnd(responding bool, now time.Time) {
+	if t.busy > 0 {
+		t.busy--
+	}
+	if t.busy == 0 && !responding && !now.Before(t.promptUntil) {
+		t.speaker.Flush() // the comfort tone
+	}
 }
 
-// transferFailed keeps the call and tells the model.
-func (b *bridge) transferFailed(ctx context.Context, s realtime.Session, err error) {
-	t := b.transferTo
-	b.transferTo = nil
-	b.busyEnd()
-	b.log.Warn().Err(err).Msg("transfer failed")
-	b.phone.Note(call.Note{Kind: call.NoteTransfer, Text: "failed: " + err.Error()})
-	if t != nil {
-		b.output(ctx, s, t.callID, agent.ToolTransferCall, errorJSON("the transfer failed: "+err.Error()), true)
+// comfortDue fills the wait of a slow tool once the comfort delay passed
+// and the playout is nearly empty: the comfort prompt once per busy spell
+// (when it is rendered), then the soft tone pattern.
+func (t *tools) comfortDue(now time.Time) {
+	if t.busy == 0 || now.Sub(t.busySince) < t.delay || t.speaker.Pending() >= 2*tick {
+		return
 	}
+	if !t.said {
+		t.said = true
+		if pcm := t.prompt.ready(); pcm != nil {
+			t.speaker.PlayPCM(comfortPromptItem, pcm)
+			t.promptUntil = now.Add(t.speaker.Pending())
+			t.record.Note(call.Note{Kind: call.NoteTranscript, Role: "assistant", Text: t.prompt.text})
+			return
+		}
+	}
+	t.speaker.PlayPCM(comfortItem, t.comfortTone())
+}
+
+// comfortTone is 200 ms of a soft 440 Hz tone with a gentle fade, then
+// 800 ms of silence: what a caller hears while a tool runs.
+func (t *tools) comfortTone() []byte {
+	if t.tone == nil {
+		t.tone = append(tone(t.rate, 440, 0.2, 0.03), make([]byte, t.rate*2*8/10)...)
+	}
+	return t.tone
 }
 
 func errorJSON(msg string) string {
 	b, _ := json.Marshal(map[string]any{"error": map[string]string{"message": msg}})
 	return string(b)
-}
-
-// comfortTone is 200 ms of a soft 440 Hz tone with a gentle fade, then
-// 800 ms of silence: what a caller hears while a tool runs.
-func (b *bridge) comfortTone() []byte {
-	if b.comfort == nil {
-		rate := b.format.Rate
-		b.comfort = append(tone(rate, 440, 0.2, 0.03), make([]byte, rate*2*8/10)...)
-	}
-	return b.comfort
 }
 
 // tone renders secs of a sine at freq and amplitude amp (0..1) as PCM16LE,

@@ -225,7 +225,7 @@ func (r *Runtime) agentConversation(ctx context.Context, p call.Phone) (call.Con
 		return lb, nil, nil
 	}
 	b := newBridge(r, cfg, p, log.With().Str("agent_id", cfg.ID).Logger())
-	b.vars = cx.vars
+	b.setVars(cx.vars)
 	return b, b, nil
 }
 

@@ -113,7 +113,7 @@ func TestSTTFallbackBridge(t *testing.T) {
 	ph := &notePhone{}
 	b := newBridge(rt, &agent.Config{ID: "ag_1", Settings: agent.Settings{Engine: agent.EngineUpstream, Voice: "eve", Model: agent.DefaultModel}}, ph, zerolog.Nop())
 	require.NoError(t, b.Prepare(context.Background()))
-	require.False(t, b.transcribes)
+	require.False(t, b.stt.transcribes)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- b.Run(ctx) }()

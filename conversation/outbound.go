@@ -33,20 +33,20 @@ func (b *bridge) Opened(o call.Opening) {
 // speakFirst speaks first on a placed call (Run goroutine): the model is told
 // who answered, then a person hears the agent's greeting (or the model's
 // first words) and a machine gets a message from the model.
-func (b *bridge) speakFirst(ctx context.Context, s realtime.Session, o call.Opening) {
+func (b *bridge) speakFirst(ctx context.Context, o call.Opening) {
 	if text := openingNote(o); text != "" {
-		b.send(ctx, s, &realtime.ConversationItemCreate{Item: realtime.Item{Type: realtime.ItemMessage, Role: realtime.RoleSystem,
+		b.send(ctx, &realtime.ConversationItemCreate{Item: realtime.Item{Type: realtime.ItemMessage, Role: realtime.RoleSystem,
 			Content: []realtime.ContentPart{{Type: realtime.ContentInputText, Text: text}}}})
 	}
 	if o.AnsweredBy == call.AnsweredByMachine {
-		b.send(ctx, s, &realtime.ResponseCreate{})
+		b.send(ctx, &realtime.ResponseCreate{})
 		return
 	}
 	if b.cfg.Settings.Greeting == "" {
-		b.send(ctx, s, &realtime.ResponseCreate{})
+		b.send(ctx, &realtime.ResponseCreate{})
 		return
 	}
-	b.greet(ctx, s)
+	b.greet(ctx)
 }
 
 // openingNote is what the model is told of who answered a placed call
