@@ -264,7 +264,7 @@ func (j *PacketJitterBuffer) Pop(dst []byte) (payload []byte, fec bool, dur int,
 	haveNext := n.present && n.seq == j.next
 	if haveNext {
 		if gap := int(int32(n.ts - j.playTS)); gap > 0 && gap <= opusMaxSamples {
-			dur = gap
+			dur = lostLength(gap)
 		}
 	}
 	j.playTS += uint32(dur)
@@ -272,4 +272,15 @@ func (j *PacketJitterBuffer) Pop(dst []byte) (payload []byte, fec bool, dur int,
 		return append(dst, n.data...), true, dur, FrameConcealed
 	}
 	return dst, false, dur, FrameConcealed
+}
+
+// lostLength is how long a lost packet lasted, from the timestamp gap
+// between the audio played and the packet after it. Every Opus packet
+// lasts a whole number of 2.5 ms steps, so a consistent sender's gaps are
+// such numbers; a gap that is not (timestamps that disagree with the
+// packets' own lengths, e.g. 5 ticks) is taken to the nearest step, and
+// at least one: the lost packet is still concealed, for a length libopus
+// can conceal, and the timeline stays as near the sender's as it can.
+func lostLength(gap int) int {
+	return max((gap+opusStep/2)/opusStep*opusStep, opusStep)
 }

@@ -22,6 +22,10 @@ func OpusCodec(pt uint8) Codec {
 // section 3.2.5).
 const opusMaxSamples = 5760
 
+// opusStep is the shortest Opus frame, 2.5 ms at 48 kHz: every packet
+// lasts a whole number of them, and libopus conceals by them.
+const opusStep = 120
+
 // OpusPacketSamples returns how many samples at 48 kHz (RTP timestamp
 // ticks) an Opus packet holds, from its table-of-contents byte and, for a
 // code 3 packet, its frame count (RFC 6716 section 3.1); ok is false for

@@ -1,6 +1,7 @@
 package media
 
 import (
+	"fmt"
 	"math"
 	"sync"
 	"testing"
@@ -389,8 +390,9 @@ func (f tapFunc) Outbound(fr Frame) { f(fr) }
 // FuzzPacketJitterBuffer pushes hostile packets (sequence numbers,
 // timestamps, SSRCs and payloads from the input) into an Opus jitter
 // buffer and pops after each one, decoding what comes out with libopus as
-// an Opus session does: nothing panics, durations stay within Opus's, and
-// the buffer's delay stays bounded.
+// an Opus session does: nothing panics, durations are whole 2.5 ms steps
+// within Opus's range (what a packet can last and libopus can conceal),
+// and the buffer's delay stays bounded.
 func FuzzPacketJitterBuffer(f *testing.F) {
 	frames := opusFrames(f, 3)
 	var seed []byte
@@ -418,7 +420,7 @@ func FuzzPacketJitterBuffer(f *testing.F) {
 			var dur int
 			var st FrameStatus
 			pkt, fec, dur, st = j.Pop(pkt[:0])
-			if dur < 120 || dur > opusMaxSamples {
+			if dur < opusStep || dur > opusMaxSamples || dur%opusStep != 0 {
 				t.Fatalf("popped %d ticks", dur)
 			}
 			switch {
@@ -458,4 +460,37 @@ func TestPacketJitterBufferTimestampsJumpBack(t *testing.T) {
 	}
 	require.Zero(t, j.Dropped(), "no audio dropped as excess delay")
 	require.GreaterOrEqual(t, played, 57, "every packet after the priming is played")
+}
+
+// TestPacketJitterBufferOffGridGap: a lost packet whose neighbours'
+// timestamps leave a gap no Opus packet can last (5 ticks, 1000 ticks) is
+// concealed for the nearest whole 2.5 ms steps, at least one, with the
+// next packet's FEC data, and the next packet then plays (found by
+// FuzzPacketJitterBuffer: "popped 5 ticks", a concealment libopus refuses).
+func TestPacketJitterBufferOffGridGap(t *testing.T) {
+	frames := opusFrames(t, 1) // 20 ms packets
+	for _, tc := range []struct {
+		gap, want int
+	}{{5, 120}, {59, 120}, {1000, 960}, {1020, 1080}, {960, 960}} {
+		t.Run(fmt.Sprint(tc.gap), func(t *testing.T) {
+			j, err := NewPacketJitterBuffer(opusPT, JitterOptions{Delay: 20 * time.Millisecond})
+			require.NoError(t, err)
+			push := func(seq uint16, ts uint32) {
+				j.Push(&rtp.Header{PayloadType: opusPT.PayloadType, SSRC: 9, SequenceNumber: seq, Timestamp: ts}, frames[0])
+			}
+			push(0, 0)
+			_, _, dur, st := j.Pop(nil)
+			require.Equal(t, FramePlayed, st)
+			require.Equal(t, 960, dur)
+			push(2, uint32(960+tc.gap)) // packet 1 is lost
+			p, fec, dur, st := j.Pop(nil)
+			require.Equal(t, FrameConcealed, st)
+			require.True(t, fec, "concealed from the next packet's FEC data")
+			require.Equal(t, frames[0], p)
+			require.Equal(t, tc.want, dur)
+			_, _, dur, st = j.Pop(nil)
+			require.Equal(t, FramePlayed, st, "the packet after the loss plays")
+			require.Equal(t, 960, dur)
+		})
+	}
 }
