@@ -39,7 +39,10 @@ func requireBrowser(t *testing.T) {
 }
 
 // runBrowser runs one job of test/browser/run.mjs and decodes its result
-// into out; the page's console goes to the test log.
+// into out; the page's console goes to the test log. The job fails on any
+// error its page shows (a visible element of class "error" or role
+// "alert"), on a dialog, an uncaught exception or a console error, but
+// those a step of the job expects.
 func runBrowser(t *testing.T, job map[string]any, timeout time.Duration, out any) {
 	t.Helper()
 	requireBrowser(t)
@@ -59,14 +62,16 @@ func runBrowser(t *testing.T, job map[string]any, timeout time.Duration, out any
 	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
 	last := []byte(lines[len(lines)-1])
 	var common struct {
-		Error   string   `json:"error"`
-		Console []string `json:"console"`
+		Error    string   `json:"error"`
+		Console  []string `json:"console"`
+		Problems []string `json:"problems"`
 	}
 	require.NoError(t, json.Unmarshal(last, &common), "%s", stdout.String())
 	for _, l := range common.Console {
 		t.Logf("page %s", l)
 	}
 	require.Empty(t, common.Error, "the browser job failed")
+	require.Empty(t, common.Problems, "the page showed or logged an error")
 	require.NoError(t, json.Unmarshal(last, out))
 }
 

@@ -14,8 +14,10 @@ import (
 // to this agent" (a browser call with the fake microphone) heard back,
 // the live view pushing both that call and a phone call in progress with
 // their transcripts, the call records, API keys and the audit log; then a
-// key that may only read calls sees only that. Each page's screenshot is
-// kept as an artefact (artefactDir) for a person to look at.
+// key that may only read calls sees only that. After every sign-in and
+// every step no page shows or logs an error but those the step expects
+// (runBrowser). Each page's screenshot is kept as an artefact
+// (artefactDir) for a person to look at.
 func TestConsoleInChromium(t *testing.T) {
 	requireBrowser(t)
 	d := webrtcDaemon(t)
@@ -39,6 +41,7 @@ func TestConsoleInChromium(t *testing.T) {
 
 	var seen struct {
 		Shots          []string `json:"shots"`
+		LiveStreams    int      `json:"liveStreamsAtSignIn"`
 		URLs           []string `json:"urls"`
 		KeyInStorage   int      `json:"keyInStorage"`
 		Who            string   `json:"who"`
@@ -61,6 +64,7 @@ func TestConsoleInChromium(t *testing.T) {
 		"wav": wav, "shots": shots, "agentName": "Console test agent", "liveCalls": 2, "newNumber": "+14155550199"}, 3*time.Minute, &seen)
 
 	require.Contains(t, seen.Who, "team default")
+	require.Equal(t, 1, seen.LiveStreams, "a sign-in renders its page once")
 	require.Zero(t, seen.KeyInStorage, "the key stays in memory unless asked")
 	for _, u := range seen.URLs {
 		require.NotContains(t, u, d.OwnerKey, "the key never goes into a URL")

@@ -5,7 +5,7 @@
 // the API is put in the page as text (textContent), never as HTML.
 'use strict';
 
-const state = { key: '', self: null, stream: null, talk: null, supervise: null };
+const state = { key: '', self: null, render: null, talk: null, supervise: null };
 const KEY_ITEM = 'switchboard.console.key';
 
 // ---- DOM helpers ----------------------------------------------------------
@@ -39,6 +39,12 @@ function fmtDur(ms) {
 function showError(where, err) {
   where.replaceChildren(h('p', { class: 'error', role: 'alert' }, err.message || String(err)));
 }
+// failed shows err in where, unless the render that asked (signal) has
+// given the page up: its requests were cancelled, and what it shows would
+// land in a page another render owns.
+function failed(signal, where, err) {
+  if (!signal.aborted) showError(where, err);
+}
 
 // ---- API ------------------------------------------------------------------
 
@@ -51,9 +57,12 @@ class APIError extends Error {
   }
 }
 
-async function api(method, path, body) {
+// api calls the appliance's API with the key. A request of a render
+// carries its signal, so that it is cancelled when the render gives the
+// page up (get is api's GET).
+async function api(method, path, body, signal) {
   const headers = { Authorization: `Bearer ${state.key}` };
-  const init = { method, headers };
+  const init = { method, headers, signal };
   if (body !== undefined) {
     headers['Content-Type'] = 'application/json';
     init.body = JSON.stringify(body);
@@ -65,6 +74,7 @@ async function api(method, path, body) {
   if (!r.ok) throw new APIError(r.status, data);
   return data;
 }
+const get = (path, signal) => api('GET', path, undefined, signal);
 
 // allowed reports whether the key's ACL grants an endpoint
 // ("api-key:endpoint:<name>", with * wildcards).
@@ -98,15 +108,12 @@ async function signIn(key, remember) {
     const ep = gates[a.dataset.page];
     a.classList.toggle('denied', !!ep && !allowed(ep));
   }
-  // A new hash routes by itself (hashchange); routing twice would abort
-  // the first page's live stream.
-  const first = allowed('calls') ? '#/live' : '#/numbers';
-  if (!location.hash || location.hash === '#/') location.hash = first;
+  if (!location.hash || location.hash === '#/') navigate(allowed('calls') ? '#/live' : '#/numbers');
   else route();
 }
 
 function signOut() {
-  stopStream();
+  leavePage();
   hangUpTalk();
   stopSupervising();
   state.key = '';
@@ -124,16 +131,36 @@ function signOut() {
 
 const pages = { live: livePage, numbers: numbersPage, agents: agentsPage, calls: callsPage, keys: keysPage, audit: auditPage };
 
+// route renders the page the hash names. A render owns #page until the
+// next one starts: route aborts the previous render's signal, which
+// cancels that render's requests (the live stream too) and keeps it from
+// writing into the page (failed). A page function is called as
+// fn(signal, arg).
 function route() {
   if (!state.key) return;
-  stopStream();
+  leavePage();
   stopSupervising();
+  const ctl = new AbortController();
+  state.render = ctl;
   const [, name, arg] = (location.hash || '#/live').split('/');
   for (const a of document.querySelectorAll('#nav a')) a.classList.toggle('active', a.dataset.page === name);
   const fn = pages[name] || livePage;
   page().hidden = false;
   page().replaceChildren(h('p', { class: 'muted' }, 'Loading…'));
-  fn(arg ? decodeURIComponent(arg) : '').catch((e) => { if (e.name !== 'AbortError') showError(page(), e); });
+  fn(ctl.signal, arg ? decodeURIComponent(arg) : '').catch((e) => failed(ctl.signal, page(), e));
+}
+
+// navigate shows the page of hash: setting a new hash routes (hashchange),
+// so route runs here only when the hash stays the same; either way the
+// page is rendered once.
+function navigate(hash) {
+  if (location.hash === hash) route();
+  else location.hash = hash;
+}
+
+// leavePage ends the current render (see route).
+function leavePage() {
+  if (state.render) { state.render.abort(); state.render = null; }
 }
 
 function denied(what, endpoint) {
@@ -143,42 +170,32 @@ function denied(what, endpoint) {
 
 // ---- live calls (pushed) --------------------------------------------------
 
-function stopStream() {
-  if (state.stream) { state.stream.abort(); state.stream = null; }
-}
-
 // livePage reads GET /v1/calls/live, a Server-Sent Events stream, with
-// fetch (an EventSource cannot send the bearer token).
-async function livePage() {
+// fetch (an EventSource cannot send the bearer token), until the render
+// ends (signal: the stream is cancelled with it).
+async function livePage(signal) {
   if (!allowed('calls')) return denied('Live calls', 'calls');
   const list = h('div', { id: 'live-list' }, h('p', { class: 'muted' }, 'Connecting…'));
   const status = h('span', { class: 'muted', id: 'live-status' }, 'connecting');
   // The supervisor's box stays while the list below is redrawn.
   page().replaceChildren(h('h2', {}, 'Live calls ', status), h('div', { id: 'supervise' }), list);
-  const ctl = new AbortController();
-  state.stream = ctl;
-  const r = await fetch('/v1/calls/live', { headers: { Authorization: `Bearer ${state.key}` }, signal: ctl.signal });
+  const r = await fetch('/v1/calls/live', { headers: { Authorization: `Bearer ${state.key}` }, signal });
   if (!r.ok) throw new APIError(r.status, await r.json().catch(() => null));
   status.textContent = 'live';
   const reader = r.body.getReader();
   const dec = new TextDecoder();
   let buf = '';
-  try {
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      buf += dec.decode(value, { stream: true });
-      let i;
-      while ((i = buf.indexOf('\n\n')) >= 0) {
-        const chunk = buf.slice(0, i);
-        buf = buf.slice(i + 2);
-        const data = chunk.split('\n').filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).join('\n');
-        if (data) renderLive(list, JSON.parse(data).calls);
-      }
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buf += dec.decode(value, { stream: true });
+    let i;
+    while ((i = buf.indexOf('\n\n')) >= 0) {
+      const chunk = buf.slice(0, i);
+      buf = buf.slice(i + 2);
+      const data = chunk.split('\n').filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).join('\n');
+      if (data) renderLive(list, JSON.parse(data).calls);
     }
-  } catch (e) {
-    if (e.name !== 'AbortError') throw e;
-    return;
   }
   status.textContent = 'stream ended';
 }
@@ -297,15 +314,15 @@ function transcript(lines) {
 
 // ---- numbers --------------------------------------------------------------
 
-async function agentOptions() {
+async function agentOptions(signal) {
   if (!allowed('agents')) return [];
-  const r = await api('GET', '/v1/agents?page_size=100');
+  const r = await get('/v1/agents?page_size=100', signal);
   return r.agents || [];
 }
 
-async function numbersPage() {
+async function numbersPage(signal) {
   if (!allowed('phone-numbers')) return denied('Numbers', 'phone-numbers');
-  const [r, agents] = await Promise.all([api('GET', '/v2/phone-numbers?page_size=100'), agentOptions()]);
+  const [r, agents] = await Promise.all([get('/v2/phone-numbers?page_size=100', signal), agentOptions(signal)]);
   const nums = r.phone_numbers || [];
   const msg = h('div', { id: 'numbers-msg' });
   const table = h('table', { id: 'numbers-table' },
@@ -317,8 +334,8 @@ async function numbersPage() {
         n.sip_auth && n.sip_auth.allowed_addresses && n.sip_auth.allowed_addresses.length ? ` · ${n.sip_auth.allowed_addresses.join(', ')}` : '',
         n.outbound_trunk ? ` · outbound via ${n.outbound_trunk.uri}` : ''),
       h('td', { class: 'registration' }, registrationText(n.registration)),
-      h('td', {}, h('button', { class: 'secondary', type: 'button', onclick: () => editNumber(n, agents, msg) }, 'Edit')))));
-  page().replaceChildren(h('h2', {}, 'Numbers'), msg, table, numberForm(agents, msg));
+      h('td', {}, h('button', { class: 'secondary', type: 'button', onclick: () => editNumber(signal, n, agents, msg) }, 'Edit')))));
+  page().replaceChildren(h('h2', {}, 'Numbers'), msg, table, numberForm(signal, agents, msg));
 }
 
 // registrationText says where a number registers and how that goes.
@@ -341,7 +358,9 @@ function routeInputs(agents, current) {
   return { els: [field('Route to', kind), field('Agent', agent), field('Webhook URL', url)], body };
 }
 
-function numberForm(agents, msg) {
+// numberForm and editNumber belong to the numbers page's render (signal):
+// once it is over, what they learn is no longer shown.
+function numberForm(signal, agents, msg) {
   const name = h('input', { name: 'name', type: 'text', required: true });
   const number = h('input', { name: 'phone_number', type: 'text', placeholder: '+14155550123', required: true });
   const rt = routeInputs(agents);
@@ -353,9 +372,10 @@ function numberForm(agents, msg) {
       if (b.agent_id === null) delete b.agent_id;
       try {
         const r = await api('POST', '/v2/phone-numbers', b);
-        await numbersPage();
+        if (signal.aborted) return;
+        await numbersPage(signal);
         secretNotice(r, $('numbers-msg'));
-      } catch (err) { showError(msg, err); }
+      } catch (err) { failed(signal, msg, err); }
     },
   }, h('h3', {}, 'Add a number (BYO trunk)'), field('Name', name), field('Number (E.164)', number), rt.els, h('button', { type: 'submit' }, 'Create'));
 }
@@ -366,7 +386,7 @@ function secretNotice(r, where) {
   }
 }
 
-function editNumber(n, agents, msg) {
+function editNumber(signal, n, agents, msg) {
   const rt = routeInputs(agents, n);
   const user = h('input', { name: 'auth_username', type: 'text', value: (n.sip_auth && n.sip_auth.auth_username) || '' });
   const pass = h('input', { name: 'auth_password', type: 'password', placeholder: 'unchanged unless set' });
@@ -407,9 +427,10 @@ function editNumber(n, agents, msg) {
       }
       try {
         const r = await api('PATCH', `/v2/phone-numbers/${n.phone_number_id}`, b);
-        await numbersPage();
+        if (signal.aborted) return;
+        await numbersPage(signal);
         secretNotice(r, $('numbers-msg'));
-      } catch (err) { showError(msg, err); }
+      } catch (err) { failed(signal, msg, err); }
     },
   }, h('h3', {}, `Edit ${n.phone_number}`), rt.els,
   h('h3', {}, 'SIP authentication'), field('Digest user', user), field('Digest password', pass),
@@ -426,9 +447,9 @@ function editNumber(n, agents, msg) {
 
 // ---- agents ---------------------------------------------------------------
 
-async function agentsPage(id) {
+async function agentsPage(signal, id) {
   if (!allowed('agents')) return denied('Agents', 'agents');
-  const r = await api('GET', '/v1/agents?page_size=100');
+  const r = await get('/v1/agents?page_size=100', signal);
   const agents = r.agents || [];
   const msg = h('div', { id: 'agents-msg' });
   const table = h('table', { id: 'agents-table' },
@@ -441,10 +462,11 @@ async function agentsPage(id) {
         allowed('realtime') ? h('button', { type: 'button', class: 'talk', onclick: () => talk(a) }, 'Talk to this agent') : null))));
   page().replaceChildren(h('h2', {}, 'Agents'), msg, h('div', { id: 'talk' }), table);
   const current = agents.find((a) => a.agent_id === id);
-  page().append(agentForm(current, msg));
+  page().append(agentForm(signal, current, msg));
 }
 
-function agentForm(a, msg) {
+// agentForm belongs to the agents page's render (signal), as numberForm.
+function agentForm(signal, a, msg) {
   const v = (x, d) => (x === undefined || x === null ? d : x);
   const name = h('input', { name: 'name', type: 'text', required: true, value: a ? a.name : '' });
   const engine = h('select', { name: 'engine' }, ['echo', 'upstream', 'loopback'].map((e) => h('option', { value: e }, e)));
@@ -467,9 +489,8 @@ function agentForm(a, msg) {
         if (mode.value === 'route') b.dtmf.routes = JSON.parse(routes.value || '{}');
         if (a) await api('PATCH', `/v1/agents/${a.agent_id}`, b);
         else await api('POST', '/v1/agents', b);
-        location.hash = '#/agents';
-        route();
-      } catch (err) { showError(msg, err); }
+        if (!signal.aborted) navigate('#/agents');
+      } catch (err) { failed(signal, msg, err); }
     },
   }, h('h3', {}, a ? `Edit ${a.name}` : 'Create an agent'), field('Name', name), field('Engine', engine),
   field('Instructions', instructions), field('Greeting', greeting), field('Tools (JSON)', tools),
@@ -510,6 +531,7 @@ async function talk(a) {
     pc.onconnectionstatechange = () => {
       if (pc.connectionState === 'connected') status.textContent = 'connected';
       if (['failed', 'closed', 'disconnected'].includes(pc.connectionState)) status.textContent = `call ${pc.connectionState}`;
+      if (pc.connectionState === 'failed') status.className = 'error';
     };
     await pc.setLocalDescription(await pc.createOffer());
     const r = await fetch(`/v1/realtime/calls?agent_id=${encodeURIComponent(a.agent_id)}`, {
@@ -544,10 +566,10 @@ function hangUpTalk(keepBox) {
 
 // ---- call records ---------------------------------------------------------
 
-async function callsPage(id) {
+async function callsPage(signal, id) {
   if (!allowed('calls')) return denied('Call records', 'calls');
-  if (id) return callDetail(id);
-  const r = await api('GET', '/v1/calls?page_size=50');
+  if (id) return callDetail(signal, id);
+  const r = await get('/v1/calls?page_size=50', signal);
   const calls = r.calls || [];
   page().replaceChildren(h('h2', {}, 'Call records'), h('table', { id: 'calls-table' },
     h('tr', {}, h('th', {}, 'Started'), h('th', {}, 'Channel'), h('th', {}, 'From → To'), h('th', {}, 'Route'), h('th', {}, 'State'), h('th', {}, 'Duration'), h('th', {}, 'Ended by')),
@@ -559,8 +581,8 @@ async function callsPage(id) {
   calls.length ? null : h('p', { class: 'muted' }, 'No calls yet.'));
 }
 
-async function callDetail(id) {
-  const c = await api('GET', `/v1/calls/${encodeURIComponent(id)}`);
+async function callDetail(signal, id) {
+  const c = await get(`/v1/calls/${encodeURIComponent(id)}`, signal);
   const m = c.media || {};
   page().replaceChildren(h('h2', {}, `Call ${c.call_id}`),
     h('p', {}, h('span', { class: 'pill' }, c.channel), ' ', h('span', { class: `pill ${c.state}` }, c.state), ' ',
@@ -573,7 +595,7 @@ async function callDetail(id) {
       : h('p', { class: 'muted' }, 'None.'),
     h('h3', {}, 'Media'), mediaSummary(m),
     h('div', { class: 'figures mono' }, Object.entries(m).filter(([, v]) => typeof v !== 'object').map(([k, v]) => h('span', {}, `${k} ${v}`))),
-    h('h3', {}, 'Recording'), c.recording ? recordingPlayer(c) : h('p', { class: 'muted' }, 'Not recorded.'),
+    h('h3', {}, 'Recording'), c.recording ? recordingPlayer(signal, c) : h('p', { class: 'muted' }, 'Not recorded.'),
     h('h3', {}, 'Events'), (c.events || []).length
       ? h('table', {}, c.events.map((e) => h('tr', {}, h('td', {}, fmtTime(e.at)), h('td', {}, e.kind), h('td', { class: 'mono' }, e.text || '', ' ', e.data ? JSON.stringify(e.data) : ''))))
       : h('p', { class: 'muted' }, 'None.'),
@@ -595,14 +617,14 @@ function mediaSummary(m) {
 
 // recordingPlayer fetches the call's WAV with the key (an <audio src> could
 // not send it) and plays it from a blob URL; the same blob is offered as a
-// download.
-function recordingPlayer(c) {
+// download. The download belongs to the call page's render (signal).
+function recordingPlayer(signal, c) {
   const box = h('div', { id: 'recording' });
   const msg = h('div');
   const load = h('button', { type: 'button', onclick: async () => {
     load.disabled = true;
     try {
-      const r = await fetch(c.recording.url, { headers: { Authorization: `Bearer ${state.key}` } });
+      const r = await fetch(c.recording.url, { headers: { Authorization: `Bearer ${state.key}` }, signal });
       if (!r.ok) {
         let body = null;
         try { body = await r.json(); } catch (_) { body = null; }
@@ -614,7 +636,7 @@ function recordingPlayer(c) {
         h('p', { class: 'muted' }, 'Stereo: the caller on the left, the agent on the right.'));
     } catch (err) {
       load.disabled = false;
-      showError(msg, err);
+      failed(signal, msg, err);
     }
   } }, 'Load recording');
   box.append(load, msg);
@@ -623,12 +645,12 @@ function recordingPlayer(c) {
 
 // ---- API keys and audit (management keys) ---------------------------------
 
-async function keysPage() {
+async function keysPage(signal) {
   const team = state.self.team_id;
   const msg = h('div', { id: 'keys-msg' });
   let r;
   try {
-    r = await api('GET', `/auth/teams/${encodeURIComponent(team)}/api-keys?pageSize=100`);
+    r = await get(`/auth/teams/${encodeURIComponent(team)}/api-keys?pageSize=100`, signal);
   } catch (e) {
     if (e.status === 401 || e.status === 403) {
       page().replaceChildren(h('h2', {}, 'API keys'), h('p', { class: 'error' }, 'API keys are managed with a management key; this key is not one.'));
@@ -648,18 +670,19 @@ async function keysPage() {
         e.preventDefault();
         try {
           const k = await api('POST', `/auth/teams/${encodeURIComponent(team)}/api-keys`, { name: name.value, acls: acls.value.split(/[\s,]+/).filter(Boolean) });
-          await keysPage();
+          if (signal.aborted) return;
+          await keysPage(signal);
           $('keys-msg').replaceChildren(h('div', { class: 'secret' }, 'New key (shown once): ', h('span', { class: 'mono' }, k.apiKey)));
-        } catch (err) { showError(msg, err); }
+        } catch (err) { failed(signal, msg, err); }
       },
     }, h('h3', {}, 'Create a key'), field('Name', name), field('ACLs (space-separated)', acls), h('button', { type: 'submit' }, 'Create')));
 }
 
-async function auditPage() {
+async function auditPage(signal) {
   const team = state.self.team_id;
   let r;
   try {
-    r = await api('GET', `/audit/teams/${encodeURIComponent(team)}/events?pageSize=100&orderBy=TIME_DESCENDING`);
+    r = await get(`/audit/teams/${encodeURIComponent(team)}/events?pageSize=100&orderBy=TIME_DESCENDING`, signal);
   } catch (e) {
     if (e.status === 401 || e.status === 403) {
       page().replaceChildren(h('h2', {}, 'Audit log'), h('p', { class: 'error' }, 'The audit log needs a management key; this key is not one.'));

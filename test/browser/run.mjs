@@ -26,11 +26,30 @@ const browser = await puppeteer.launch({
   executablePath: job.chromium || '/usr/bin/chromium', headless: true, args,
   userDataDir: profile, protocolTimeout: 180000,
 });
-const out = { console: [] };
+const out = { console: [], problems: [] };
+// Every error a page shows or logs is a problem the Go test fails on: text
+// in a visible element of class "error" or role "alert" (how the console
+// shows an error; watchErrors reports each as it appears), a dialog, an
+// uncaught exception, a console error. A step that expects one names it in
+// expected (regular expressions), for as long as the step lasts.
+let expected = [];
+const problem = (what) => { if (!expected.some((re) => re.test(what))) out.problems.push(what); };
 try {
   const page = await browser.newPage();
-  page.on('console', (m) => out.console.push(`${m.type()}: ${m.text()}`));
-  page.on('pageerror', (e) => out.console.push(`pageerror: ${e.message}`));
+  page.on('console', (m) => {
+    out.console.push(`${m.type()}: ${m.text()}`);
+    if (m.type() === 'error') problem(`console error: ${m.text()}`);
+  });
+  page.on('pageerror', (e) => {
+    out.console.push(`pageerror: ${e.message}`);
+    problem(`uncaught: ${e.message}`);
+  });
+  page.on('dialog', async (d) => {
+    problem(`dialog: ${d.message()}`);
+    await d.dismiss();
+  });
+  await page.exposeFunction('switchboardTestShownError', (text) => problem(`shown: ${text}`));
+  await page.evaluateOnNewDocument(watchErrors);
   page.on('response', (r) => { if (r.status() >= 400) out.console.push(`http: ${r.request().method()} ${r.url()} ${r.status()}`); });
   if (job.kind === 'call') {
     await page.goto(job.page);
@@ -52,6 +71,22 @@ try {
   fs.rmSync(profile, { recursive: true, force: true });
 }
 process.stdout.write(JSON.stringify(out) + '\n');
+
+// watchErrors runs in every document the page loads: each time an element
+// of class "error" or role "alert" is visible with text (a new one, or new
+// text), it reports the text to switchboardTestShownError.
+function watchErrors() {
+  const reported = new WeakMap();
+  const scan = () => {
+    for (const el of document.querySelectorAll('.error, [role=alert]')) {
+      const text = el.textContent.trim();
+      if (!text || reported.get(el) === text || !el.checkVisibility()) continue;
+      reported.set(el, text);
+      window.switchboardTestShownError(text);
+    }
+  };
+  new MutationObserver(scan).observe(document, { subtree: true, childList: true, characterData: true, attributes: true });
+}
 
 // browserCall runs in the page: the call as a web app places it (the
 // Agents SDK's WebRTC transport does the same: the offer without waiting
@@ -152,32 +187,66 @@ async function consoleTour(page, job) {
     await page.screenshot({ path: file, fullPage: true });
     seen.shots.push(file);
   };
-  const go = async (hash, selector) => {
-    await page.evaluate((h) => { location.hash = h; }, hash);
-    await page.waitForSelector(selector, { timeout: 15000 });
+  // clean ends a step: the page showed and logged no error since the last
+  // one, but those the step expected. A round trip to the page first, so
+  // that what it reported before is in.
+  const clean = async (step) => {
+    await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0))));
+    expected = [];
+    if (out.problems.length) throw new Error(`${step}: the page showed or logged an error: ${out.problems.join(' | ')}`);
   };
+  // settled waits until the page is ready (ready, run in the page with
+  // arg) or has shown or logged an error, whichever comes first.
+  const settled = async (ready, arg) => {
+    const stop = new AbortController();
+    const problemSeen = new Promise((resolve) => {
+      const t = setInterval(() => { if (out.problems.length || stop.signal.aborted) { clearInterval(t); resolve(); } }, 50);
+    });
+    try {
+      await Promise.race([page.waitForFunction(ready, { timeout: 15000, signal: stop.signal }, arg), problemSeen]);
+    } finally {
+      stop.abort();
+    }
+  };
+  const go = async (hash, ready, arg, expect = []) => {
+    expected = expect;
+    await page.evaluate((h) => { location.hash = h; }, hash);
+    await settled(ready, arg);
+    await clean(`open ${hash}`);
+  };
+  const has = (sel) => !!document.querySelector(sel);
   const text = (sel) => page.$eval(sel, (el) => el.textContent);
-  const signIn = async (key) => {
+  // Page loads are counted, to see that a sign-in renders its page once.
+  let liveStreams = 0;
+  page.on('request', (r) => { if (new URL(r.url()).pathname === '/v1/calls/live') liveStreams++; });
+  const signIn = async (key, ready, expect = []) => {
     await page.waitForSelector('#signin-key', { visible: true });
     await page.type('#signin-key', key);
+    liveStreams = 0;
+    expected = expect;
     await page.click('#signin-form button[type=submit]');
     await page.waitForSelector('#nav:not([hidden])', { timeout: 10000 });
+    await settled(ready);
+    await clean('sign in');
   };
 
   await page.goto(`${job.url}/console`);
+  await clean('load');
   await shot('01-signin');
-  await signIn(job.key);
+  await signIn(job.key, () => document.querySelector('#live-status')?.textContent === 'live');
+  seen.liveStreamsAtSignIn = liveStreams;
   seen.keyInStorage = await page.evaluate(() => Object.keys(sessionStorage).length + Object.keys(localStorage).length);
   seen.who = await text('#who-name');
 
-  await go('#/numbers', '#numbers-table');
+  await go('#/numbers', has, '#numbers-table');
   seen.numbers = await text('#numbers-table');
   // Add a number routed to the demo agent, then give the demo number
   // digest credentials.
   await page.type('#number-create input[name=name]', 'Console line');
   await page.type('#number-create input[name=phone_number]', job.newNumber);
   await page.click('#number-create button[type=submit]');
-  await page.waitForFunction((n) => document.querySelector('#numbers-table')?.textContent.includes(n), { timeout: 10000 }, job.newNumber);
+  await settled((n) => document.querySelector('#numbers-table')?.textContent.includes(n), job.newNumber);
+  await clean('create a number');
   await page.evaluate(() => [...document.querySelectorAll('#numbers-table tr[data-number]')]
     .find((r) => r.dataset.number === '+18005550100').querySelector('button').click());
   await page.waitForSelector('#number-edit');
@@ -190,16 +259,18 @@ async function consoleTour(page, job) {
   await page.type('#number-edit input[name=registration_username]', 'console-ext');
   await page.type('#number-edit input[name=registration_password]', 'console-reg-3');
   await page.click('#number-edit button[type=submit]');
-  await page.waitForFunction(() => document.querySelector('#numbers-table')?.textContent.includes('digest user pbx'), { timeout: 10000 });
+  await settled(() => document.querySelector('#numbers-table')?.textContent.includes('digest user pbx'));
+  await clean('edit a number');
   seen.numbersAfter = await text('#numbers-table');
   await shot('02-numbers');
 
-  await go('#/agents', '#agent-form');
+  await go('#/agents', has, '#agent-form');
   await page.type('#agent-form input[name=name]', job.agentName);
   await page.type('#agent-form textarea[name=instructions]', 'You help the console test.');
   await page.type('#agent-form input[name=greeting]', 'Hello from the console.');
   await page.click('#agent-form button[type=submit]');
-  await page.waitForFunction((n) => document.querySelector('#agents-table')?.textContent.includes(n), { timeout: 10000 }, job.agentName);
+  await settled((n) => document.querySelector('#agents-table')?.textContent.includes(n), job.agentName);
+  await clean('create an agent');
   seen.agents = await text('#agents-table');
   await shot('03-agents');
 
@@ -208,52 +279,56 @@ async function consoleTour(page, job) {
     const row = [...document.querySelectorAll('#agents-table tr')].find((r) => r.textContent.includes('Demo agent'));
     row.querySelector('button.talk').click();
   });
-  await page.waitForFunction(() => /connected/.test(document.querySelector('#talk-status')?.textContent || ''), { timeout: 20000 });
-  await page.waitForFunction(() => document.querySelectorAll('#talk-transcript p.assistant').length >= 1, { timeout: 20000 });
+  await settled(() => /connected/.test(document.querySelector('#talk-status')?.textContent || ''));
+  await settled(() => document.querySelectorAll('#talk-transcript p.assistant').length >= 1);
+  await clean('talk to an agent');
   seen.talk = await text('#talk-transcript');
   await shot('04-talk');
 
-  await go('#/live', '#live-list');
-  await page.waitForFunction((n) => document.querySelectorAll('#live-list .live-call').length >= n, { timeout: 15000 }, job.liveCalls);
-  await page.waitForFunction(() => [...document.querySelectorAll('#live-list .transcript p.assistant')].length >= 1, { timeout: 15000 });
+  await go('#/live', (n) => document.querySelectorAll('#live-list .live-call').length >= n, job.liveCalls);
+  await settled(() => [...document.querySelectorAll('#live-list .transcript p.assistant')].length >= 1);
+  await clean('live transcripts');
   seen.live = await text('#live-list');
   seen.liveStatus = await text('#live-status');
   await shot('05-live');
   await page.evaluate(() => hangUpTalk());
 
-  await go('#/calls', '#calls-table');
-  await page.waitForFunction(() => document.querySelector('#calls-table')?.textContent.includes('webrtc'), { timeout: 10000 });
+  await go('#/calls', () => document.querySelector('#calls-table')?.textContent.includes('webrtc'));
   seen.calls = await text('#calls-table');
   await shot('06-calls');
   await page.evaluate(() => [...document.querySelectorAll('#calls-table tr[data-call]')].find((r) => r.textContent.includes('webrtc')).click());
-  await page.waitForFunction(() => document.querySelector('#page h2')?.textContent.startsWith('Call '), { timeout: 10000 });
+  await settled(() => document.querySelector('#page h2')?.textContent.startsWith('Call '));
+  await clean('open a call');
   seen.call = await text('#page');
   // The recording: fetched with the key, played from a blob.
   await page.click('#recording button');
-  await page.waitForSelector('#recording audio', { timeout: 10000 });
+  await settled(has, '#recording audio');
   seen.recordingSeconds = await page.$eval('#recording audio', (a) => new Promise((resolve) => {
     if (a.readyState >= 1) resolve(a.duration);
     a.addEventListener('loadedmetadata', () => resolve(a.duration));
     a.addEventListener('error', () => resolve(-1));
   }));
+  await clean('play the recording');
   await shot('07-call');
 
-  await go('#/keys', '#keys-table');
+  await go('#/keys', has, '#keys-table');
   seen.keys = await text('#keys-table');
   await shot('08-keys');
-  await go('#/audit', '#audit-table');
+  await go('#/audit', has, '#audit-table');
   seen.audit = await text('#audit-table');
   await shot('09-audit');
 
-  // A key that may only read calls sees only that.
+  // A key that may only read calls sees only that, and is told so: the
+  // errors each page shows are expected (and the browser's console line
+  // for each 403).
   await page.click('#signout');
-  await signIn(job.limitedKey);
+  await clean('sign out');
+  const denied = /status of 403/;
+  await signIn(job.limitedKey, () => /management key/.test(document.querySelector('#page')?.textContent || ''), [denied, /^shown: The audit log needs a management key/]);
   seen.limitedNav = await page.$$eval('#nav a', (as) => as.filter((a) => getComputedStyle(a).display !== 'none').map((a) => a.dataset.page));
-  await page.evaluate(() => { location.hash = '#/numbers'; });
-  await page.waitForFunction(() => document.querySelector('#page .error'), { timeout: 10000 });
+  await go('#/numbers', has, '#page .error', [/^shown: This API key has no permission for numbers/]);
   seen.limitedNumbers = await text('#page');
-  await page.evaluate(() => { location.hash = '#/keys'; });
-  await page.waitForFunction(() => /management key/.test(document.querySelector('#page')?.textContent || ''), { timeout: 10000 });
+  await go('#/keys', () => /management key/.test(document.querySelector('#page')?.textContent || ''), undefined, [denied, /^shown: API keys are managed with a management key/]);
   seen.limitedKeys = await text('#page');
   await shot('10-limited-key');
   return seen;
