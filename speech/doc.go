@@ -8,9 +8,14 @@
 // SSML input, 22050 Hz output resampled to the requested rate; a missing
 // binary is a 503 naming the Debian package) or "upstream" (a provider's
 // /v1/tts over REST and WebSocket, asked for raw PCM so that encoding is
-// the same for both engines). STT is "none" (503 after validation: there is
-// no local recognizer) or "upstream" (the upload is streamed from disk to
-// the provider's /v1/stt; the WebSocket is bridged frame by frame).
+// the same for both engines). STT is "pocketsphinx" (the default, local:
+// the pocketsphinx_continuous program on each file or utterance; interim
+// hypotheses on the WebSocket by decoding the utterance so far; what it
+// cannot do, such as diarize, smart_turn, keyterm or format, is a 400
+// naming the field), "upstream" (the upload is streamed from disk to the
+// provider's /v1/stt; the WebSocket is bridged frame by frame) or "none"
+// (503 after validation). Transcripts give times and duration with two
+// decimals, and language empty, as the spec does.
 //
 // Speech tags become SSML for espeak-ng: inline tags are breaks (non-verbal
 // sounds such as [laugh] are short pauses, since espeak-ng cannot make

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/gorilla/websocket"
 	"github.com/stretchr/testify/require"
@@ -32,6 +33,9 @@ type fakeProvider struct {
 	sttOrder  []string
 	sttQuery  string
 	sttAudio  int
+	// sttDoneDelay is how long the streaming transcription takes to
+	// answer audio.done (a decoder finishing a long utterance).
+	sttDoneDelay time.Duration
 }
 
 func newFakeProvider(t *testing.T) *fakeProvider {
@@ -204,6 +208,10 @@ func (f *fakeProvider) sttStream(w http.ResponseWriter, r *http.Request) {
 		case "finalize", "Finalize":
 			_ = c.WriteJSON(map[string]any{"type": "transcript.partial", "text": "hello", "is_final": true, "speech_final": true})
 		case "audio.done":
+			f.mu.Lock()
+			delay := f.sttDoneDelay
+			f.mu.Unlock()
+			time.Sleep(delay)
 			_ = c.WriteJSON(map[string]any{"type": "transcript.done", "text": "hello", "duration": float64(total) / 32000})
 			_ = c.WriteMessage(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""))
 			return

@@ -81,14 +81,39 @@ func (p *Pocketsphinx) bin() (string, error) {
 }
 
 // decode transcribes 16 kHz mono PCM; word times are shifted by offset
-// seconds.
+// seconds. It waits for a free decoder.
 func (p *Pocketsphinx) decode(ctx context.Context, pcm []int16, offset float64, fillers bool) ([]Word, error) {
+	if len(pcm) == 0 {
+		return nil, nil
+	}
+	select {
+	case p.sem <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	defer func() { <-p.sem }()
+	return p.run(ctx, pcm, offset, fillers)
+}
+
+// tryDecode is decode when a decoder is free at once; ok is false when
+// none is (an interim hypothesis is worth no wait: it never holds up a
+// final one).
+func (p *Pocketsphinx) tryDecode(ctx context.Context, pcm []int16, offset float64, fillers bool) (ws []Word, ok bool, err error) {
+	select {
+	case p.sem <- struct{}{}:
+	default:
+		return nil, false, nil
+	}
+	defer func() { <-p.sem }()
+	ws, err = p.run(ctx, pcm, offset, fillers)
+	return ws, true, err
+}
+
+// run runs pocketsphinx_continuous on pcm (the caller holds a decoder).
+func (p *Pocketsphinx) run(ctx context.Context, pcm []int16, offset float64, fillers bool) ([]Word, error) {
 	bin, err := p.bin()
 	if err != nil {
 		return nil, err
-	}
-	if len(pcm) == 0 {
-		return nil, nil
 	}
 	f, err := os.CreateTemp(p.tempDir, "stt-*.wav")
 	if err != nil {
@@ -102,12 +127,6 @@ func (p *Pocketsphinx) decode(ctx context.Context, pcm []int16, offset float64, 
 	if err != nil {
 		return nil, fmt.Errorf("pocketsphinx input: %w", err)
 	}
-	select {
-	case p.sem <- struct{}{}:
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	defer func() { <-p.sem }()
 	cmd := exec.CommandContext(ctx, bin, "-infile", f.Name(), "-time", "yes", "-logfn", os.DevNull)
 	var out, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &stderr
@@ -160,9 +179,12 @@ func wordsText(ws []Word) string {
 }
 
 // Transcribe transcribes an uploaded WAV file or raw pcm, mulaw or alaw
-// audio (each channel on its own with multichannel=true). A URL, other
-// containers and languages other than English are refused with an
-// InputError.
+// audio (each channel on its own with multichannel=true). What it cannot
+// do is refused with an InputError naming the field, never accepted and
+// dropped: a URL, other containers, languages other than English,
+// diarize, keyterm and format (inverse text normalization). The
+// transcript's language is empty, as the spec has it ("detected ISO
+// 639-1 code; currently always empty").
 func (p *Pocketsphinx) Transcribe(ctx context.Context, req *STTRequest) (*Transcript, error) {
 	fields := map[string]string{}
 	for _, f := range req.Fields {
@@ -170,6 +192,14 @@ func (p *Pocketsphinx) Transcribe(ctx context.Context, req *STTRequest) (*Transc
 	}
 	if err := checkEnglish(fields["language"]); err != nil {
 		return nil, err
+	}
+	switch {
+	case isTrue(fields["diarize"]):
+		return nil, errCannot("diarize", "cannot tell speakers apart")
+	case fields["keyterm"] != "":
+		return nil, errCannot("keyterm", "cannot bias its search towards key terms")
+	case isTrue(fields["format"]):
+		return nil, errCannot("format", "has no inverse text normalization (numbers stay words)")
 	}
 	if req.File == nil {
 		return nil, &InputError{Param: "url", Message: "the local pocketsphinx engine transcribes uploaded files only (url needs the upstream engine)"}
@@ -181,19 +211,19 @@ func (p *Pocketsphinx) Transcribe(ctx context.Context, req *STTRequest) (*Transc
 	if err != nil {
 		return nil, err
 	}
-	fillers := fields["filler_words"] == "true"
-	t := &Transcript{Language: "en"}
+	fillers := isTrue(fields["filler_words"])
+	t := &Transcript{}
 	if len(channels) > 0 && rate > 0 {
 		t.Duration = float64(len(channels[0])) / float64(rate)
 	}
-	if fields["multichannel"] == "true" {
+	if isTrue(fields["multichannel"]) {
 		var texts []string
 		for i, ch := range channels {
 			ws, err := p.decode(ctx, media.Convert(ch, rate, sphinxRate), 0, fillers)
 			if err != nil {
 				return nil, err
 			}
-			cr := ChannelResult{Index: i, Language: "en", Text: wordsText(ws), Words: ws}
+			cr := ChannelResult{Index: i, Text: wordsText(ws), Words: ws}
 			if cr.Words == nil {
 				cr.Words = []Word{}
 			}
@@ -209,6 +239,15 @@ func (p *Pocketsphinx) Transcribe(ctx context.Context, req *STTRequest) (*Transc
 	}
 	t.Words, t.Text = ws, wordsText(ws)
 	return t, nil
+}
+
+// isTrue reads a validated boolean form field (true or false, in any
+// case).
+func isTrue(v string) bool { return strings.EqualFold(v, "true") }
+
+// errCannot refuses an option the local engine cannot honour.
+func errCannot(param, why string) error {
+	return &InputError{Param: param, Message: fmt.Sprintf("%s: the local pocketsphinx engine %s; it needs the upstream STT engine (speech.stt_engine: upstream)", param, why)}
 }
 
 func checkEnglish(lang string) error {

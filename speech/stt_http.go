@@ -252,6 +252,7 @@ func (s *Service) handleSTT(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return engineError(err)
 	}
+	t.round()
 	httpx.WriteJSON(w, http.StatusOK, t)
 	return nil
 }

@@ -181,10 +181,17 @@ func (s *Service) handleSTTStream(w http.ResponseWriter, r *http.Request) error 
 }
 
 // relaySTTClient forwards client frames to the engine until either side
-// ends.
+// ends. A client that sends nothing for StreamIdleTimeout is gone, until
+// it sends audio.done: then it waits for the engine's last events, which
+// take what the decoder takes, and the engine ends the connection.
 func (s *Service) relaySTTClient(c *wsConn, up TranscriptStream, channels int) {
+	audioDone := false
 	for {
-		_ = c.SetReadDeadline(time.Now().Add(s.opts.StreamIdleTimeout))
+		deadline := time.Now().Add(s.opts.StreamIdleTimeout)
+		if audioDone {
+			deadline = time.Time{}
+		}
+		_ = c.SetReadDeadline(deadline)
 		mt, b, err := c.ReadMessage()
 		if err != nil {
 			return
@@ -211,6 +218,7 @@ func (s *Service) relaySTTClient(c *wsConn, up TranscriptStream, channels int) {
 				continue
 			}
 		case "audio.done":
+			audioDone = true
 		default:
 			_ = c.writeJSON(newWSError("invalid_message", "unknown message type "+strconv.Quote(m.Type)+" (finalize or audio.done)"))
 			continue

@@ -62,6 +62,27 @@ func TestSTTStreamBridge(t *testing.T) {
 	require.Equal(t, 2*len(frame), f.sttAudio)
 }
 
+// TestSTTStreamWaitsForTheEngineAfterAudioDone: once the client has sent
+// audio.done it has nothing more to send; the idle timeout no longer
+// applies, and the engine's transcript.done comes however long its decoder
+// takes (it closed the connection as idle, with "transcription stream
+// failed", when the last decode outlasted StreamIdleTimeout).
+func TestSTTStreamWaitsForTheEngineAfterAudioDone(t *testing.T) {
+	f := newFakeProvider(t)
+	f.sttDoneDelay = 600 * time.Millisecond
+	opts := upstreamOpts(t, f)
+	opts.StreamIdleTimeout = 150 * time.Millisecond
+	srv, _ := newTestServer(t, opts)
+	c := dialWS(t, wsURL(srv.URL, "/v1/stt"))
+	require.Equal(t, "transcript.created", readType(t, c)["type"])
+	require.NoError(t, c.WriteMessage(websocket.BinaryMessage, pcmBytes(sine(16000, 300, 0.1, 3000))))
+	require.Equal(t, "transcript.partial", readType(t, c)["type"])
+	require.NoError(t, c.WriteJSON(map[string]any{"type": "audio.done"}))
+	require.Equal(t, "transcript.done", readType(t, c)["type"])
+	_, _, err := c.ReadMessage()
+	require.True(t, websocket.IsCloseError(err, websocket.CloseNormalClosure), "%v", err)
+}
+
 // TestSTTStreamEngineErrorCloses: a pipeline error from the engine is
 // relayed and the socket closes.
 func TestSTTStreamEngineErrorCloses(t *testing.T) {
