@@ -32,12 +32,18 @@
 // graph_times entries are [start, end] arrays. With the upstream engine
 // the provider's times are used.
 //
-// Encoding: wav (44-byte header), pcm (s16le), mulaw and alaw (media.PCMU, media.PCMA),
-// mp3 through the LAME program (Debian package lame) in CBR at the
-// requested rate; MPEG-2 rates (16-24 kHz) are capped at 160 kbps and 8 kHz
-// (MPEG-2.5) at 64 kbps by LAME. text_normalization is forwarded to an
-// upstream engine; espeak-ng always speaks numbers and symbols in spoken
-// form.
+// Languages: the spec's list, and any other language the engine speaks
+// (the spec: "other languages may work with varying accuracy"): every
+// language espeak-ng has a voice for (espeak-ng --voices, asked once), or
+// any well-formed tag for an upstream engine, whose provider judges.
+//
+// Encoding: wav (44-byte header), pcm (s16le), mulaw and alaw (media.PCMU,
+// media.PCMA), mp3 through the LAME program (Debian package lame) in CBR
+// at the requested rate; a bit rate the rate cannot carry (above 160 kbps
+// at 16-24 kHz, MPEG-2, or 64 kbps at 8 kHz, MPEG-2.5) is a 400, and the
+// default of 128 kbps becomes 64 kbps at 8 kHz. text_normalization is
+// forwarded to an upstream engine; espeak-ng always speaks numbers and
+// symbols in spoken form.
 //
 // The agent runtime uses Service.Synthesize (PCM at a chosen rate) and
 // Service.RenderG711 (8 kHz mu-law or A-law bytes for a greeting cache).

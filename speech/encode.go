@@ -26,7 +26,8 @@ type Encoder struct {
 //
 // mp3 goes through LAME in constant bit rate at the requested sample rate;
 // MPEG-2 (16-24 kHz) and MPEG-2.5 (8 kHz) cap the bit rate (160 and 64
-// kbps), and LAME clamps a higher request to that cap.
+// kbps): the endpoints refuse a higher one (checkMP3), which LAME would
+// clamp.
 func (e Encoder) Encode(ctx context.Context, pcm []int16, f Format) ([]byte, error) {
 	switch f.Codec {
 	case CodecPCM:

@@ -18,7 +18,8 @@ type Request struct {
 	Text string
 	// Voice is the voice (default eve).
 	Voice Voice
-	// Language is a code from Languages (canonical spelling); "" is auto.
+	// Language is a code from Languages (canonical spelling), or one the
+	// engine's Language resolved; "" is auto.
 	Language string
 	// Speed is 0.7 to 1.5; 0 means 1.0.
 	Speed float64
@@ -60,6 +61,10 @@ type Synthesizer interface {
 	// on text (closed when the utterance ends), calling emit with PCM at
 	// req.SampleRate as soon as each part is made. req.Text is ignored.
 	SynthesizeStream(ctx context.Context, req *Request, text <-chan string, emit func(pcm []int16) error) error
+	// Language resolves a language tag the spec's list lacks (the spec:
+	// "other languages may work with varying accuracy") to the code the
+	// engine speaks it by; ok is false when the engine does not.
+	Language(tag string) (code string, ok bool)
 }
 
 // STTRequest is one transcription; exactly one of File and URL is set.

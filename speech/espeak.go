@@ -30,6 +30,7 @@ type Espeak struct {
 	path string
 	// parallel bounds the espeak-ng processes one request runs at once.
 	parallel int
+	langs    espeakLanguages
 }
 
 // NewEspeak returns the engine running the espeak-ng binary at path
@@ -55,11 +56,15 @@ func (e *Espeak) bin() (string, error) {
 	return p, nil
 }
 
-// voiceName is the espeak-ng voice for a request, e.g. "en+f3".
+// voiceName is the espeak-ng voice for a request, e.g. "en+f3": a
+// language of the spec's list speaks with its espeak-ng language, another
+// one is already espeak-ng's code (Espeak.Language).
 func voiceName(req *Request) string {
 	lang := "en"
 	if l, ok := lookupLanguage(req.Language); ok {
 		lang = l.espeak
+	} else if req.Language != "" {
+		lang = req.Language
 	}
 	v := req.Voice
 	if v.Variant == "" {

@@ -3,6 +3,8 @@ package speech
 import (
 	"slices"
 	"strings"
+
+	"switchboard/api/httpx"
 )
 
 // Codec is an output codec of the TTS endpoints.
@@ -64,3 +66,36 @@ func parseCodec(s string) (Codec, bool) {
 }
 
 func validRate(r int) bool { return slices.Contains(SampleRates, r) }
+
+// maxMP3BitRate is the highest bit rate an mp3 stream carries at a sample
+// rate: MPEG-1 (32 to 48 kHz) 320 kbps, MPEG-2 (16 to 24 kHz) 160 kbps,
+// MPEG-2.5 (8 to 12 kHz) 64 kbps (ISO/IEC 11172-3 and 13818-3 Layer III
+// bit rate tables).
+func maxMP3BitRate(rate int) int {
+	switch {
+	case rate >= 32000:
+		return 320000
+	case rate >= 16000:
+		return 160000
+	}
+	return 64000
+}
+
+// checkMP3 fits an mp3 format's bit rate to its sample rate: a bit rate the
+// request gave (given) that the rate cannot carry is a 400 naming param,
+// never lowered behind the client's back; the default (128 kbps) becomes
+// the highest the rate carries when it is more (64 kbps at 8 kHz).
+func checkMP3(f *Format, given bool, param string) error {
+	if f.Codec != CodecMP3 {
+		return nil
+	}
+	top := maxMP3BitRate(f.SampleRate)
+	switch {
+	case f.BitRate <= top:
+		return nil
+	case given:
+		return httpx.BadRequest(param, "bit_rate %d is more than mp3 carries at %d Hz (at most %d; MPEG-2 rates 16000-24000 Hz carry 160000, 8000 Hz 64000)", f.BitRate, f.SampleRate, top)
+	}
+	f.BitRate = top
+	return nil
+}

@@ -1,6 +1,10 @@
 package speech
 
-import "strings"
+import (
+	"strings"
+
+	"switchboard/api/httpx"
+)
 
 // language is one TTS language of the spec with the espeak-ng voice that
 // speaks it.
@@ -52,4 +56,20 @@ func lookupLanguage(code string) (language, bool) {
 		}
 	}
 	return language{}, false
+}
+
+// language resolves a request's language tag: the spec's list first, then
+// the languages the engine speaks beyond it (espeak-ng: every language it
+// has a voice for). Anything else is a 400 naming param.
+func (s *Service) language(tag, param string) (string, error) {
+	if tag == "" {
+		return "", httpx.BadRequest(param, "%s is required: a BCP-47 code or auto (%v, or another language the TTS engine speaks)", param, Languages())
+	}
+	if l, ok := lookupLanguage(tag); ok {
+		return l.code, nil
+	}
+	if code, ok := s.tts.Language(tag); ok {
+		return code, nil
+	}
+	return "", httpx.BadRequest(param, "unknown language %q: neither one of %v (case-insensitive) nor a language the TTS engine speaks (the local engine speaks those espeak-ng --voices lists)", tag, Languages())
 }

@@ -105,8 +105,8 @@ func (s *Service) Synthesize(ctx context.Context, req Request) (*Audio, error) {
 	}
 	if req.Language == "" {
 		req.Language = "auto"
-	} else if l, ok := lookupLanguage(req.Language); ok {
-		req.Language = l.code
+	} else if lang, err := s.language(req.Language, "language"); err == nil {
+		req.Language = lang
 	} else {
 		return nil, fmt.Errorf("synthesize: unknown language %q", req.Language)
 	}

@@ -60,15 +60,15 @@ func (s *Service) parseTTS(b *ttsBody) (*Request, Format, error) {
 		return nil, Format{}, err
 	}
 	req.Voice = voice
-	if b.Language == nil || *b.Language == "" {
-		return nil, Format{}, httpx.BadRequest("language", "language is required (one of %v, case-insensitive)", Languages())
+	tag := ""
+	if b.Language != nil {
+		tag = *b.Language
 	}
-	lang, ok := lookupLanguage(*b.Language)
-	if !ok {
-		return nil, Format{}, httpx.BadRequest("language", "unknown language %q (one of %v, case-insensitive)", *b.Language, Languages())
+	if req.Language, err = s.language(tag, "language"); err != nil {
+		return nil, Format{}, err
 	}
-	req.Language = lang.code
 	f := DefaultFormat
+	bitRate := false
 	if of := b.OutputFormat; of != nil {
 		if of.Codec == nil {
 			return nil, Format{}, httpx.BadRequest("output_format.codec", "output_format.codec is required (mp3, wav, pcm, mulaw or alaw)")
@@ -88,8 +88,11 @@ func (s *Service) parseTTS(b *ttsBody) (*Request, Format, error) {
 			if !slices.Contains(BitRates, *of.BitRate) {
 				return nil, Format{}, httpx.BadRequest("output_format.bit_rate", "bit_rate %d is not one of %v", *of.BitRate, BitRates)
 			}
-			f.BitRate = *of.BitRate
+			f.BitRate, bitRate = *of.BitRate, true
 		}
+	}
+	if err := checkMP3(&f, bitRate, "output_format.bit_rate"); err != nil {
+		return nil, Format{}, err
 	}
 	req.SampleRate = f.SampleRate
 	if b.Speed != nil {

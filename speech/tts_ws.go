@@ -51,14 +51,9 @@ func (s *Service) parseTTSStream(r *http.Request) (*ttsStreamParams, error) {
 		return nil, err
 	}
 	req.Voice = voice
-	if q.Get("language") == "" {
-		return nil, httpx.BadRequest("language", "language is required: a BCP-47 code or auto (one of %v, case-insensitive)", Languages())
+	if req.Language, err = s.language(q.Get("language"), "language"); err != nil {
+		return nil, err
 	}
-	lang, ok := lookupLanguage(q.Get("language"))
-	if !ok {
-		return nil, httpx.BadRequest("language", "unknown language %q (a BCP-47 code of one of %v, case-insensitive)", q.Get("language"), Languages())
-	}
-	req.Language = lang.code
 	f := Format{Codec: CodecPCM, SampleRate: DefaultFormat.SampleRate, BitRate: DefaultFormat.BitRate}
 	if q.Has("codec") {
 		c, ok := parseCodec(q.Get("codec"))
@@ -80,6 +75,9 @@ func (s *Service) parseTTSStream(r *http.Request) (*ttsStreamParams, error) {
 			return nil, httpx.BadRequest("bit_rate", "bit_rate must be one of %v", BitRates)
 		}
 		f.BitRate = n
+	}
+	if err := checkMP3(&f, q.Has("bit_rate"), "bit_rate"); err != nil {
+		return nil, err
 	}
 	if q.Has("speed") {
 		v, err := strconv.ParseFloat(q.Get("speed"), 64)

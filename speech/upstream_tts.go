@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"switchboard/media"
 
 	"github.com/gorilla/websocket"
@@ -83,6 +84,16 @@ func (g *graphTime) UnmarshalJSON(b []byte) error {
 
 func (g graphTime) MarshalJSON() ([]byte, error) {
 	return json.Marshal([2]float64{round3(g.Start), round3(g.End)})
+}
+
+// Language accepts any well-formed language tag the spec's list lacks:
+// the provider judges what it speaks (and answers 400 when it does not).
+func (u *UpstreamTTS) Language(tag string) (string, bool) {
+	t := strings.ReplaceAll(strings.TrimSpace(tag), "_", "-")
+	if !languageTag.MatchString(strings.ToLower(t)) {
+		return "", false
+	}
+	return t, true
 }
 
 // Synthesize posts the request upstream and returns its PCM.
