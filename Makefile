@@ -14,7 +14,7 @@ DATA     := /usr/share/pocketsphinx/model/en-us/en-us
 # nothing: go test replays each target's seeds and committed corpus
 # (testdata/fuzz), so the suite is deterministic.
 FUZZ := ./agent:FuzzCanonicalLanguage ./amd:FuzzFrame ./api/httpx:FuzzDecode \
-	./auth:FuzzParseACL ./cmd/switchboard:FuzzParseDialTarget \
+	./auth:FuzzParseACL ./cmd/switchboard:FuzzParseDialTarget ./jsonerr:FuzzTranslate \
 	./dtmf:FuzzParseINFO ./dtmf:FuzzParsePayload ./dtmf:FuzzReceiver ./dtmf:FuzzSources \
 	./media:FuzzCodedJitterPush ./media:FuzzG722Decode ./media:FuzzJitterPush \
 	./media:FuzzOpusPacketSamples ./media:FuzzPacketJitterBuffer ./media:FuzzSessionPackets \
