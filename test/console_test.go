@@ -35,8 +35,10 @@ func TestConsoleInChromium(t *testing.T) {
 	require.NotEmpty(t, demo, "the demo agent is seeded")
 	d.JSON(t, "PATCH", "/v1/agents/"+demo, d.OwnerKey, map[string]any{"recording": map[string]any{"enabled": true}}, 200)
 
-	// A phone call in progress for the live view, playing speech.
-	phone := startDial(t, sipTarget(d.App.SIPAddr(), "+18005550100"), "--duration", "60s", "--play", paddedSpeechWAV(t, dir), "--from", "console-phone")
+	// A phone call in progress for the live view, playing speech; it lasts
+	// until the test ends (the dial is killed then), so the tour finds it
+	// live however slow the machine is (at 60 s it had ended on a loaded one).
+	phone := startDial(t, sipTarget(d.App.SIPAddr(), "+18005550100"), "--duration", "10m", "--play", paddedSpeechWAV(t, dir), "--from", "console-phone")
 	phone.waitLine(t, "first RTP in")
 
 	var seen struct {

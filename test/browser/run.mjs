@@ -285,7 +285,8 @@ async function consoleTour(page, job) {
   seen.talk = await text('#talk-transcript');
   await shot('04-talk');
 
-  await go('#/live', (n) => document.querySelectorAll('#live-list .live-call').length >= n, job.liveCalls);
+  await go('#/live', has, '#live-list');
+  await settled((n) => document.querySelectorAll('#live-list .live-call').length >= n, job.liveCalls);
   await settled(() => [...document.querySelectorAll('#live-list .transcript p.assistant')].length >= 1);
   await clean('live transcripts');
   seen.live = await text('#live-list');
