@@ -290,7 +290,7 @@ func TestFloodUnknownNumbers(t *testing.T) {
 		// Some datagrams are lost when the machine is busy (the socket
 		// buffers overflow): what matters is that none is answered twice.
 		require.GreaterOrEqual(t, r.finals, n/2, "the INVITEs are answered")
-		require.LessOrEqual(t, r.finals, r.sent)
+		require.LessOrEqual(t, r.finals-r.repeats, r.sent, "one answer per INVITE, its retransmissions aside")
 		require.LessOrEqual(t, r.maxCopies, 3, "no retransmission beyond the budget")
 		require.Less(t, r.repeats, r.sent/10, "most answers are sent once")
 		require.Less(t, logBytes, 256<<10, "log lines are sampled")
