@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 
 	"switchboard/store/pgtest"
 )
@@ -27,7 +28,7 @@ var testPG *pgtest.Server
 func TestMain(m *testing.M) {
 	switch os.Getenv(backendEnv) {
 	case "":
-		code := m.Run()
+		code := leaks(m.Run())
 		fmt.Println("--- the same tests on PostgreSQL")
 		if err := rerunOn("postgres"); err != nil {
 			fmt.Fprintln(os.Stderr, "store tests on PostgreSQL:", err)
@@ -43,11 +44,21 @@ func TestMain(m *testing.M) {
 		testPG = srv
 		code := m.Run()
 		srv.Close()
-		os.Exit(code)
+		os.Exit(leaks(code))
 	default:
 		fmt.Fprintf(os.Stderr, "%s: want empty or postgres\n", backendEnv)
 		os.Exit(2)
 	}
+}
+
+// leaks fails a passing run that left a goroutine running (after the
+// PostgreSQL server of the run is closed).
+func leaks(code int) int {
+	if err := goleak.Find(); err != nil {
+		fmt.Fprintln(os.Stderr, "goleak:", err)
+		return 1
+	}
+	return code
 }
 
 // rerunOn runs this test binary again with the same flags on backend.
