@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/uuid"
@@ -38,7 +39,10 @@ func tone(freq float64, n, off int) []int16 {
 }
 
 // record feeds 3 s of frames: the caller (PCM) speaks 440 Hz for the
-// first second, the agent (PCMU on the wire) 1000 Hz from 1.5 s on.
+// first second, the agent (PCMU on the wire) 1000 Hz from 1.5 s on. It
+// runs in a synctest bubble: every 50 frames it waits until the writer
+// has taken all it was given (blocked on its queue again), as a call's
+// 20 ms pace would let it, so no frame is dropped for a full queue.
 func record(t *testing.T, s *Service, id string, redact bool) {
 	t.Helper()
 	rec, err := s.Start(fakePhone{id: id}, redact)
@@ -60,7 +64,9 @@ func record(t *testing.T, s *Service, id string, redact bool) {
 		if redact && i == 25 { // a key at 0.5 s
 			rec.Redact(at.Add(-100*time.Millisecond), at.Add(100*time.Millisecond))
 		}
-		time.Sleep(time.Millisecond) // let the writer keep up
+		if i%50 == 49 {
+			synctest.Wait()
+		}
 	}
 	require.NoError(t, rec.Close())
 }
@@ -98,95 +104,107 @@ func checkStereo(t *testing.T, a *wav.Audio, redacted bool) {
 }
 
 func TestRecordingPlainStereoAligned(t *testing.T) {
-	s, err := New(Options{Dir: t.TempDir()})
-	require.NoError(t, err)
-	id := uuid.NewString()
-	record(t, s, id, false)
-	a, err := wav.ReadFile(filepath.Join(s.opts.Dir, id+".wav"))
-	require.NoError(t, err)
-	checkStereo(t, a, false)
+	synctest.Test(t, func(t *testing.T) {
+		s, err := New(Options{Dir: t.TempDir()})
+		require.NoError(t, err)
+		id := uuid.NewString()
+		record(t, s, id, false)
+		a, err := wav.ReadFile(filepath.Join(s.opts.Dir, id+".wav"))
+		require.NoError(t, err)
+		checkStereo(t, a, false)
+	})
 }
 
 func TestRecordingRedactsKeys(t *testing.T) {
-	s, err := New(Options{Dir: t.TempDir()})
-	require.NoError(t, err)
-	id := uuid.NewString()
-	record(t, s, id, true)
-	f, err := s.Open(id)
-	require.NoError(t, err)
-	defer f.Close()
-	a, err := wav.Decode(f)
-	require.NoError(t, err)
-	checkStereo(t, a, true)
-}
-
-func TestRecordingSealedRangesAndTornChunk(t *testing.T) {
-	dir := t.TempDir()
-	key := bytes.Repeat([]byte{7}, 32)
-	s, err := New(Options{Dir: dir, Key: key})
-	require.NoError(t, err)
-	id := uuid.NewString()
-	record(t, s, id, false)
-	raw, err := os.ReadFile(filepath.Join(dir, id+sealedExt))
-	require.NoError(t, err)
-	require.NotContains(t, string(raw), "RIFF", "a sealed file has no plaintext header")
-
-	f, err := s.Open(id)
-	require.NoError(t, err)
-	whole, err := io.ReadAll(f)
-	require.NoError(t, err)
-	f.Close()
-	a, err := wav.Decode(bytes.NewReader(whole))
-	require.NoError(t, err)
-	checkStereo(t, a, false)
-
-	// Range requests through http.ServeContent decrypt only what they need.
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	synctest.Test(t, func(t *testing.T) {
+		s, err := New(Options{Dir: t.TempDir()})
+		require.NoError(t, err)
+		id := uuid.NewString()
+		record(t, s, id, true)
 		f, err := s.Open(id)
 		require.NoError(t, err)
 		defer f.Close()
-		http.ServeContent(w, r, "x.wav", f.ModTime, f)
-	}))
-	defer srv.Close()
-	req, _ := http.NewRequest(http.MethodGet, srv.URL, nil)
-	req.Header.Set("Range", "bytes=31990-64010")
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	part, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	require.Equal(t, http.StatusPartialContent, resp.StatusCode)
-	require.Equal(t, whole[31990:64011], part)
+		a, err := wav.Decode(f)
+		require.NoError(t, err)
+		checkStereo(t, a, true)
+	})
+}
 
-	// Another key does not open it.
-	other, err := New(Options{Dir: dir, Key: bytes.Repeat([]byte{8}, 32)})
-	require.NoError(t, err)
-	_, err = other.Open(id)
-	require.Error(t, err)
+func TestRecordingSealedRangesAndTornChunk(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		dir := t.TempDir()
+		key := bytes.Repeat([]byte{7}, 32)
+		s, err := New(Options{Dir: dir, Key: key})
+		require.NoError(t, err)
+		id := uuid.NewString()
+		record(t, s, id, false)
+		raw, err := os.ReadFile(filepath.Join(dir, id+sealedExt))
+		require.NoError(t, err)
+		require.NotContains(t, string(raw), "RIFF", "a sealed file has no plaintext header")
 
-	// A crash that tore the last chunk leaves the chunks before it.
-	require.NoError(t, os.WriteFile(filepath.Join(dir, id+sealedExt), raw[:len(raw)-100], 0o600))
-	f, err = s.Open(id)
-	require.NoError(t, err)
-	torn, err := io.ReadAll(f)
-	f.Close()
-	require.NoError(t, err)
-	require.Equal(t, whole[44:44+2*chunkSize], torn[44:])
+		f, err := s.Open(id)
+		require.NoError(t, err)
+		whole, err := io.ReadAll(f)
+		require.NoError(t, err)
+		f.Close()
+		a, err := wav.Decode(bytes.NewReader(whole))
+		require.NoError(t, err)
+		checkStereo(t, a, false)
+
+		// Range requests through http.ServeContent decrypt only what they need.
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			f, err := s.Open(id)
+			require.NoError(t, err)
+			defer f.Close()
+			http.ServeContent(w, r, "x.wav", f.ModTime, f)
+		}))
+		defer srv.Close()
+		req, _ := http.NewRequest(http.MethodGet, srv.URL, nil)
+		req.Header.Set("Range", "bytes=31990-64010")
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		part, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		require.Equal(t, http.StatusPartialContent, resp.StatusCode)
+		require.Equal(t, whole[31990:64011], part)
+
+		// Another key does not open it.
+		other, err := New(Options{Dir: dir, Key: bytes.Repeat([]byte{8}, 32)})
+		require.NoError(t, err)
+		_, err = other.Open(id)
+		require.Error(t, err)
+
+		// A crash that tore the last chunk leaves the chunks before it.
+		require.NoError(t, os.WriteFile(filepath.Join(dir, id+sealedExt), raw[:len(raw)-100], 0o600))
+		f, err = s.Open(id)
+		require.NoError(t, err)
+		torn, err := io.ReadAll(f)
+		f.Close()
+		require.NoError(t, err)
+		require.Equal(t, whole[44:44+2*chunkSize], torn[44:])
+	})
 }
 
 func TestRecordingDeleteAndRetention(t *testing.T) {
-	dir := t.TempDir()
-	s, err := New(Options{Dir: dir, Retention: time.Hour})
-	require.NoError(t, err)
-	a, b := uuid.NewString(), uuid.NewString()
-	record(t, s, a, false)
-	record(t, s, b, false)
-	require.NoError(t, s.Delete(a))
-	require.ErrorIs(t, s.Delete(a), ErrNotFound)
-	require.ErrorIs(t, s.Delete("../etc/passwd"), ErrNotFound)
-	s.Sweep(time.Now())
-	require.True(t, s.Exists(b))
-	s.Sweep(time.Now().Add(2 * time.Hour))
-	require.False(t, s.Exists(b))
+	synctest.Test(t, func(t *testing.T) {
+		dir := t.TempDir()
+		s, err := New(Options{Dir: dir, Retention: time.Hour})
+		require.NoError(t, err)
+		a, b := uuid.NewString(), uuid.NewString()
+		record(t, s, a, false)
+		record(t, s, b, false)
+		require.NoError(t, s.Delete(a))
+		require.ErrorIs(t, s.Delete(a), ErrNotFound)
+		require.ErrorIs(t, s.Delete("../etc/passwd"), ErrNotFound)
+		// The bubble's clock is not the file system's: the sweep's now is
+		// the time b was last written.
+		fi, err := os.Stat(filepath.Join(dir, b+".wav"))
+		require.NoError(t, err)
+		s.Sweep(fi.ModTime())
+		require.True(t, s.Exists(b))
+		s.Sweep(fi.ModTime().Add(2 * time.Hour))
+		require.False(t, s.Exists(b))
+	})
 }
 
 // BenchmarkRecordingTap is the per-frame cost of a recording on the media

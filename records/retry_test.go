@@ -38,29 +38,42 @@ func (stubLeg) Hold(bool)                                                       
 func (stubLeg) Stats() media.StatsSnapshot                                               { return media.StatsSnapshot{} }
 func (stubLeg) Close() error                                                             { return nil }
 
-// failingStore fails every call record write while down is set.
+// failingStore fails every call record write while down is set, and
+// reports each refused write on refused (when set; never blocking).
 type failingStore struct {
 	store.Store
-	down *atomic.Bool
+	down    *atomic.Bool
+	refused chan struct{}
 }
 
-func (s failingStore) Calls() store.CallStore { return failingCalls{s.Store.Calls(), s.down} }
+func (s failingStore) Calls() store.CallStore {
+	return failingCalls{s.Store.Calls(), s.down, s.refused}
+}
 
 type failingCalls struct {
 	store.CallStore
-	down *atomic.Bool
+	down    *atomic.Bool
+	refused chan struct{}
+}
+
+func (c failingCalls) refuse() error {
+	select {
+	case c.refused <- struct{}{}:
+	default:
+	}
+	return errors.New("store down")
 }
 
 func (c failingCalls) Put(ctx context.Context, r *store.Call) error {
 	if c.down.Load() {
-		return errors.New("store down")
+		return c.refuse()
 	}
 	return c.CallStore.Put(ctx, r)
 }
 
 func (c failingCalls) PutAll(ctx context.Context, rs []*store.Call) error {
 	if c.down.Load() {
-		return errors.New("store down")
+		return c.refuse()
 	}
 	return c.CallStore.PutAll(ctx, rs)
 }
@@ -78,7 +91,8 @@ func TestFinalRecordIsRetried(t *testing.T) {
 	e := newEnv(t)
 	var down atomic.Bool
 	down.Store(true)
-	rec := records.NewRecorder(failingStore{e.st, &down}, records.RecorderOptions{AliveInterval: 20 * time.Millisecond})
+	refused := make(chan struct{}, 16)
+	rec := records.NewRecorder(failingStore{e.st, &down, refused}, records.RecorderOptions{AliveInterval: 20 * time.Millisecond})
 	m, err := call.NewManager(call.Options{Router: rejectAll{}, Journal: rec}, zerolog.Nop())
 	require.NoError(t, err)
 	m.Run(context.Background(), stubLeg{ctx: context.Background()}, zerolog.Nop())
@@ -90,11 +104,18 @@ func TestFinalRecordIsRetried(t *testing.T) {
 	require.Equal(t, call.StateEnded, snap.State)
 	require.Len(t, rec.Unstored(), 1)
 
+	for len(refused) > 0 { // the writes at the call's end
+		<-refused
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); rec.Run(ctx) }()
 	defer func() { cancel(); <-done }()
-	time.Sleep(60 * time.Millisecond)
+	select {
+	case <-refused: // Run retried the write
+	case <-time.After(5 * time.Second):
+		t.Fatal("Run did not retry the final record")
+	}
 	_, ok = rec.LiveSnapshot("c-retry")
 	require.True(t, ok, "retried, still failing")
 	down.Store(false)

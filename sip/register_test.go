@@ -50,7 +50,7 @@ func sippRegistrar(t *testing.T, scenario string) (port int, wait func() (string
 		return once.out, once.err
 	}
 	t.Cleanup(func() { cancel(); wait() })
-	time.Sleep(300 * time.Millisecond) // sipp binds its port at once; give it a moment
+	waitUDPBound(t, port)
 	return port, wait
 }
 

@@ -228,6 +228,13 @@ func freeUDPPort(t *testing.T) int {
 	return c.LocalAddr().(*net.UDPAddr).Port
 }
 
+// waitUDPBound waits until a peer started by the test (sipp) has bound
+// its loopback UDP port.
+func waitUDPBound(t *testing.T, port int) {
+	t.Helper()
+	require.Eventually(t, func() bool { return udpBound(t, port) }, 10*time.Second, 5*time.Millisecond, "nothing bound udp port %d", port)
+}
+
 func freeTCPPort(t *testing.T) int {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")

@@ -138,11 +138,13 @@ func TestSoftphoneCancel(t *testing.T) {
 	d := newTestSoftphone(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	var tl timeline
-	go func() {
-		time.Sleep(300 * time.Millisecond)
-		cancel()
-	}()
-	_, err := d.Dial(ctx, DialRequest{Target: srv.UDPAddr().String(), To: "+15551230000", RTPAddr: softphoneRTP, OnEvent: tl.add})
+	ringing := func(e SoftphoneEvent) { // the caller gives up once it rings
+		tl.add(e)
+		if e.Kind == "provisional" && e.Status == 180 {
+			cancel()
+		}
+	}
+	_, err := d.Dial(ctx, DialRequest{Target: srv.UDPAddr().String(), To: "+15551230000", RTPAddr: softphoneRTP, OnEvent: ringing})
 	require.Error(t, err)
 	require.ErrorIs(t, h.next(t).cause, ErrCanceled)
 	require.Contains(t, tl.kinds(), "cancel_sent")

@@ -68,11 +68,18 @@ func TestDeliverAsyncQueueFullAndCloseWaits(t *testing.T) {
 	require.Contains(t, logs.String(), "queue full")
 	require.Zero(t, dl.len())
 
-	go func() {
-		time.Sleep(20 * time.Millisecond)
-		close(release)
-	}()
-	require.NoError(t, d.Close(), "Close waits for the queued and in-flight deliveries")
+	closed := make(chan error, 1)
+	go func() { closed <- d.Close() }()
+	// Close has begun once the dispatcher refuses new events; the two
+	// accepted ones are still held by the receiver, so it cannot return.
+	require.Eventually(t, d.closed.Load, 5*time.Second, time.Millisecond)
+	select {
+	case err := <-closed:
+		t.Fatalf("Close returned (%v) while deliveries were in flight", err)
+	default:
+	}
+	close(release)
+	require.NoError(t, <-closed, "Close waits for the queued and in-flight deliveries")
 	require.Equal(t, 2, dl.len(), "both accepted events completed before Close returned")
 	for i, r := range dl.results {
 		require.NoError(t, dl.errs[i])

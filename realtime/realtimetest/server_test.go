@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -147,15 +148,18 @@ func TestStreamResponseOrderAndCancel(t *testing.T) {
 		"response.output_audio_transcript.done", "response.content_part.done", "response.output_item.done",
 		"response.done"}, types)
 
-	// A paced response is cut short by response.cancel.
-	go func() {
-		time.Sleep(150 * time.Millisecond)
-		_ = ws.WriteJSON(map[string]any{"type": "response.cancel"})
-	}()
+	// A paced response is cut short by response.cancel, sent once its
+	// first audio arrived.
 	go func() { // drain the client side so writes never block
+		cancelled := false
 		for {
-			if _, _, err := ws.ReadMessage(); err != nil {
+			_, b, err := ws.ReadMessage()
+			if err != nil {
 				return
+			}
+			if !cancelled && strings.Contains(string(b), `"response.output_audio.delta"`) {
+				cancelled = true
+				_ = ws.WriteJSON(map[string]any{"type": "response.cancel"})
 			}
 		}
 	}()
