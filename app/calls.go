@@ -80,7 +80,7 @@ func (a *App) buildCalls(cfg *config.Config, log zerolog.Logger) error {
 		stt = sttFallback{a.speech}
 	}
 	a.runtime = conversation.NewRuntime(a.agents, conversation.RuntimeOptions{Metrics: conversation.NewMetrics(a.metrics), Engines: engines, Greeter: a.greeter, Tools: toolCaller{tools},
-		Contexts: tools, Transcriber: stt, AnswerTimeout: cfg.AnswerTimeout, ReconnectTimeout: cfg.Upstream.ReconnectTimeout, UpstreamFormat: "audio/" + cfg.Upstream.AudioFormat})
+		Contexts: tools, Transcriber: stt, AnswerTimeout: cfg.AnswerTimeout, DTMFIdle: cfg.DTMF.IdleTimeout, ReconnectTimeout: cfg.Upstream.ReconnectTimeout, UpstreamFormat: "audio/" + cfg.Upstream.AudioFormat})
 	a.webhooks = webhook.NewDispatcher(webhook.Options{Addresses: addrs, Metrics: webhook.NewMetrics(a.metrics)}, log.With().Str("component", "webhook").Logger())
 	a.routed = conversation.NewRegistry()
 	router, err := conversation.NewRouter(a.runtime, a.webhooks, a.routed, conversation.ControlledOptions{

@@ -43,7 +43,9 @@ type Config struct {
 	SIP      SIP      `yaml:"sip"`
 	Upstream Upstream `yaml:"upstream"`
 	Echo     Echo     `yaml:"echo"`
-	Speech   Speech   `yaml:"speech"`
+	// DTMF configures how a caller's keys reach the model.
+	DTMF   DTMF   `yaml:"dtmf"`
+	Speech Speech `yaml:"speech"`
 	// ToolsSecret signs custom tool calls; empty: a 0600 file in DataDir.
 	ToolsSecret string `yaml:"-"`
 	// Control configures webhook-routed calls and their controllers.
@@ -212,6 +214,14 @@ type Echo struct {
 	SilenceDuration time.Duration `yaml:"silence_duration"`
 	// MaxTurn bounds the audio a session keeps of a caller's turn.
 	MaxTurn time.Duration `yaml:"max_turn"`
+}
+
+// DTMF configures the keypad of agent-routed calls.
+type DTMF struct {
+	// IdleTimeout flushes the keys a caller typed to the model when no
+	// other key follows for this long (# and the caller speaking flush
+	// at once).
+	IdleTimeout time.Duration `yaml:"idle_timeout"`
 }
 
 // Control configures webhook-routed calls: how long they ring waiting for
@@ -446,6 +456,9 @@ func (c *Config) Validate() error {
 	}
 	if (c.SIP.TLSCert == "") != (c.SIP.TLSKey == "") {
 		errs = append(errs, errors.New("sip.tls_cert and sip.tls_key: set both or neither"))
+	}
+	if c.DTMF.IdleTimeout <= 0 {
+		errs = append(errs, errors.New("dtmf.idle_timeout: must be positive"))
 	}
 	if c.Upstream.ReconnectTimeout <= 0 {
 		errs = append(errs, errors.New("upstream.reconnect_timeout: must be positive"))

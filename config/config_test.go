@@ -80,6 +80,7 @@ func TestBadInput(t *testing.T) {
 		{[]string{"--http-addr", "nohost"}, nil, "http_addr"},
 		{nil, map[string]string{"SWITCHBOARD_SIP_CHALLENGE_STATUS": "403"}, "challenge_status"},
 		{nil, map[string]string{"SWITCHBOARD_UPSTREAM_SESSION_FIELDS": "both"}, "upstream.session_fields"},
+		{nil, map[string]string{"SWITCHBOARD_DTMF_IDLE_TIMEOUT": "0s"}, "dtmf.idle_timeout: must be positive"},
 		{[]string{"--bogus"}, nil, "bogus"},
 		{[]string{"extra"}, nil, "unexpected argument"},
 	}

@@ -175,6 +175,7 @@ func settings(c *Config) []Setting {
 		{"speech.tts_engine", "", "SWITCHBOARD_TTS_ENGINE", "espeak", "text to speech: espeak (local espeak-ng) or upstream", str(&c.Speech.TTSEngine)},
 		{"speech.stt_engine", "", "SWITCHBOARD_STT_ENGINE", "pocketsphinx", "speech to text: pocketsphinx (local, English), upstream, or none (/v1/stt answers 503)", str(&c.Speech.STTEngine)},
 		{"speech.upstream_url", "", "SWITCHBOARD_SPEECH_UPSTREAM_URL", "", "provider base URL (https://…) for the upstream TTS/STT engines", str(&c.Speech.UpstreamURL)},
+		{"dtmf.idle_timeout", "", "SWITCHBOARD_DTMF_IDLE_TIMEOUT", "2500ms", "keys a caller typed go to the model after this long without another (# and the caller speaking send them at once)", duration(&c.DTMF.IdleTimeout)},
 		{"echo.vad_threshold", "", "SWITCHBOARD_ECHO_VAD_THRESHOLD", "0.5", "echo engine's VAD threshold, 0..1 (0.5 is about -40 dBFS)", float(&c.Echo.VADThreshold)},
 		{"echo.silence_duration", "", "SWITCHBOARD_ECHO_SILENCE", "500ms", "silence that ends a caller's turn in the echo engine", duration(&c.Echo.SilenceDuration)},
 		{"echo.max_turn", "", "SWITCHBOARD_ECHO_MAX_TURN", "10s", "the most of a caller's turn the echo engine keeps and repeats (its last part, at telephone quality: 8 kHz µ-law, 8 KB a second), so a session's memory stays bounded", duration(&c.Echo.MaxTurn)},

@@ -68,16 +68,22 @@ type dtmfEnv struct {
 	up *realtimetest.Server
 }
 
-func newDTMFEnv(t *testing.T) *dtmfEnv {
+// newDTMFEnv starts the daemon; env adds settings as "NAME=value".
+func newDTMFEnv(t *testing.T, env ...string) *dtmfEnv {
 	t.Helper()
 	dtmfKeyOnce.Do(func() { os.Setenv(dtmfKeyEnv, "sk-dtmf-test") })
 	up := realtimetest.NewServer(t, realtimetest.Options{APIKey: "sk-dtmf-test"})
 	lo, hi := portRange()
-	d := apptest.Start(t, apptest.Config(t, t.TempDir(), map[string]string{
+	settings := map[string]string{
 		"SWITCHBOARD_UPSTREAM_URL":         up.URL(),
 		"SWITCHBOARD_UPSTREAM_API_KEY_ENV": dtmfKeyEnv,
 		"SWITCHBOARD_RTP_PORTS":            fmt.Sprintf("%d-%d", lo, hi),
-	}))
+	}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		settings[k] = v
+	}
+	d := apptest.Start(t, apptest.Config(t, t.TempDir(), settings))
 	return &dtmfEnv{d: d, up: up}
 }
 

@@ -43,3 +43,22 @@ func TestDTMFFlushIdleAndSpeech(t *testing.T) {
 	require.Len(t, userTexts(c), 2)
 	require.Equal(t, []string{"4/rtp", "2/rtp", "7/rtp", "8/rtp"}, e.keyLogs())
 }
+
+// TestDTMFIdleTimeoutSetting: dtmf.idle_timeout is the idle flush's
+// time: at 1 s the keys reach the model well before the default 2.5 s
+// (counted from the key's start: the press lasts 80 ms and a gap follows).
+func TestDTMFIdleTimeoutSetting(t *testing.T) {
+	t.Parallel()
+	e := newDTMFEnv(t, "SWITCHBOARD_DTMF_IDLE_TIMEOUT=1s")
+	p := e.dial(t, e.number(t, nil), callerOptions{})
+	c := e.accept(t)
+	ctx := ctxFor(t, 20*time.Second)
+
+	p.press(t, "9", 80*time.Millisecond, 80*time.Millisecond)
+	sent := time.Now()
+	require.Equal(t, modelText("9", dtmf.FlushIdle), userText(t, ctx, c))
+	idle := time.Since(sent)
+	t.Logf("idle flush %v after the key was sent", idle)
+	require.Greater(t, idle, 600*time.Millisecond, "not before the idle timeout")
+	require.Less(t, idle, 2*time.Second, "the setting, not the 2.5 s default")
+}
