@@ -67,7 +67,7 @@ func (s *slowUpdatedServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			s.mu.Lock()
 			s.update, s.updateAt = v, now
 			s.mu.Unlock()
-			time.Sleep(s.delay)
+			time.Sleep(s.delay) // the provider's own delay, which the test sets
 			s.mu.Lock()
 			s.updatedAt = time.Now()
 			s.mu.Unlock()

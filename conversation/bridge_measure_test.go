@@ -41,6 +41,8 @@ func TestAgentBargeIn(t *testing.T) {
 			resc <- res
 		}()
 		first := c.waitHeard(begin, 3*time.Second)
+		// The caller speaks at a point of the answer the bridge cannot
+		// predict: this is a measurement in real time, on real RTP.
 		time.Sleep(time.Duration(300+rand.IntN(700)) * time.Millisecond)
 		started := time.Now()
 		require.NoError(t, conn.Send(&realtime.InputAudioBufferSpeechStarted{ItemID: fmt.Sprintf("item_user_%d", i), AudioStartMs: 1000 * i}))
@@ -105,15 +107,17 @@ func TestAgentBargeIn(t *testing.T) {
 	require.NoError(t, conn.Send(&realtime.ResponseOutputItemAdded{ResponseID: "resp_self", Item: it}))
 	require.NoError(t, conn.Send(&realtime.ResponseOutputAudioDelta{ResponseID: "resp_self", ItemID: "item_self", Delta: realtimetest.Tone(realtime.FormatPCM, 3*time.Second, 0)}))
 	c.waitHeard(begin, 2*time.Second)
-	time.Sleep(300 * time.Millisecond)
+	time.Sleep(300 * time.Millisecond) // some of the answer is heard (real time, real RTP)
 	require.NoError(t, conn.Send(&realtime.InputAudioBufferSpeechStarted{ItemID: "item_user_self"}))
 	tr, err := conn.Expect(ctx, realtime.TypeConversationItemTruncate)
 	require.NoError(t, err)
 	require.Equal(t, "item_self", tr.(*realtime.ConversationItemTruncate).ItemID)
-	time.Sleep(30 * time.Millisecond)
+	time.Sleep(30 * time.Millisecond) // the provider cancels itself, well within the 150 ms grace
 	it.Status = realtime.StatusIncomplete
 	require.NoError(t, conn.Send(&realtime.ResponseDone{Response: realtime.Response{ID: "resp_self", Object: "realtime.response", Status: realtime.StatusCancelled,
 		StatusDetails: realtime.Some(realtime.StatusDetails{Type: realtime.StatusCancelled, Reason: "turn_detected"}), Output: []realtime.Item{it}}}))
+	// A response.cancel that should not come: the appliance's real clock
+	// runs past the grace.
 	time.Sleep(400 * time.Millisecond)
 	require.Equal(t, before, cancels(), "response.cancel although the provider cancelled the response itself")
 	require.Less(t, stops.q(0.5), 40*time.Millisecond, "median stop latency")
@@ -190,7 +194,7 @@ func TestAgentTurnLatency(t *testing.T) {
 		} else {
 			target = prev.at.Add(20*time.Millisecond - ladder[n%len(ladder)])
 		}
-		time.Sleep(time.Until(target))
+		time.Sleep(time.Until(target)) // the measured phase of the pacer's slot
 		ssAt, deltaAt := answerTurn(t, conn, n, 60*time.Millisecond)
 		upstream = append(upstream, deltaAt.Sub(ssAt))
 		var got rxFrame

@@ -272,7 +272,7 @@ func TestAgentSTTFallback(t *testing.T) {
 	t.Run("session without transcription", func(t *testing.T) {
 		c, conn := e.callNoGreeting(t, nil)
 		ctx := ctxFor(t, 10*time.Second)
-		time.Sleep(200 * time.Millisecond)
+		time.Sleep(200 * time.Millisecond) // the caller's RTP reaches the session (nothing reports it)
 		before := len(stt.requests())
 		stopped := speakTurn(t, c, conn, "item_u1", time.Second)
 		require.Eventually(t, func() bool { return len(stt.requests()) > before }, 5*time.Second, 10*time.Millisecond)
@@ -300,7 +300,7 @@ func TestAgentSTTFallback(t *testing.T) {
 
 	t.Run("session with transcription", func(t *testing.T) {
 		c, conn := e.callNoGreeting(t, nil)
-		time.Sleep(200 * time.Millisecond)
+		time.Sleep(200 * time.Millisecond) // the caller's RTP reaches the session (nothing reports it)
 		sess := conn.Session()
 		require.NotNil(t, sess.Audio)
 		sess.Audio.Input.Transcription = realtime.Some(realtime.Transcription{Model: "whisper-1"})
@@ -315,6 +315,8 @@ func TestAgentSTTFallback(t *testing.T) {
 		after := stt.requests()[before].at.Sub(stopped)
 		t.Logf("STT request %v after the untranscribed turn's speech_stopped", after.Round(time.Millisecond))
 		require.GreaterOrEqual(t, after, 1900*time.Millisecond, "STT asked before the provider's wait")
+		// An STT request that should not come: the appliance's real
+		// clock runs a while past the first turn's wait.
 		time.Sleep(500 * time.Millisecond)
 		require.Len(t, stt.requests(), before+1, "STT called for a turn the provider transcribed")
 		var rec callRecord

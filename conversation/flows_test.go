@@ -7,11 +7,11 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/require"
-	"go.uber.org/goleak"
 
 	"switchboard/call"
 	"switchboard/media"
@@ -102,69 +102,86 @@ func (s *blockingSTT) Transcribe(ctx context.Context, pcm []byte, rate int) (str
 // TestSTTFallbackBridge: turns the provider did not transcribe go to the
 // Transcriber at most two at a time without holding up the conversation,
 // and come back as user lines with source stt; a turn the provider
-// transcribed is not sent, one whose transcription failed is sent at once;
-// Close leaves no goroutine behind.
+// transcribed is not sent, one whose transcription failed is sent at once,
+// one the provider may still transcribe after TranscriptWait; Close leaves
+// no goroutine behind (the bubble ends only once all of them did). It runs
+// on synctest's clock: synctest.Wait lets the loop take what it was given,
+// time.Sleep moves its ticker on.
 func TestSTTFallbackBridge(t *testing.T) {
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	fs := newFakeSession()
-	stt := &blockingSTT{release: make(chan struct{}), rates: make(chan int, 16)}
-	rt := NewRuntime(nil, RuntimeOptions{Engines: map[string]realtime.Engine{agent.EngineUpstream: fakeEngine{fs}}, Transcriber: stt,
-		TranscriptWait: 300 * time.Millisecond})
-	ph := &notePhone{}
-	b := newBridge(rt, &agent.Config{ID: "ag_1", Settings: agent.Settings{Engine: agent.EngineUpstream, Voice: "eve", Model: agent.DefaultModel}}, ph, zerolog.Nop())
-	require.NoError(t, b.Prepare(context.Background()))
-	require.False(t, b.stt.transcribes)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- b.Run(ctx) }()
+	synctest.Test(t, func(t *testing.T) {
+		const wait = 300 * time.Millisecond
+		fs := newFakeSession()
+		stt := &blockingSTT{release: make(chan struct{}), rates: make(chan int, 16)}
+		rt := NewRuntime(nil, RuntimeOptions{Engines: map[string]realtime.Engine{agent.EngineUpstream: fakeEngine{fs}}, Transcriber: stt,
+			TranscriptWait: wait})
+		ph := &notePhone{}
+		b := newBridge(rt, &agent.Config{ID: "ag_1", Settings: agent.Settings{Engine: agent.EngineUpstream, Voice: "eve", Model: agent.DefaultModel}}, ph, zerolog.Nop())
+		require.NoError(t, b.Prepare(context.Background()))
+		require.False(t, b.stt.transcribes)
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- b.Run(ctx) }()
 
-	second := make([]byte, 48000) // 1 s at 24 kHz
-	turn := func(item string) {
-		fs.events <- &realtime.InputAudioBufferSpeechStarted{ItemID: item}
-		time.Sleep(10 * time.Millisecond)
-		b.Audio(second)
-		time.Sleep(10 * time.Millisecond)
-		fs.events <- &realtime.InputAudioBufferSpeechStopped{ItemID: item}
-		time.Sleep(10 * time.Millisecond)
-	}
-	for _, it := range []string{"u1", "u2", "u3", "u4"} {
-		turn(it)
-	}
-	require.Eventually(t, func() bool { return stt.calls.Load() == 2 }, 2*time.Second, 5*time.Millisecond)
-	require.Equal(t, 24000, <-stt.rates)
-	// The conversation goes on while two are stuck.
-	fs.events <- &realtime.ResponseOutputAudioDelta{ItemID: "a1", Delta: make([]byte, 480)}
-	require.Eventually(t, func() bool { return len(ph.bytes()) == 480 }, 2*time.Second, 5*time.Millisecond)
-	time.Sleep(50 * time.Millisecond)
-	require.EqualValues(t, 2, stt.calls.Load(), "more than two at once")
-	close(stt.release)
-	require.Eventually(t, func() bool { return len(ph.userLines()) == 4 }, 2*time.Second, 5*time.Millisecond)
-	require.EqualValues(t, 2, stt.peak.Load())
-	for _, n := range ph.userLines() {
-		require.Equal(t, "turn of x", n.Text, "the turn's second of audio, text trimmed")
-		require.Equal(t, map[string]string{"source": "stt"}, n.Data)
-	}
+		second := make([]byte, 48000) // 1 s at 24 kHz
+		turn := func(item string) {
+			fs.events <- &realtime.InputAudioBufferSpeechStarted{ItemID: item}
+			synctest.Wait() // the loop opened the turn
+			b.Audio(second)
+			fs.events <- &realtime.InputAudioBufferSpeechStopped{ItemID: item}
+			synctest.Wait()
+		}
+		for _, it := range []string{"u1", "u2", "u3", "u4"} {
+			turn(it)
+		}
+		time.Sleep(tick) // the loop's next tick hands out the due turns
+		synctest.Wait()
+		require.EqualValues(t, 2, stt.calls.Load())
+		require.Equal(t, 24000, <-stt.rates)
+		// The conversation goes on while two are stuck.
+		fs.events <- &realtime.ResponseOutputAudioDelta{ItemID: "a1", Delta: make([]byte, 480)}
+		synctest.Wait()
+		require.Len(t, ph.bytes(), 480)
+		time.Sleep(time.Second)
+		synctest.Wait()
+		require.EqualValues(t, 2, stt.calls.Load(), "more than two at once")
+		close(stt.release)
+		time.Sleep(5 * tick)
+		synctest.Wait()
+		require.Len(t, ph.userLines(), 4)
+		require.EqualValues(t, 4, stt.calls.Load())
+		require.EqualValues(t, 2, stt.peak.Load())
+		for _, n := range ph.userLines() {
+			require.Equal(t, "turn of x", n.Text, "the turn's second of audio, text trimmed")
+			require.Equal(t, map[string]string{"source": "stt"}, n.Data)
+		}
 
-	// The session transcribes now: a transcribed turn is not sent, a
-	// failed one at once, an untranscribed one after TranscriptWait.
-	fs.events <- &realtime.SessionUpdated{Session: realtime.SessionConfig{Audio: &realtime.AudioConfig{
-		Input: &realtime.AudioInput{Transcription: realtime.Some(realtime.Transcription{Model: "m"})}}}}
-	turn("p1")
-	fs.events <- &realtime.InputAudioTranscriptionCompleted{ItemID: "p1", Transcript: "from the provider"}
-	turn("p2")
-	fs.events <- &realtime.InputAudioTranscriptionFailed{ItemID: "p2"}
-	require.Eventually(t, func() bool { return stt.calls.Load() == 5 }, 2*time.Second, 5*time.Millisecond)
-	stopped := time.Now()
-	turn("p3")
-	require.Eventually(t, func() bool { return stt.calls.Load() == 6 }, 2*time.Second, 5*time.Millisecond)
-	require.GreaterOrEqual(t, time.Since(stopped), 300*time.Millisecond)
-	time.Sleep(400 * time.Millisecond)
-	require.EqualValues(t, 6, stt.calls.Load(), "the provider's turn was sent")
-	require.Len(t, ph.userLines(), 7)
+		// The session transcribes now: a transcribed turn is not sent, a
+		// failed one at once, an untranscribed one after TranscriptWait.
+		fs.events <- &realtime.SessionUpdated{Session: realtime.SessionConfig{Audio: &realtime.AudioConfig{
+			Input: &realtime.AudioInput{Transcription: realtime.Some(realtime.Transcription{Model: "m"})}}}}
+		turn("p1")
+		fs.events <- &realtime.InputAudioTranscriptionCompleted{ItemID: "p1", Transcript: "from the provider"}
+		turn("p2")
+		fs.events <- &realtime.InputAudioTranscriptionFailed{ItemID: "p2"}
+		time.Sleep(2 * tick)
+		synctest.Wait()
+		require.EqualValues(t, 5, stt.calls.Load(), "the failed one at once")
+		turn("p3")
+		time.Sleep(wait - tick)
+		synctest.Wait()
+		require.EqualValues(t, 5, stt.calls.Load(), "the provider may still transcribe it")
+		time.Sleep(2 * tick)
+		synctest.Wait()
+		require.EqualValues(t, 6, stt.calls.Load(), "after the wait")
+		time.Sleep(2 * wait)
+		synctest.Wait()
+		require.EqualValues(t, 6, stt.calls.Load(), "the provider's turn was sent")
+		require.Len(t, ph.userLines(), 7)
 
-	cancel()
-	require.NoError(t, <-done)
-	require.NoError(t, b.Close())
+		cancel()
+		require.NoError(t, <-done)
+		require.NoError(t, b.Close())
+	})
 }
 
 func TestPrompts(t *testing.T) {

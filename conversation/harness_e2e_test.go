@@ -122,6 +122,9 @@ type caller struct {
 	txQueue  []int16 // caller audio still to send
 	remote   netip.AddrPort
 	packetCh chan rxFrame
+	// arrived is closed (and replaced) when a packet arrives: the
+	// waits below wake on it instead of polling.
+	arrived chan struct{}
 
 	referStatus int
 	stop        chan struct{}
@@ -144,7 +147,7 @@ func dial(t *testing.T, d *apptest.Daemon, number string, o callOptions) (*calle
 	dl := siptest.NewSoftphone(t)
 	conn, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	require.NoError(t, err)
-	c := &caller{t: t, dialer: dl, conn: conn, packetCh: make(chan rxFrame, 4096), referStatus: o.ReferStatus, stop: make(chan struct{})}
+	c := &caller{t: t, dialer: dl, conn: conn, packetCh: make(chan rxFrame, 4096), arrived: make(chan struct{}), referStatus: o.ReferStatus, stop: make(chan struct{})}
 	t.Cleanup(c.close)
 	c.wg.Add(1)
 	go c.readRTP()
@@ -228,6 +231,8 @@ func (c *caller) readRTP() {
 		c.mu.Lock()
 		c.rx = append(c.rx, f)
 		c.pcm = append(c.pcm, pcm...)
+		close(c.arrived)
+		c.arrived = make(chan struct{})
 		c.mu.Unlock()
 		select {
 		case c.packetCh <- f:
@@ -303,31 +308,53 @@ func (c *caller) referred() []string {
 	return append([]string(nil), c.refers...)
 }
 
+// framesUntil calls done with the frames received so far, again on each
+// packet that arrives, until it reports true (then true) or timeout
+// passed (then false).
+func (c *caller) framesUntil(timeout time.Duration, done func([]rxFrame) bool) bool {
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	for {
+		c.mu.Lock()
+		fs, arrived := append([]rxFrame(nil), c.rx...), c.arrived
+		c.mu.Unlock()
+		if done(fs) {
+			return true
+		}
+		select {
+		case <-arrived:
+		case <-timer.C:
+			return false
+		}
+	}
+}
+
 // waitHeard waits until the caller received audio after since and returns
 // the first such frame.
 func (c *caller) waitHeard(since time.Time, timeout time.Duration) rxFrame {
 	c.t.Helper()
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
-		for _, f := range c.frames() {
+	var first rxFrame
+	if !c.framesUntil(timeout, func(fs []rxFrame) bool {
+		for _, f := range fs {
 			if f.at.After(since) && f.heard() {
-				return f
+				first = f
+				return true
 			}
 		}
-		time.Sleep(5 * time.Millisecond)
+		return false
+	}) {
+		c.t.Fatalf("caller heard nothing within %v", timeout)
 	}
-	c.t.Fatalf("caller heard nothing within %v", timeout)
-	return rxFrame{}
+	return first
 }
 
 // waitSilence waits until the caller received n silent frames in a row
-// after since, and returns the time of the last heard frame before them.
+// after since.
 func (c *caller) waitSilence(since time.Time, n int, timeout time.Duration) {
 	c.t.Helper()
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
+	if !c.framesUntil(timeout, func(fs []rxFrame) bool {
 		run := 0
-		for _, f := range c.frames() {
+		for _, f := range fs {
 			if !f.at.After(since) {
 				continue
 			}
@@ -337,12 +364,10 @@ func (c *caller) waitSilence(since time.Time, n int, timeout time.Duration) {
 				run++
 			}
 		}
-		if run >= n {
-			return
-		}
-		time.Sleep(5 * time.Millisecond)
+		return run >= n
+	}) {
+		c.t.Fatalf("caller still hears audio after %v", timeout)
 	}
-	c.t.Fatalf("caller still hears audio after %v", timeout)
 }
 
 // heardMs is how much audio (ms, 20 ms per heard frame) arrived in
