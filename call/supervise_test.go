@@ -108,6 +108,8 @@ func TestSuperviseListen(t *testing.T) {
 			defer conv.mu.Unlock()
 			return bytes.Equal(conv.keys, []byte("5"))
 		}, 3*time.Second, 5*time.Millisecond, "the caller's key reaches the conversation, the supervisor's does not")
+		// A relayed key would go by a goroutine of the call: give it the
+		// time it takes (nothing is sent to wait for).
 		time.Sleep(50 * time.Millisecond)
 		sup.mu.Lock()
 		require.Empty(t, sup.dtmf, "the caller's keys are not relayed to a listener")
@@ -229,7 +231,7 @@ func takeOver(t *testing.T, c *Call, caller, sup, listener *fakeLeg, conv *fakeC
 	go func() { defer wg.Done(); endlessTalk(sup, fromSup, stop) }()
 	caller.heard(t, fromSup[5])
 	sup.heard(t, fromCaller[5])
-	time.Sleep(100 * time.Millisecond)
+	caller.heard(t, fromSup[10]) // five more frames of the supervisor's flowed
 	assert.Equal(t, heard, len(conv.heard()), "the conversation hears nothing more")
 	assert.ErrorIs(t, c.ConversationHears(c.Caller()), ErrConversationEnded)
 	assert.ErrorIs(t, c.Hear(c.Caller(), FromConversation()), ErrConversationEnded)
@@ -337,6 +339,8 @@ func TestSuperviseRefusals(t *testing.T) {
 		require.NoError(t, c.Hear(c.Caller(), FromParty(party)))
 		require.NoError(t, c.EndConversation("handed over"))
 		go func() {
+			// The human hangs up once this Run has returned (nothing
+			// of the call says when it did: a moment after).
 			time.Sleep(50 * time.Millisecond)
 			human.cancel(errors.New("BYE"))
 		}()

@@ -139,6 +139,8 @@ func (p *udpPeer) send(t *testing.T, to netip.AddrPort, ssrc uint32, seq uint16,
 		require.NoError(t, err)
 		_, err = p.conn.WriteToUDPAddrPort(raw, to)
 		require.NoError(t, err)
+		// A phone's packet clock: the session reads its socket once a
+		// frame, and the latch judges silence by arrival times.
 		time.Sleep(20 * time.Millisecond)
 	}
 }
@@ -213,6 +215,8 @@ func TestSessionNATLatch(t *testing.T) {
 	var sink levelSink
 	s := newListeningSession(t, pool, SessionOptions{Remote: addr(9), NATGrace: 100 * time.Millisecond}, 8000, sink.onAudio)
 	s.Playout().Write("x", make([]int16, 8000)) // we send (to the silent SDP address)
+	// The session's real clock must pass the NAT grace (the latch's own
+	// clock is injected in TestSourceLatch).
 	time.Sleep(150 * time.Millisecond)
 	caller.send(t, addr(s.LocalPort()), 5, 1, 10, 1000)
 	stranger.send(t, addr(s.LocalPort()), 6, 1, 10, 8000)
@@ -233,6 +237,8 @@ func TestSessionRelatch(t *testing.T) {
 	first.send(t, to, 7, 1, 5, 1000)
 	second.send(t, to, 7, 6, 5, 1000) // at once: refused
 	require.Equal(t, first.addr(), s.Remote())
+	// The first source falls silent for longer than RelatchAfter on the
+	// session's real clock (TestSourceLatch injects the latch's).
 	time.Sleep(250 * time.Millisecond)
 	second.send(t, to, 8, 11, 5, 1000) // silent long enough, but another stream
 	require.Equal(t, first.addr(), s.Remote())

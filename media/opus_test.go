@@ -244,8 +244,10 @@ func testSessionOpus(t *testing.T, suite string) {
 	require.Positive(t, out)
 	require.Equal(t, 160, tap.lastIn(), "the tap counts 8 kHz samples")
 	seq, ts := a.Pacer().Last()
-	time.Sleep(100 * time.Millisecond)
-	seq2, ts2 := a.Pacer().Last()
+	var seq2 uint16
+	var ts2 uint32
+	require.Eventually(t, func() bool { seq2, ts2 = a.Pacer().Last(); return seq2-seq >= 3 }, 2*time.Second, 5*time.Millisecond,
+		"the pacer sends on")
 	require.Equal(t, uint32(seq2-seq)*960, ts2-ts, "960 ticks per packet")
 }
 

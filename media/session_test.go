@@ -168,6 +168,8 @@ func TestSessionSymmetricLatching(t *testing.T) {
 
 	// The peer's source port changes (NAT rebinding): once the old one
 	// fell silent, B follows the same stream to its new source.
+	// The old source falls silent past RelatchAfter on the session's real
+	// clock (TestSourceLatch injects the latch's).
 	time.Sleep(150 * time.Millisecond)
 	send(peer2, 2)
 	require.Eventually(t, func() bool { return b.Remote() == peer2.LocalAddr().(*net.UDPAddr).AddrPort() },
