@@ -168,7 +168,7 @@ func TestAgentBaresipEchoEngine(t *testing.T) {
 	dir := t.TempDir()
 	const pre, post = 5.5, 5.0
 	source, utt := agentWAVs(t, dir, "Testing one, two, three.", pre, post)
-	rec, out, _ := agentBaresipDial(t, dir, source, "sip:+18005550100@"+d.App.SIPAddr().String(), 20*time.Second)
+	rec, out, stopBaresip := agentBaresipDial(t, dir, source, "sip:+18005550100@"+d.App.SIPAddr().String(), 20*time.Second)
 	require.Eventually(t, func() bool { return d.App.Calls().Active() == 1 }, 10*time.Second, 20*time.Millisecond, "no call: %s", out.String())
 	require.Eventually(t, func() bool { return d.App.Calls().Active() == 0 }, 20*time.Second, 50*time.Millisecond,
 		"baresip did not hang up at the end of its WAV: %s", out.String())
@@ -177,7 +177,7 @@ func TestAgentBaresipEchoEngine(t *testing.T) {
 		decs, _ = filepath.Glob(filepath.Join(rec, "dump-*-dec.wav"))
 		return len(decs) == 1
 	}, 5*time.Second, 50*time.Millisecond, "no recording: %s", out.String())
-	time.Sleep(300 * time.Millisecond) // closed right after the BYE
+	stopBaresip() // its dumps are whole once it exited
 	heard, rate := agentReadWAV(t, decs[0])
 	require.Equal(t, 8000, rate)
 	env := agentRMS(heard)

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -79,16 +80,19 @@ func TestBaresipEcho(t *testing.T) {
 	require.NoError(t, cmd.Start())
 	waited := make(chan error, 1)
 	go func() { waited <- cmd.Wait() }()
-	defer func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		<-waited
-	}()
+	var stopOnce sync.Once
+	stopBaresip := func() {
+		stopOnce.Do(func() {
+			_ = cmd.Process.Signal(os.Interrupt)
+			<-waited
+		})
+	}
+	defer stopBaresip()
 	c := liveCall(t, d, func() string { return tail(buf.String(), 3000) })
 	require.Eventually(t, func() bool { return d.App.Calls().Active() == 0 }, 40*time.Second, 50*time.Millisecond,
 		"baresip did not hang up at the end of its WAV: %s", tail(buf.String(), 3000))
-	// The recording is closed when baresip's call ends, right after its
-	// BYE; wait for the file to stop growing.
-	time.Sleep(500 * time.Millisecond)
+	// baresip's recording of the call is whole once it exited.
+	stopBaresip()
 	requireNoCalls(t, d)
 	snap := c.Snapshot()
 	require.Equal(t, call.EndedByCaller, snap.EndedBy, "baresip hung up at the end of its WAV")

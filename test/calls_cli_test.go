@@ -33,6 +33,7 @@ func TestCLICalls(t *testing.T) {
 	require.Contains(t, out, "State        active")
 	require.Contains(t, out, "SIP Call-ID  "+oc.SIPCallID())
 
+	// The call lasts a while (real time) before it is hung up.
 	time.Sleep(500 * time.Millisecond)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()

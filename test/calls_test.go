@@ -67,6 +67,7 @@ func TestCalls(t *testing.T) {
 func settledGoroutines(target int) int {
 	n := runtime.NumGoroutine()
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
+		// Polls the runtime's goroutine count: nothing reports it settled.
 		time.Sleep(100 * time.Millisecond)
 		m := runtime.NumGoroutine()
 		if (target > 0 && m <= target) || (target == 0 && m == n) {
@@ -260,6 +261,7 @@ func testHold(t *testing.T, d *apptest.Daemon) {
 	var held int
 	for dir() == sip.SendOnly {
 		held = peer.count()
+		// Counts what the peer gets while the call is on hold (real RTP).
 		time.Sleep(5 * time.Millisecond)
 	}
 	require.Equal(t, sip.SendRecv, dir())

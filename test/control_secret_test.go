@@ -72,6 +72,7 @@ func TestClientSecretSession(t *testing.T) {
 	d.JSON(t, "POST", "/v1/realtime/client_secrets", value, map[string]any{}, 401)
 
 	short := d.JSON(t, "POST", "/v1/realtime/client_secrets", d.OwnerKey, map[string]any{"expires_after": map[string]any{"seconds": 1}}, 200)
+	// A client secret's expiry is in whole seconds of real time.
 	time.Sleep(1100 * time.Millisecond)
 	_, status, body = dialController(t, wsURL(d, ""), bearer(short["value"].(string)))
 	require.Equal(t, http.StatusUnauthorized, status)

@@ -239,6 +239,7 @@ func startFakePhone(t *testing.T, answer bool) netip.AddrPort {
 				respond(req, "100 Trying", "", src, "")
 				respond(req, "180 Ringing", "", src, "")
 				if answer {
+					// The callee answers a moment after ringing, as a phone would.
 					time.Sleep(50 * time.Millisecond)
 					respond(req, "200 OK", "", src, sdp)
 				}
@@ -547,6 +548,7 @@ func TestDial(t *testing.T) {
 		rec := filepath.Join(t.TempDir(), "out.wav")
 		r := startDial(t, sipTarget(sipAddr, demoNumber), "--duration", "30s", "--record", rec)
 		r.waitLine(t, "first RTP in")
+		// Some of the call is recorded before the signal (real RTP).
 		time.Sleep(500 * time.Millisecond)
 		require.NoError(t, r.cmd.Process.Signal(syscall.SIGTERM))
 		out, code := r.wait(t)

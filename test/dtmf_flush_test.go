@@ -30,18 +30,21 @@ func TestDTMFFlushIdleAndSpeech(t *testing.T) {
 	require.Less(t, idle, 5*time.Second)
 
 	p.press(t, "78", 80*time.Millisecond, 80*time.Millisecond)
-	time.Sleep(300 * time.Millisecond) // the keys are in the buffer
+	// The keys are in the buffer: the call logs each as it hands it over.
+	require.Eventually(t, func() bool { return len(e.keyLogs()) == 4 }, 5*time.Second, 10*time.Millisecond, "%q", e.keyLogs())
 	require.NoError(t, c.Send(&realtime.InputAudioBufferSpeechStarted{AudioStartMs: 1000, ItemID: "item_speech"}))
 	spoke := time.Now()
 	require.Equal(t, modelText("78", dtmf.FlushSpeech), userText(t, ctx, c))
 	t.Logf("speech flush %v after speech_started", time.Since(spoke))
 	require.Less(t, time.Since(spoke), 1500*time.Millisecond, "flushed by the speech, not by the idle timeout")
 
-	// speech_started with an empty buffer flushes nothing.
+	// speech_started with an empty buffer flushes nothing: the next user
+	// turn is the # pressed after it.
 	require.NoError(t, c.Send(&realtime.InputAudioBufferSpeechStarted{AudioStartMs: 3000, ItemID: "item_speech2"}))
-	time.Sleep(300 * time.Millisecond)
-	require.Len(t, userTexts(c), 2)
-	require.Equal(t, []string{"4/rtp", "2/rtp", "7/rtp", "8/rtp"}, e.keyLogs())
+	p.press(t, "#", 80*time.Millisecond, 80*time.Millisecond)
+	require.Equal(t, modelText("", dtmf.FlushHash), userText(t, ctx, c))
+	require.Len(t, userTexts(c), 3)
+	require.Equal(t, []string{"4/rtp", "2/rtp", "7/rtp", "8/rtp", "#/rtp"}, e.keyLogs())
 }
 
 // TestDTMFIdleTimeoutSetting: dtmf.idle_timeout is the idle flush's

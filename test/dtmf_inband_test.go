@@ -185,6 +185,7 @@ func TestDTMFInbandTones(t *testing.T) {
 	for _, want := range []string{"123", "456", "789", "*0AD"} {
 		require.Equal(t, modelText(want, dtmf.FlushHash), userText(t, ctx, c))
 	}
+	// No digit may come from the speech: the rest of it plays out in real time first.
 	time.Sleep(time.Until(time.Now().Add(p.sess.Playout().Len() + 300*time.Millisecond)))
 	require.Len(t, userTexts(c), 4, "no digit from the speech after the last key")
 	var keys string
@@ -234,6 +235,7 @@ func TestDTMFInbandSetting(t *testing.T) {
 		m.silence(100 * time.Millisecond)
 		m.generated(t, "5#", -10, on, off)
 		p.play(m.noise(-60, 2))
+		// No key may be detected: the tones play out in real time first.
 		time.Sleep(time.Duration(len(m.pcm))*time.Second/rate + 500*time.Millisecond)
 		require.Empty(t, e.keyLogs())
 		require.Empty(t, userTexts(c))
@@ -266,6 +268,7 @@ func TestDTMFInbandSetting(t *testing.T) {
 			p.play(m.noise(-60, 3))
 			slot := on + off
 			for i, info := range []string{"2", "", "6", "#"} {
+				// Each INFO goes in its tone slot of the audio playing in real time.
 				time.Sleep(time.Until(start.Add(200*time.Millisecond + time.Duration(i)*slot + 30*time.Millisecond)))
 				if info == "" {
 					continue
@@ -276,6 +279,7 @@ func TestDTMFInbandSetting(t *testing.T) {
 			}
 			ctx := ctxFor(t, 10*time.Second)
 			require.Equal(t, modelText(tc.want, dtmf.FlushHash), userText(t, ctx, c))
+			// No second flush may come: a while passes in which none must.
 			time.Sleep(500 * time.Millisecond)
 			require.Len(t, userTexts(c), 1)
 			keys := e.keyLogs()

@@ -281,6 +281,7 @@ func TestFloodUnknownNumbers(t *testing.T) {
 		deadline := time.Now().Add(20 * time.Second)
 		after := d.rssKB(t)
 		for time.Now().Before(deadline) && after > before+16<<10 {
+			// Polls the process's RSS: the runtime returns memory in the background.
 			time.Sleep(time.Second)
 			after = d.rssKB(t)
 		}

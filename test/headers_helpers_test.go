@@ -110,7 +110,7 @@ func startHeadersCallee(t *testing.T, c headersCallee) (int, *sippRun) {
 	}
 	port := freePort(t, "udp")
 	r := startScenario(t, "headers_callee.xml.tmpl", c, "-p", fmt.Sprint(port))
-	time.Sleep(300 * time.Millisecond) // sipp binds its port at once
+	waitUDPBound(t, port)
 	return port, r
 }
 

@@ -52,8 +52,10 @@ func TestFleetOutboundLimits(t *testing.T) {
 
 	first := placed(a)
 	refused(b, "rate_limited") // the same second, on the other node
+	// The fleet's call rate counts wall-clock seconds across processes: the next one.
 	time.Sleep(1100 * time.Millisecond)
 	placed(b)
+	// The fleet's call rate counts wall-clock seconds across processes: the next one.
 	time.Sleep(1100 * time.Millisecond)
 	refused(a, "too_many_calls") // one call in progress on each node
 	refused(b, "too_many_calls")
@@ -70,6 +72,7 @@ func TestFleetOutboundLimits(t *testing.T) {
 		}
 		return st == 201
 	}, 10*time.Second, 50*time.Millisecond, "the ended call's slot frees")
+	// The fleet's call rate counts wall-clock seconds across processes: the next one.
 	time.Sleep(1100 * time.Millisecond)
 	refused(a, "too_many_calls") // both in progress on node b
 
@@ -87,8 +90,10 @@ func TestFleetOutboundLimits(t *testing.T) {
 		return st == 201
 	}, 10*time.Second, 100*time.Millisecond, "node b's slots must free once it is found lost")
 	t.Logf("a call placed on node-a %v after node-b was killed with its 2 calls (node timeout 1.5 s)", time.Since(killed).Round(time.Millisecond))
+	// The fleet's call rate counts wall-clock seconds across processes: the next one.
 	time.Sleep(1100 * time.Millisecond)
 	placed(a)
+	// The fleet's call rate counts wall-clock seconds across processes: the next one.
 	time.Sleep(1100 * time.Millisecond)
 	refused(a, "too_many_calls")
 }

@@ -80,8 +80,7 @@ func startCallees(t *testing.T, c callee, calls int) (int, *sippRun) {
 		r.out, r.err = string(msgLog)+"\n"+string(out)+"\n"+string(errLog), err
 	}()
 	t.Cleanup(func() { cancel(); <-r.done })
-	// sipp binds its port at once; give it a moment before the INVITE.
-	time.Sleep(300 * time.Millisecond)
+	waitUDPBound(t, port) // sipp holds its port before the INVITE
 	return port, r
 }
 
@@ -159,6 +158,7 @@ func waitRecord(t *testing.T, d *apptest.Daemon, id string, within time.Duration
 		if ok(last) {
 			return last
 		}
+		// Polls the API: nothing pushes a call record's changes.
 		time.Sleep(50 * time.Millisecond)
 	}
 	t.Fatalf("call %s: record never as expected within %s; last: %v", id, within, last)

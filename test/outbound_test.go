@@ -247,6 +247,7 @@ func TestPlaceCallRefusals(t *testing.T) {
 	require.Equal(t, 429, status, "%s", raw)
 	require.NotEmpty(t, h.Get("Retry-After"))
 	require.Contains(t, string(raw), "calls_per_second")
+	// calls_per_second counts wall-clock seconds in the appliance: the next one.
 	time.Sleep(1100 * time.Millisecond)
 	status, h, raw = d.Do(t, "POST", "/v1/calls", d.OwnerKey, ok)
 	require.Equal(t, 429, status, "%s", raw)
@@ -286,6 +287,7 @@ func TestOutboundWebhookNumber(t *testing.T) {
 		"machine_detection": "detect"}, 201)
 	id := rec["call_id"].(string)
 	require.True(t, strings.HasPrefix(rec["route"].(string), "webhook:"), rec["route"])
+	// No dial may come before a controller: a while passes in which none must.
 	time.Sleep(300 * time.Millisecond)
 	require.Equal(t, "dialing", d.JSON(t, "GET", "/v1/calls/"+id, d.OwnerKey, nil, 200)["progress"], "no dial before a controller")
 

@@ -43,6 +43,7 @@ func TestRecordingRedactsKeys(t *testing.T) {
 			p.play(pcm)
 			ctx := ctxFor(t, 15*time.Second)
 			require.NotEmpty(t, userText(t, ctx, c), "the keys reached the keypad")
+			// The caller's audio plays out in real time over RTP; then the appliance's jitter buffer.
 			time.Sleep(p.sess.Playout().Len() + 300*time.Millisecond)
 			require.NoError(t, p.oc.Hangup(ctx, "done"))
 			require.Eventually(t, func() bool { return e.d.App.Calls().Active() == 0 }, 5*time.Second, 10*time.Millisecond)

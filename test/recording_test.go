@@ -203,6 +203,7 @@ func TestRecordingSurvivesSIGKILL(t *testing.T) {
 				}
 				return id != ""
 			}, 20*time.Second, 50*time.Millisecond)
+			// Seconds of the call are recorded (real RTP) before the crash.
 			time.Sleep(3500 * time.Millisecond)
 			d.kill()
 

@@ -141,6 +141,7 @@ func TestCallRecordsOfRealCalls(t *testing.T) {
 		return err == nil && sc.State == "active" && !sc.AnswerTime.IsZero() && sc.EndTime.IsZero() && !sc.AliveTime.IsZero()
 	}, 5*time.Second, 20*time.Millisecond, "the answered call's record is stored while it goes on")
 
+	// The call lasts a second (real time): its record's figures show it.
 	time.Sleep(time.Second)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()

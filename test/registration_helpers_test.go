@@ -108,6 +108,7 @@ func registrationOf(t *testing.T, d *apptest.Daemon, id string, within time.Dura
 		if last != nil && ok(last) {
 			return last
 		}
+		// Polls the API: nothing pushes a number's registration state.
 		time.Sleep(50 * time.Millisecond)
 	}
 	t.Fatalf("number %s: registration never as expected within %s; last: %v", id, within, last)

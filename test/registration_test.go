@@ -105,6 +105,7 @@ func TestRegistrationThroughKamailio(t *testing.T) {
 	reg = registrationOf(t, d, carol, 10*time.Second, stateIs("failed"))
 	require.Equal(t, float64(401), reg["last_status"])
 	require.Contains(t, reg["last_error"], "credentials refused")
+	// The registration's backoff runs on the daemon's real clock (registration/manager_test.go runs it on synctest's).
 	time.Sleep(time.Until(failedAt.Add(4 * time.Second)))
 	text := scrapeMetrics(t, d.URL)
 	tries := metricValue(t, text, `switchboard_sip_register_total{status="401"}`)

@@ -231,6 +231,7 @@ func waitState(t *testing.T, d *apptest.Daemon, id string, st call.State, within
 		if time.Now().After(deadline) {
 			t.Fatalf("call %s not %s within %s", id, st, within)
 		}
+		// Polls the call's state: the SDK's side has no event for it.
 		time.Sleep(20 * time.Millisecond)
 	}
 }

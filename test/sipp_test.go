@@ -74,6 +74,19 @@ func freeUDPPort(t *testing.T) int {
 	return c.LocalAddr().(*net.UDPAddr).Port
 }
 
+// waitUDPBound waits until a peer the test started (sipp) holds its
+// loopback UDP port: read from the kernel's socket table (Linux lists
+// local addresses as hex IP:port in /proc/net/udp), so that asking does
+// not take the port from the peer about to bind it.
+func waitUDPBound(t *testing.T, port int) {
+	t.Helper()
+	want := []byte(fmt.Sprintf(" 0100007F:%04X ", port))
+	require.Eventually(t, func() bool {
+		b, err := os.ReadFile("/proc/net/udp")
+		return err == nil && bytes.Contains(b, want)
+	}, 10*time.Second, 5*time.Millisecond, "nothing bound udp port %d", port)
+}
+
 // sippResult is the outcome of one sipp run.
 type sippResult struct {
 	out string

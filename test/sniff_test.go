@@ -110,5 +110,23 @@ func (s *sniffer) datagrams() []udpDatagram {
 	return append([]udpDatagram(nil), s.seen...)
 }
 
-// waitQuiet gives the capture a moment to drain the socket.
-func (s *sniffer) waitQuiet() { time.Sleep(200 * time.Millisecond) }
+// waitQuiet waits until the capture has taken everything sent so far: it
+// sends a marker datagram (too short to be RTP) to the watched range and
+// waits to see it, the capture reading the interface in order.
+func (s *sniffer) waitQuiet(t *testing.T) {
+	t.Helper()
+	conn, err := net.DialUDP("udp4", nil, &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: int(s.lo)})
+	require.NoError(t, err)
+	defer conn.Close()
+	marker := []byte("sb-quiet")
+	_, err = conn.Write(marker)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		for _, dg := range s.datagrams() {
+			if dg.dst == s.lo && string(dg.payload) == string(marker) {
+				return true
+			}
+		}
+		return false
+	}, 5*time.Second, 5*time.Millisecond, "the capture did not see its marker")
+}

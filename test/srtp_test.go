@@ -99,8 +99,8 @@ func TestBaresipSRTP(t *testing.T) {
 	c := liveCall(t, d, func() string { return tail(buf.String(), 3000) })
 	require.Eventually(t, func() bool { return d.App.Calls().Active() == 0 }, 40*time.Second, 50*time.Millisecond,
 		"baresip did not hang up at the end of its WAV: %s", tail(buf.String(), 3000))
-	time.Sleep(500 * time.Millisecond) // the recording is closed after the BYE
-	sniff.waitQuiet()
+	stop() // baresip's recording is whole once it exited
+	sniff.waitQuiet(t)
 	out := buf.String()
 	leg := c.Leg().(*sipleg.Leg)
 	require.Equal(t, "TLS", strings.ToUpper(leg.SIP().Transport()))

@@ -167,7 +167,8 @@ func TestStrangerCannotTakeOverCall(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(conf, "contacts"), nil, 0o600))
 
 	st := newStranger(t, lo, hi)
-	time.Sleep(100 * time.Millisecond) // the stranger is there before the call
+	require.Eventually(t, func() bool { return st.sent.Load() > 0 }, 5*time.Second, 5*time.Millisecond,
+		"the stranger is there before the call")
 
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -178,14 +179,18 @@ func TestStrangerCannotTakeOverCall(t *testing.T) {
 	require.NoError(t, cmd.Start())
 	waited := make(chan error, 1)
 	go func() { waited <- cmd.Wait() }()
-	defer func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		<-waited
-	}()
+	var stopOnce sync.Once
+	stopBaresip := func() {
+		stopOnce.Do(func() {
+			_ = cmd.Process.Signal(os.Interrupt)
+			<-waited
+		})
+	}
+	defer stopBaresip()
 	c := liveCall(t, d, func() string { return tail(buf.String(), 3000) })
 	require.Eventually(t, func() bool { return d.App.Calls().Active() == 0 }, 40*time.Second, 50*time.Millisecond,
 		"baresip did not hang up at the end of its WAV: %s", tail(buf.String(), 3000))
-	time.Sleep(500 * time.Millisecond)
+	stopBaresip() // its recording of the call is whole once it exited
 	st.close()
 	requireNoCalls(t, d)
 	snap := c.Snapshot()
@@ -258,8 +263,9 @@ func TestReinviteMovesMedia(t *testing.T) {
 	require.Eventually(t, func() bool { return int(leg.SIP().Media().RemoteAddr.Port()) == after.port() }, 10*time.Second, 5*time.Millisecond,
 		"the re-INVITE with the new port")
 	require.Eventually(t, func() bool { return after.count() > 20 }, 5*time.Second, 10*time.Millisecond, "RTP to the new address")
-	old := before.count()
-	time.Sleep(500 * time.Millisecond)
+	old, moved := before.count(), after.count()
+	// 25 more packets (500 ms) went to the new address: none to the old.
+	require.Eventually(t, func() bool { return after.count() >= moved+25 }, 5*time.Second, 10*time.Millisecond, "RTP to the new address goes on")
 	require.Equal(t, old, before.count(), "nothing more to the old address")
 	(<-done).requireOK(t)
 	requireNoCalls(t, d)

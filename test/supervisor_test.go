@@ -282,7 +282,7 @@ func TestConsoleSupervisor(t *testing.T) {
 		decs, _ = filepath.Glob(filepath.Join(rec, "dump-*-dec.wav"))
 		return len(decs) == 1
 	}, 10*time.Second, 50*time.Millisecond, "baresip's recording: %s", out.String())
-	time.Sleep(300 * time.Millisecond) // closed right after the BYE
+	stopBaresip() // its dumps are whole once it exited
 	heard, rate := agentReadWAV(t, decs[0])
 	require.Equal(t, 8000, rate)
 	ws := toneWindows(heard)

@@ -80,6 +80,7 @@ func TestHTTPSCertificateReload(t *testing.T) {
 	// A broken renewal (key of another certificate) keeps the current one.
 	replace(t, certA, keyB, live, liveKey)
 	require.Error(t, d.App.ReloadTLS())
+	// The certificate watcher compares file times at a second's resolution.
 	time.Sleep(1100 * time.Millisecond)
 	cn, err = peerCN(t, d.URL, certB)
 	require.NoError(t, err)

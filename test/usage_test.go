@@ -28,6 +28,7 @@ func TestUsageOfRealCalls(t *testing.T) {
 		p := newPhone(t)
 		oc := p.call(t, d, from)
 		wg.Go(func() {
+			// The call lasts a second (real time): billed seconds count it.
 			time.Sleep(time.Second)
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()

@@ -180,6 +180,7 @@ func (p *browserPeer) speak(pcm []int16) {
 		}
 		require.NoError(p.t, p.track.WriteSample(media.Sample{Data: pkt, Duration: 20 * time.Millisecond}))
 		next = next.Add(20 * time.Millisecond)
+		// A browser's microphone: one 20 ms frame per 20 ms of real time.
 		time.Sleep(time.Until(next))
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -162,10 +163,14 @@ func testBaresipWideband(t *testing.T, d *apptest.Daemon, codec, number string) 
 	require.NoError(t, cmd.Start())
 	waited := make(chan error, 1)
 	go func() { waited <- cmd.Wait() }()
-	defer func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		<-waited
-	}()
+	var stopOnce sync.Once
+	stopBaresip := func() {
+		stopOnce.Do(func() {
+			_ = cmd.Process.Signal(os.Interrupt)
+			<-waited
+		})
+	}
+	defer stopBaresip()
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("baresip: %s\ndaemon: %s", tail(buf.String(), 3000), tail(d.Logs.String(), 4000))
@@ -174,7 +179,7 @@ func testBaresipWideband(t *testing.T, d *apptest.Daemon, codec, number string) 
 	c := liveCall(t, d)
 	require.Eventually(t, func() bool { return d.App.Calls().Active() == 0 }, 40*time.Second, 50*time.Millisecond,
 		"baresip did not hang up at the end of its WAV: %s", tail(buf.String(), 3000))
-	time.Sleep(500 * time.Millisecond)
+	stopBaresip() // its recording of the call is whole once it exited
 	requireNoCalls(t, d)
 	leg := c.Leg().(*sipleg.Leg)
 	require.Equal(t, codec, leg.SIP().Offer().Codec.Name)
