@@ -140,7 +140,7 @@ type Snapshot struct {
 	Ended       time.Time
 	EndedBy     string
 	EndReason   string
-	// Route is "agent:<id>", "webhook:<id>" or "session".
+	// Route is "agent:<id>", "webhook:<id>", "stream" or "session".
 	Route string
 	// Channel is the leg's transport: "sip" or "webrtc".
 	Channel string

@@ -175,6 +175,9 @@ type Route = route.Route
 // WebhookTarget is where a webhook-routed call's events go.
 type WebhookTarget = route.WebhookTarget
 
+// StreamTarget is where a stream-routed call's audio goes (package route).
+type StreamTarget = route.StreamTarget
+
 // Inband says when the Goertzel detector listens to the caller's audio.
 type Inband = route.Inband
 

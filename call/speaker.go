@@ -58,6 +58,19 @@ func (c *Call) Pending() time.Duration {
 	return 0
 }
 
+// Trim drops the conversation's oldest queued audio beyond max for every
+// party that hears it and reports what the first one lost (Speaker).
+func (c *Call) Trim(max time.Duration) time.Duration {
+	var dropped time.Duration
+	for i, p := range c.voiceParties() {
+		d := p.audio.Playout().Trim(max)
+		if i == 0 {
+			dropped = d
+		}
+	}
+	return dropped
+}
+
 // voiceParties are the parties that hear the conversation now.
 func (c *Call) voiceParties() []*Party {
 	if vs := c.routes.voice.Load(); vs != nil {

@@ -201,6 +201,29 @@ func (q *Playout) Len() time.Duration {
 	return time.Duration(n) * time.Second / time.Duration(q.rate)
 }
 
+// Trim drops the oldest queued audio beyond max, so that at most max
+// stays queued, and returns how much it dropped: the bound of a source
+// that sends audio faster than real time (a flood), which keeps its latest
+// audio rather than its oldest. The dropped samples count as taken for
+// their items, as if sent.
+func (q *Playout) Trim(max time.Duration) time.Duration {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	keep := int(int64(max) * int64(q.rate) / int64(time.Second))
+	var n int
+	if q.coded != nil {
+		if n = q.coded.len() - keep; n > 0 {
+			q.coded.take(n)
+		}
+	} else if n = q.pcm.len() - keep; n > 0 {
+		q.pcm.take(n)
+	}
+	if n <= 0 {
+		return 0
+	}
+	return time.Duration(n) * time.Second / time.Duration(q.rate)
+}
+
 // Flush drops everything queued; the pacer sends silence from its next
 // frame on, so the cut takes effect within one ptime. It returns the item
 // that was being played and how many milliseconds of it were sent: the

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -154,6 +155,29 @@ func TestPlayoutGivesBackABurstsMemory(t *testing.T) {
 			out, ok := q.Read(nil, 160)
 			require.True(t, ok)
 			require.Len(t, out, 160)
+		})
+	}
+}
+
+// TestPlayoutTrimKeepsTheLatest: Trim drops the oldest audio beyond its
+// bound, so the pacer next sends the latest audio, and reports what it
+// dropped; within the bound it drops nothing.
+func TestPlayoutTrimKeepsTheLatest(t *testing.T) {
+	for _, q := range []*Playout{NewCodedPlayout(PCMU), NewPlayout()} {
+		t.Run(q.String(), func(t *testing.T) {
+			old := bytes.Repeat([]byte{0x11}, 8000) // 1 s
+			latest := bytes.Repeat([]byte{0x22}, 800)
+			q.WriteCoded("a", PCMU, old)
+			q.WriteCoded("b", PCMU, latest)
+			require.Zero(t, q.Trim(2*time.Second))
+			require.Equal(t, 1100*time.Millisecond, q.Len())
+			require.Equal(t, time.Second, q.Trim(100*time.Millisecond))
+			require.Equal(t, 100*time.Millisecond, q.Len())
+			got, ok := q.ReadCoded(nil, 800, PCMU)
+			require.True(t, ok)
+			require.Equal(t, latest, got)
+			require.Zero(t, q.Len())
+			require.Zero(t, q.Trim(0))
 		})
 	}
 }

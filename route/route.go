@@ -1,5 +1,5 @@
 // Package route holds what admission resolves for a call from its number
-// (where it goes: an agent, a webhook, a direct session; its team; its
+// (where it goes: an agent, a webhook, a bot's media stream, a direct session; its team; its
 // settings), as one typed value that travels with the call from the SIP
 // server's number lookup to the call and its conversation. It is plain
 // data: both package sip, which carries it untouched, and package call,
@@ -21,6 +21,10 @@ type Route struct {
 	// Webhook holds its secrets: never log it.
 	WebhookID string
 	Webhook   *WebhookTarget
+	// Stream is set when the number routes to a bot's media stream (a
+	// WebSocket in the Twilio Media Streams protocol, or AudioSocket); it
+	// holds its secrets: never log it.
+	Stream *StreamTarget
 	// DTMFInband is the number's in-band DTMF setting ("" follows the
 	// conversation's).
 	DTMFInband Inband
@@ -49,6 +53,26 @@ type WebhookTarget struct {
 	AuthToken, SigningSecret string
 }
 
+// StreamTarget is where a stream-routed call's audio goes: a bot's
+// WebSocket (Twilio Media Streams) or AudioSocket TCP server.
+type StreamTarget struct {
+	// URL is the bot's address: ws:// or wss:// (twilio), tcp:// (audiosocket).
+	URL string
+	// Parameters are the customParameters of the start message.
+	Parameters map[string]string
+	// Track is "inbound" (the caller's audio) or "both" (also what the
+	// caller hears).
+	Track string
+	// Protocol is "twilio" or "audiosocket".
+	Protocol string
+	// FallbackAgentID, when set, names the agent the call goes to when the
+	// bot cannot be reached or closes its stream.
+	FallbackAgentID string
+	// AuthToken goes as a bearer header; SigningSecret signs the upgrade
+	// request (Standard Webhooks). Never log them.
+	AuthToken, SigningSecret string
+}
+
 // Inband says when the Goertzel detector listens to the caller's audio.
 type Inband string
 
@@ -64,13 +88,16 @@ const (
 )
 
 // String names the route for call records: "agent:<id>",
-// "webhook:<id>", or "session" for a direct session.
+// "webhook:<id>", "stream" for a bot's media stream, or "session" for a
+// direct session.
 func (r Route) String() string {
 	switch {
 	case r.AgentID != "":
 		return "agent:" + r.AgentID
 	case r.WebhookID != "":
 		return "webhook:" + r.WebhookID
+	case r.Stream != nil:
+		return "stream"
 	case r.Session != nil:
 		return "session"
 	}
