@@ -82,7 +82,12 @@ type Observer interface {
 }
 
 func newBridge(rt *Runtime, cfg *agent.Config, p call.Phone, log zerolog.Logger) *bridge {
-	format := rt.format(cfg.Settings.Engine)
+	return newBridgeIn(rt, cfg, p, log, rt.format(cfg.Settings.Engine))
+}
+
+// newBridgeIn is newBridge with the session's audio in format (a
+// realtime format: a stream's fallback agent speaks the stream's µ-law).
+func newBridgeIn(rt *Runtime, cfg *agent.Config, p call.Phone, log zerolog.Logger, format string) *bridge {
 	b := &bridge{rt: rt, cfg: cfg, phone: p, log: log, sessCfg: sessionConfig(cfg, format), format: audioFormatOf(format),
 		opened: make(chan call.Opening, 1)}
 	st, o := &cfg.Settings, &rt.opts

@@ -8,6 +8,7 @@ import (
 
 	"switchboard/agent"
 	"switchboard/call"
+	"switchboard/media"
 	"switchboard/realtime"
 )
 
@@ -57,6 +58,12 @@ func (r *Router) Conversation(ctx context.Context, p call.Phone) (call.Conversat
 	case route.WebhookID != "":
 		cc := r.rt.Controlled(p, r.hooks, r.opts)
 		return r.reg.track(p, cc, cc, nil), nil
+	case route.Stream != nil:
+		st, err := r.rt.Stream(p, *route.Stream, media.Format{})
+		if err != nil {
+			return nil, err
+		}
+		return r.reg.track(p, st, nil, nil), nil
 	case route.Session != nil:
 		var cfg realtime.SessionConfig
 		if err := json.Unmarshal(route.Session, &cfg); err != nil {

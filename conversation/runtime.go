@@ -9,6 +9,7 @@ import (
 
 	"switchboard/dtmf"
 	"switchboard/realtime"
+	"switchboard/stream"
 )
 
 // Greeter renders a sentence to PCM16LE at rate with the agent's voice, so
@@ -92,6 +93,9 @@ type RuntimeOptions struct {
 	// realtime.FormatPCM (24 kHz, the default), or FormatPCMU / FormatPCMA
 	// for a provider that takes G.711 at 8 kHz (no resampling at all).
 	UpstreamFormat string
+	// Streams dials the bots of stream-routed calls (optional: without it
+	// such a call is refused with 503).
+	Streams *stream.Service
 }
 
 // DefaultAnswerTimeout is how long an agent's call rings at most while

@@ -129,7 +129,7 @@ func (s *Stream) SID() string { return s.sid }
 // to the fallback; without one, a call the appliance placed fails (503)
 // and a caller hears an error tone before the call ends (Run).
 func (s *Stream) Prepare(ctx context.Context) error {
-	err := s.connect(ctx)
+	err := s.Connect(ctx)
 	if err == nil {
 		return nil
 	}
@@ -140,11 +140,11 @@ func (s *Stream) Prepare(ctx context.Context) error {
 	s.log.Warn().Err(err).Msg("stream unavailable")
 	s.phone.Note(call.Note{Kind: call.NoteEvent, Text: "stream unavailable: " + err.Error()})
 	if s.fallback != nil {
-		if _, ferr := s.handover(ctx); ferr == nil {
+		_, ferr := s.handover(ctx)
+		if ferr == nil {
 			return nil
-		} else {
-			s.log.Warn().Err(ferr).Msg("stream fallback unavailable")
 		}
+		s.log.Warn().Err(ferr).Msg("stream fallback unavailable")
 	}
 	if s.phone.Info().Direction == call.DirectionOutbound {
 		return &call.RejectError{Status: 503, Reason: "Service Unavailable", Err: err}
@@ -154,8 +154,10 @@ func (s *Stream) Prepare(ctx context.Context) error {
 	return nil
 }
 
-// connect dials the bot and opens the stream.
-func (s *Stream) connect(ctx context.Context) error {
+// Connect dials the bot and opens the stream: Prepare without its
+// fallback and its tone, for a call handed to a stream while it runs (its
+// failure leaves the call as it was).
+func (s *Stream) Connect(ctx context.Context) error {
 	s.sid = newSID()
 	began := time.Now()
 	var (
