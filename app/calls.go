@@ -26,6 +26,7 @@ import (
 	"switchboard/rtc"
 	"switchboard/sip"
 	"switchboard/sipleg"
+	"switchboard/stream"
 	"switchboard/webhook"
 )
 
@@ -79,8 +80,11 @@ func (a *App) buildCalls(cfg *config.Config, log zerolog.Logger) error {
 	if a.speech.HasSTT() {
 		stt = sttFallback{a.speech}
 	}
+	streams := stream.NewService(stream.Options{ConnectTimeout: cfg.Streams.ConnectTimeout, WriteTimeout: cfg.Streams.WriteTimeout,
+		MaxQueue: cfg.Streams.MaxQueue, Addresses: addrs, Metrics: stream.NewMetrics(a.metrics)})
 	a.runtime = conversation.NewRuntime(a.agents, conversation.RuntimeOptions{Metrics: conversation.NewMetrics(a.metrics), Engines: engines, Greeter: a.greeter, Tools: toolCaller{tools},
-		Contexts: tools, Transcriber: stt, AnswerTimeout: cfg.AnswerTimeout, DTMFIdle: cfg.DTMF.IdleTimeout, ReconnectTimeout: cfg.Upstream.ReconnectTimeout, UpstreamFormat: "audio/" + cfg.Upstream.AudioFormat})
+		Contexts: tools, Transcriber: stt, AnswerTimeout: cfg.AnswerTimeout, DTMFIdle: cfg.DTMF.IdleTimeout, ReconnectTimeout: cfg.Upstream.ReconnectTimeout, UpstreamFormat: "audio/" + cfg.Upstream.AudioFormat,
+		Streams: streams})
 	a.webhooks = webhook.NewDispatcher(webhook.Options{Addresses: addrs, Metrics: webhook.NewMetrics(a.metrics)}, log.With().Str("component", "webhook").Logger())
 	a.routed = conversation.NewRegistry()
 	router, err := conversation.NewRouter(a.runtime, a.webhooks, a.routed, conversation.ControlledOptions{
@@ -116,7 +120,7 @@ func (a *App) buildCalls(cfg *config.Config, log zerolog.Logger) error {
 	a.control, err = control.NewService(control.Options{Calls: control.FromRegistry(a.routed), Records: a.st.Calls(), Keys: a.keys,
 		Secrets: auth.NewClientSecrets(a.st, nil).WithTokenMeter(a.keys.Tokens()), Tokens: a.keys.Tokens(),
 		Engines: engines, Engine: cfg.Control.Engine, Remote: remote, Browsers: a.browsers, Agents: a.agents,
-		Numbers: browserNumbers{st: a.st.Numbers(), sip: sipNumbers{a.numbers}}, Live: a.calls, Supervisors: a.browsers, Log: log})
+		Numbers: browserNumbers{st: a.st.Numbers(), sip: sipNumbers{a.numbers}}, Live: a.calls, Supervisors: a.browsers, Addresses: addrs, Log: log})
 	if err != nil {
 		return fmt.Errorf("control: %w", err)
 	}

@@ -70,6 +70,10 @@ func callRoute(r *numbers.Resolved) *call.Route {
 	if w := r.Webhook; w != nil {
 		route.Webhook = &call.WebhookTarget{ID: w.WebhookID, URL: w.URL, AuthURL: w.AuthURL, AuthToken: w.AuthToken, SigningSecret: w.SigningSecret}
 	}
+	if st := r.Stream; st != nil {
+		route.Stream = &call.StreamTarget{URL: st.URL, Parameters: st.Parameters, Track: st.Track, Protocol: st.Protocol,
+			FallbackAgentID: st.FallbackAgentID, AuthToken: st.AuthToken, SigningSecret: st.SigningSecret}
+	}
 	return route
 }
 

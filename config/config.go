@@ -54,6 +54,8 @@ type Config struct {
 	Outbound Outbound `yaml:"outbound"`
 	// Registration times the numbers' outbound registrations.
 	Registration Registration `yaml:"registration"`
+	// Streams times the bots' media streams (a number's or a call's stream route).
+	Streams Streams `yaml:"streams"`
 	// AnswerTimeout bounds how long a caller hears ringing while the
 	// conversation gets ready.
 	AnswerTimeout time.Duration `yaml:"answer_timeout"`
@@ -100,6 +102,16 @@ type Cluster struct {
 // Fleet reports whether the configuration makes this node one of a fleet:
 // a PostgreSQL database, which other nodes may share.
 func (c *Config) Fleet() bool { return c.DatabaseURL != "" }
+
+// Streams holds the settings of bots' media streams.
+type Streams struct {
+	// ConnectTimeout bounds dialing a bot and its WebSocket upgrade.
+	ConnectTimeout time.Duration `yaml:"connect_timeout"`
+	// WriteTimeout bounds each write to a bot.
+	WriteTimeout time.Duration `yaml:"write_timeout"`
+	// MaxQueue bounds a bot's audio waiting to be played.
+	MaxQueue time.Duration `yaml:"max_queue"`
+}
 
 // Outbound limits the calls the appliance places for a team.
 type Outbound struct {
@@ -563,6 +575,9 @@ func (c *Config) Validate() error {
 	}
 	if c.AnswerTimeout <= 0 {
 		errs = append(errs, errors.New("answer_timeout: must be positive"))
+	}
+	if c.Streams.ConnectTimeout <= 0 || c.Streams.WriteTimeout <= 0 || c.Streams.MaxQueue <= 0 {
+		errs = append(errs, errors.New("streams.connect_timeout, streams.write_timeout and streams.max_queue: must be positive"))
 	}
 	if c.Outbound.MaxConcurrent < 1 || c.Outbound.CallsPerSecond < 1 {
 		errs = append(errs, errors.New("outbound.max_concurrent and outbound.calls_per_second: must be at least 1"))

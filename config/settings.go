@@ -192,6 +192,9 @@ func settings(c *Config) []Setting {
 		{"registration.refresh_before", "", "SWITCHBOARD_REGISTRATION_REFRESH_BEFORE", "30s", "a registration is refreshed this long before the registrar's expiry (at the latest half way through it)", duration(&c.Registration.RefreshBefore)},
 		{"registration.keepalive", "", "SWITCHBOARD_REGISTRATION_KEEPALIVE", "25s", "how often the path to a registrar is pinged between refreshes, to hold a NAT's binding open (CRLF over UDP, OPTIONS over TCP and TLS); 0: never", duration(&c.Registration.KeepAlive)},
 		{"registration.timeout", "", "SWITCHBOARD_REGISTRATION_TIMEOUT", "32s", "how long one REGISTER exchange (with its challenge) may take, and each unregister at shutdown", duration(&c.Registration.Timeout)},
+		{"streams.connect_timeout", "", "SWITCHBOARD_STREAMS_CONNECT_TIMEOUT", "5s", "how long a stream-routed call waits for its bot's WebSocket upgrade (or AudioSocket connection); then the fallback agent takes the call, or the caller hears an error tone", duration(&c.Streams.ConnectTimeout)},
+		{"streams.write_timeout", "", "SWITCHBOARD_STREAMS_WRITE_TIMEOUT", "5s", "longest write to a bot's stream; a bot that does not read for this long ends its stream", duration(&c.Streams.WriteTimeout)},
+		{"streams.max_queue", "", "SWITCHBOARD_STREAMS_MAX_QUEUE", "30s", "most of a bot's audio queued for its caller: a bot that sends faster than real time for longer loses its oldest audio (counted)", duration(&c.Streams.MaxQueue)},
 		{"numbers.pool", "", "SWITCHBOARD_NUMBER_POOL", "+14155550100,+14155550101,+12125550100", "comma-separated E.164 DIDs that svc_provisioned numbers are allocated from", list(&c.Numbers.Pool)},
 
 		{"", "", "SWITCHBOARD_SECRET_KEY", "", "AES-256 master key (64 hex or 44 base64 characters) for secrets at rest; default: a 0600 key file in data_dir", str(&c.Keys.SecretKey)},

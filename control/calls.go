@@ -26,11 +26,21 @@ func (s *Service) forwarded(w http.ResponseWriter, r *http.Request, id string) b
 // liveCall finds the call of a call-control request: 404 when unknown or
 // of another team, 409 when not answered yet or already over (also once
 // it left the live registry: its record says it ended).
-func (s *Service) liveCall(r *http.Request) (Call, error) { return s.findCall(r, false) }
+func (s *Service) liveCall(r *http.Request) (Call, error) { return s.findCall(r, noRinging) }
 
-// findCall is liveCall; placedRinging also takes a call the appliance
-// placed while it rings (its hangup cancels the INVITE).
-func (s *Service) findCall(r *http.Request, placedRinging bool) (Call, error) {
+// Which ringing calls a call-control request takes besides answered ones.
+func noRinging(Call) bool { return false }
+
+// placedRinging takes a call the appliance placed while it rings (its
+// hangup cancels the INVITE).
+func placedRinging(rc Call) bool { return rc.Phone().Info().Direction == call.DirectionOutbound }
+
+// anyRinging takes every ringing call (a webhook-routed call sent to a
+// stream before a controller answered it).
+func anyRinging(Call) bool { return true }
+
+// findCall is liveCall; ringing says which ringing calls it also takes.
+func (s *Service) findCall(r *http.Request, ringing func(Call) bool) (Call, error) {
 	id := r.PathValue("call_id")
 	rc, ok := s.opts.Calls.Get(id)
 	p := httpx.PrincipalFrom(r.Context())
@@ -49,7 +59,7 @@ func (s *Service) findCall(r *http.Request, placedRinging bool) (Call, error) {
 	case call.StateActive:
 		return rc, nil
 	case call.StateRinging:
-		if placedRinging && rc.Phone().Info().Direction == call.DirectionOutbound {
+		if ringing(rc) {
 			return rc, nil
 		}
 		return nil, httpx.Conflict("call_id", "call %s is not answered yet", id)
@@ -155,7 +165,7 @@ func (s *Service) hangup(w http.ResponseWriter, r *http.Request) error {
 		text = hangupReason + ": " + strings.TrimSpace(*req.Reason)
 		note.Data = map[string]string{"reason": v}
 	}
-	rc, err := s.findCall(r, true)
+	rc, err := s.findCall(r, placedRinging)
 	if err != nil {
 		return err
 	}

@@ -56,10 +56,11 @@ func (p *fakePhone) Note(n call.Note) {
 
 // fakeCall records what the endpoints asked of a call.
 type fakeCall struct {
-	phone    *fakePhone
-	team     string
-	referErr error // nil: accepted; errHang: never answers
-	dtmfErr  error
+	phone     *fakePhone
+	team      string
+	referErr  error // nil: accepted; errHang: never answers
+	dtmfErr   error
+	streamErr error
 
 	mu       sync.Mutex
 	hangup   string
@@ -68,6 +69,7 @@ type fakeCall struct {
 	decision error // what Accept and Reject answer
 	accepted *realtime.SessionConfig
 	rejected int
+	stream   call.StreamTarget
 }
 
 var errHang = errors.New("never answers")
@@ -113,6 +115,13 @@ func (c *fakeCall) Transfer(target string, _ ...call.Header) <-chan error {
 		ch <- c.referErr
 	}
 	return ch
+}
+
+func (c *fakeCall) SendToStream(_ context.Context, t call.StreamTarget) (string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.stream = t
+	return "MZ1", c.streamErr
 }
 
 type fakeCalls map[string]*fakeCall

@@ -16,6 +16,7 @@ import (
 	"switchboard/conversation"
 	"switchboard/realtime"
 	"switchboard/store"
+	"switchboard/webhook"
 )
 
 // Authorizer checks an API key for a route (auth.KeyService).
@@ -60,6 +61,9 @@ type Call interface {
 	// Transfer sends REFER (with headers); the channel gets nil once it
 	// was accepted.
 	Transfer(target string, headers ...call.Header) <-chan error
+	// SendToStream hands a webhook-routed call to a bot's stream and
+	// returns the stream's sid once it is open.
+	SendToStream(ctx context.Context, target call.StreamTarget) (string, error)
 }
 
 var _ Call = (*conversation.Routed)(nil)
@@ -131,7 +135,10 @@ type Options struct {
 	// live call (nil: 503).
 	Live        LiveCalls
 	Supervisors Supervisors
-	Log         zerolog.Logger
+	// Addresses says which addresses a stream's bot may have
+	// (POST /v1/calls/{call_id}/stream).
+	Addresses webhook.AddressPolicy
+	Log       zerolog.Logger
 }
 
 // Service serves the realtime socket (a controller attached to a call,
@@ -199,6 +206,7 @@ func (s *Service) Routes() []httpx.Route {
 		{Method: http.MethodPost, Pattern: "/v1/realtime/calls/{call_id}/dtmf", Endpoint: auth.EndpointCalls, Handler: s.dtmf},
 		{Method: http.MethodPost, Pattern: "/v1/calls/{call_id}/listen", Endpoint: auth.EndpointCalls, Handler: s.listen},
 		{Method: http.MethodPost, Pattern: "/v1/calls/{call_id}/takeover", Endpoint: auth.EndpointCalls, Handler: s.takeOver},
+		{Method: http.MethodPost, Pattern: "/v1/calls/{call_id}/stream", Endpoint: auth.EndpointCalls, Handler: s.sendToStream},
 	}
 }
 

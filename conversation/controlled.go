@@ -16,6 +16,7 @@ import (
 	"switchboard/dtmf"
 	"switchboard/media"
 	"switchboard/realtime"
+	"switchboard/stream"
 )
 
 // The appliance's own server events, sent to a controller beside the
@@ -93,6 +94,11 @@ type Controlled struct {
 	stopAnnounce context.CancelFunc
 	wg           sync.WaitGroup
 	seq          atomic.Uint64
+	// streamed is closed once a bot's stream took the call (handed);
+	// streaming reserves the call for one SendToStream at a time.
+	streamed   chan struct{}
+	streamOnce sync.Once
+	handed     atomic.Pointer[stream.Stream]
 
 	mu        sync.Mutex
 	cur       *ControllerSession
@@ -115,7 +121,8 @@ type Controlled struct {
 	modelConv *realtime.ConversationCreated
 	// convOver says why the conversation ended while the call goes on
 	// (a supervisor took over): no controller steers it any more.
-	convOver string
+	convOver  string
+	streaming bool
 }
 
 var _ call.Conversation = (*Controlled)(nil)
@@ -149,7 +156,7 @@ func (r *Runtime) Controlled(p call.Phone, hooks Webhooks, opts ControlledOption
 	empty := ""
 	b.sessCfg.Instructions = &empty
 	cc := &Controlled{b: b, phone: p, hooks: hooks, opts: opts, log: log, attached: make(chan struct{}), ready: make(chan struct{}),
-		over: make(chan struct{})}
+		over: make(chan struct{}), streamed: make(chan struct{})}
 	b.Observe(cc)
 	return cc
 }
@@ -219,6 +226,8 @@ func (cc *Controlled) Prepare(ctx context.Context) error {
 	defer ring.Stop()
 	select {
 	case <-cc.attached:
+	case <-cc.streamed:
+		return nil // the stream is open: the call is answered
 	case <-ring.C:
 		cc.setEnd("system", "")
 		return &call.RejectError{Status: 480, Reason: "Temporarily Unavailable", Err: errNoController}
@@ -243,15 +252,32 @@ func (cc *Controlled) Prepare(ctx context.Context) error {
 	return nil
 }
 
-// Audio hands the caller's audio to the model session.
-func (cc *Controlled) Audio(pcm []byte) { cc.b.Audio(pcm) }
+// Audio hands the caller's audio to the model session (to the bot once
+// the call went to a stream).
+func (cc *Controlled) Audio(pcm []byte) {
+	if h := cc.handed.Load(); h != nil {
+		h.Audio(pcm)
+		return
+	}
+	cc.b.Audio(pcm)
+}
 
-// Key reports a key to the controller.
-func (cc *Controlled) Key(ev dtmf.Event) { cc.b.Key(ev) }
+// Key reports a key to the controller (to the bot once the call went to
+// a stream).
+func (cc *Controlled) Key(ev dtmf.Event) {
+	if h := cc.handed.Load(); h != nil {
+		h.Key(ev)
+		return
+	}
+	cc.b.Key(ev)
+}
 
 // Run drives the conversation after answer until the call ends, Hangup
 // is called, or the controller stays away longer than the grace.
 func (cc *Controlled) Run(ctx context.Context) error {
+	if h := cc.handed.Load(); h != nil {
+		return cc.runStream(ctx, h)
+	}
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	cc.mu.Lock()
@@ -272,6 +298,9 @@ func (cc *Controlled) Run(ctx context.Context) error {
 	if cause := context.Cause(ctx); errors.Is(cause, call.ErrConversationEnded) {
 		cc.conversationOver(cause.Error())
 		return nil
+	}
+	if h := cc.handed.Load(); h != nil && ctx.Err() == nil {
+		return cc.runStream(ctx, h)
 	}
 	cc.mu.Lock()
 	reason, hs = cc.endReason, cc.endHeaders
@@ -389,6 +418,9 @@ func (cc *Controlled) Close() error {
 		}
 		cc.wg.Wait()
 		err = cc.b.Close()
+		if h := cc.handed.Load(); h != nil {
+			err = errors.Join(err, h.Close())
+		}
 		cc.ended(by)
 	})
 	return err
@@ -478,7 +510,7 @@ func (cc *Controlled) detach(s *ControllerSession) {
 		return
 	}
 	cc.cur = nil
-	if cc.closed || !s.started || cc.convOver != "" {
+	if cc.closed || !s.started || cc.convOver != "" || cc.handed.Load() != nil {
 		return
 	}
 	cc.log.Info().Dur("grace", cc.opts.Grace).Msg("controller detached: the call goes on with the last configuration")

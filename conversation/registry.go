@@ -106,6 +106,24 @@ func (r *Routed) Hangup(reason string, headers ...call.Header) {
 	r.phone.Hangup(reason, headers...)
 }
 
+// SendToStream hands a webhook-routed call to a bot's stream (see
+// Controlled.SendToStream) and returns the stream's sid; ErrNotControlled
+// for another call. The upgrade is signed with the number's webhook
+// secret, which the bot can check.
+func (r *Routed) SendToStream(ctx context.Context, target call.StreamTarget) (string, error) {
+	if r.cc == nil {
+		return "", ErrNotControlled
+	}
+	if w := r.phone.Route().Webhook; w != nil && target.SigningSecret == "" {
+		target.SigningSecret = w.SigningSecret
+	}
+	st, err := r.cc.SendToStream(ctx, target)
+	if err != nil {
+		return "", err
+	}
+	return st.SID(), nil
+}
+
 // SendDTMF plays digits to the caller's side.
 func (r *Routed) SendDTMF(ctx context.Context, digits string) error {
 	return r.phone.SendDTMF(ctx, digits)

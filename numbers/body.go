@@ -22,6 +22,7 @@ type createBody struct {
 	PhoneNumber *string          `json:"phone_number"`
 	SIPAuth     *sipAuthBody     `json:"sip_auth"`
 	Webhook     *webhookBody     `json:"webhook"`
+	Stream      *streamBody      `json:"stream"`
 	DTMFInband  *string          `json:"dtmf_inband"`
 	Recording   *agent.Recording `json:"recording"`
 	SRTP        *string          `json:"srtp"`
@@ -36,7 +37,7 @@ type createBody struct {
 }
 
 // patchBody is the body of PATCH /v2/phone-numbers/{id}: the fields
-// present change; null removes agent_id, webhook, sip_auth,
+// present change; null removes agent_id, webhook, stream, sip_auth,
 // outbound_trunk or registration (and inside
 // sip_auth, the digest credentials or the address list).
 type patchBody struct {
@@ -46,6 +47,7 @@ type patchBody struct {
 	PhoneNumber  *string           `json:"phone_number"`
 	SIPAuth      *sipAuthBody      `json:"sip_auth"`
 	Webhook      *webhookBody      `json:"webhook"`
+	Stream       *streamBody       `json:"stream"`
 	DTMFInband   *string           `json:"dtmf_inband"`
 	Recording    *agent.Recording  `json:"recording"`
 	SRTP         *string           `json:"srtp"`

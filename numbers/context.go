@@ -47,7 +47,7 @@ func (s *Service) applyContext(n *store.PhoneNumber, url *string, timeoutMS *int
 // application learns the call from realtime.call.incoming.
 func checkContextRoute(n *store.PhoneNumber, webhook bool) error {
 	if n.ContextURL != "" && webhook {
-		return httpx.BadRequest("context_url", "context_url applies to numbers routed to an agent (or to none, the context naming the agent); a webhook number's application gets the call in realtime.call.incoming")
+		return httpx.BadRequest("context_url", "context_url applies to numbers routed to an agent (or to none, the context naming the agent); a webhook number's application gets the call in realtime.call.incoming, a stream's bot its start message")
 	}
 	return nil
 }

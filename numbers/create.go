@@ -67,13 +67,31 @@ func (s *Service) create(w http.ResponseWriter, r *http.Request) error {
 	if n.AgentID != "" && b.Webhook != nil {
 		return httpx.BadRequest("webhook", "agent_id and webhook are mutually exclusive: a number routes to one of them")
 	}
+	if b.Stream != nil && routes(n.AgentID, b.Webhook != nil, true) > 1 {
+		return httpx.BadRequest("stream", "agent_id, webhook and stream are mutually exclusive: a number routes to one of them (a stream names its own fallback_agent_id)")
+	}
 	if err := s.applyContext(n, b.ContextURL, b.ContextTimeoutMS, present(map[string]bool{
 		"context_url": b.ContextURL != nil, "context_timeout_ms": b.ContextTimeoutMS != nil,
 	})); err != nil {
 		return err
 	}
-	if err := checkContextRoute(n, b.Webhook != nil); err != nil {
+	if err := checkContextRoute(n, b.Webhook != nil || b.Stream != nil); err != nil {
 		return err
+	}
+	var (
+		streamToken   *string
+		createdStream *CreatedStream
+	)
+	if b.Stream != nil {
+		sb := b.Stream
+		if streamToken, err = s.applyStream(&n.Stream, sb, present(map[string]bool{"url": sb.URL != nil, "protocol": sb.Protocol != nil,
+			"track": sb.Track != nil, "parameters": sb.Parameters != nil, "fallback_agent_id": sb.FallbackAgentID != nil,
+			"auth_token": sb.AuthToken != nil})); err != nil {
+			return err
+		}
+		if createdStream, err = s.sealStream(n.ID, &n.Stream, streamToken, true); err != nil {
+			return err
+		}
 	}
 
 	var password *string
@@ -130,6 +148,11 @@ func (s *Service) create(w http.ResponseWriter, r *http.Request) error {
 				return err
 			}
 		}
+		if id := n.Stream.FallbackAgentID; id != "" {
+			if err := checkAgentAs(ctx, tx, id, "stream.fallback_agent_id"); err != nil {
+				return err
+			}
+		}
 		if origin == OriginProvisioned {
 			if n.PhoneNumber, err = s.allocate(ctx, tx, areaCode); err != nil {
 				return err
@@ -154,7 +177,7 @@ func (s *Service) create(w http.ResponseWriter, r *http.Request) error {
 		return storeErr("create phone number", err)
 	}
 	s.registrationsChanged()
-	httpx.WriteJSON(w, http.StatusOK, Response{PhoneNumber: rec, Webhook: created})
+	httpx.WriteJSON(w, http.StatusOK, Response{PhoneNumber: rec, Webhook: created, Stream: createdStream})
 	return nil
 }
 

@@ -24,6 +24,8 @@ type Record struct {
 	InboundTrunkID string       `json:"inbound_trunk_id"`
 	SIPAuth        SIPAuth      `json:"sip_auth"`
 	Webhook        *WebhookInfo `json:"webhook,omitempty"`
+	// Stream is the bot's media stream the number routes to.
+	Stream *StreamInfo `json:"stream,omitempty"`
 	// DTMFInband is "" (follow the agent), auto, on or off.
 	DTMFInband string `json:"dtmf_inband,omitempty"`
 	// Recording says whether the number's calls are recorded.
@@ -71,6 +73,8 @@ type CreatedWebhook struct {
 type Response struct {
 	PhoneNumber *Record         `json:"phone_number"`
 	Webhook     *CreatedWebhook `json:"webhook,omitempty"`
+	// Stream is set by the request that gives the number its stream.
+	Stream *CreatedStream `json:"stream,omitempty"`
 }
 
 // ListResponse is the body of GET /v2/phone-numbers.
@@ -89,6 +93,7 @@ func (s *Service) view(ctx context.Context, st store.Store, n *store.PhoneNumber
 		WebhookID: n.WebhookID, Origin: n.Origin, SIPHost: s.sipHost, InboundTrunkID: n.InboundTrunkID, DTMFInband: n.DTMFInband, Recording: agent.Recording{Enabled: n.Recording}, SRTP: n.SRTP, Codecs: n.Codecs,
 		SIPAuth:    SIPAuth{AuthUsername: n.AuthUsername, AllowedAddresses: n.AllowedAddresses},
 		Outbound:   outboundView(n),
+		Stream:     streamView(n.Stream),
 		ContextURL: n.ContextURL,
 		CreatedAt:  rfc3339(n.CreateTime), UpdatedAt: rfc3339(n.UpdateTime),
 	}

@@ -49,12 +49,15 @@ type Resolved struct {
 	// none), for at most ContextTimeout.
 	ContextURL     string
 	ContextTimeout time.Duration
+	// Stream is the number's stream with its secrets when it routes to a
+	// bot's media stream.
+	Stream *StreamDetails
 }
 
 // String describes r without its password.
 func (r *Resolved) String() string {
-	return fmt.Sprintf("%s %s agent=%q webhook=%q prefixes=%v digest=%t", r.NumberID, r.E164, r.AgentID, r.WebhookID,
-		r.AllowedPrefixes, r.AuthUsername != "")
+	return fmt.Sprintf("%s %s agent=%q webhook=%q stream=%t prefixes=%v digest=%t", r.NumberID, r.E164, r.AgentID, r.WebhookID,
+		r.Stream != nil, r.AllowedPrefixes, r.AuthUsername != "")
 }
 
 // Resolve finds the number e164 (any common formatting) for an inbound
@@ -87,6 +90,9 @@ func (s *Service) Resolve(ctx context.Context, e164 string) (*Resolved, error) {
 		if res.Webhook, err = s.webhookDetails(n.ID, w); err != nil {
 			return nil, fmt.Errorf("resolve %s: %w", canon, err)
 		}
+	}
+	if res.Stream, err = s.streamDetails(n.ID, n.Stream); err != nil {
+		return nil, fmt.Errorf("resolve %s: %w", canon, err)
 	}
 	return res, nil
 }

@@ -83,9 +83,14 @@ func getOwned(ctx context.Context, st store.Store, id string) (*store.PhoneNumbe
 
 // checkAgent requires agent id to exist in the caller's team.
 func checkAgent(ctx context.Context, st store.Store, id string) error {
+	return checkAgentAs(ctx, st, id, "agent_id")
+}
+
+// checkAgentAs is checkAgent for the field param.
+func checkAgentAs(ctx context.Context, st store.Store, id, param string) error {
 	a, err := st.Agents().Get(ctx, id)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && a.TeamID != httpx.TeamOf(ctx)) {
-		return httpx.BadRequest("agent_id", "no agent %s", id)
+		return httpx.BadRequest(param, "no agent %s", id)
 	}
 	return err
 }

@@ -22,8 +22,9 @@ func (s *Service) update(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var (
-		rec     *Record
-		created *CreatedWebhook
+		rec           *Record
+		created       *CreatedWebhook
+		createdStream *CreatedStream
 	)
 	err = s.st.Tx(ctx, func(tx store.Store) error {
 		n, err := getOwned(ctx, tx, r.PathValue("id"))
@@ -102,6 +103,21 @@ func (s *Service) update(w http.ResponseWriter, r *http.Request) error {
 			}
 		}
 
+		var (
+			streamToken *string
+			isNewStream bool
+		)
+		if f.has("stream") {
+			if f.null("stream") {
+				n.Stream = store.NumberStream{}
+			} else {
+				isNewStream = n.Stream.URL == ""
+				if streamToken, err = s.applyStream(&n.Stream, b.Stream, f.sub("stream").has); err != nil {
+					return err
+				}
+			}
+		}
+
 		var password *string
 		if f.has("sip_auth") {
 			if f.null("sip_auth") {
@@ -127,15 +143,28 @@ func (s *Service) update(w http.ResponseWriter, r *http.Request) error {
 			}
 		}
 
-		if n.AgentID != "" && hook != nil {
-			param := "webhook"
-			if f.has("agent_id") && !f.has("webhook") {
-				param = "agent_id"
+		if routes(n.AgentID, hook != nil, n.Stream.URL != "") > 1 {
+			param := "agent_id"
+			switch {
+			case f.has("stream") && !f.null("stream"):
+				param = "stream"
+			case f.has("webhook") && !f.null("webhook"):
+				param = "webhook"
 			}
-			return httpx.BadRequest(param, "agent_id and webhook are mutually exclusive: a number routes to one of them (set the other to null)")
+			return httpx.BadRequest(param, "agent_id, webhook and stream are mutually exclusive: a number routes to one of them (set the others to null)")
 		}
 		if f.has("agent_id") && n.AgentID != "" {
 			if err := checkAgent(ctx, tx, n.AgentID); err != nil {
+				return err
+			}
+		}
+		if f.has("stream") && n.Stream.FallbackAgentID != "" {
+			if err := checkAgentAs(ctx, tx, n.Stream.FallbackAgentID, "stream.fallback_agent_id"); err != nil {
+				return err
+			}
+		}
+		if f.has("stream") && n.Stream.URL != "" {
+			if createdStream, err = s.sealStream(n.ID, &n.Stream, streamToken, isNewStream); err != nil {
 				return err
 			}
 		}
@@ -187,7 +216,7 @@ func (s *Service) update(w http.ResponseWriter, r *http.Request) error {
 		return storeErr("update phone number", err)
 	}
 	s.registrationsChanged()
-	httpx.WriteJSON(w, http.StatusOK, Response{PhoneNumber: rec, Webhook: created})
+	httpx.WriteJSON(w, http.StatusOK, Response{PhoneNumber: rec, Webhook: created, Stream: createdStream})
 	return nil
 }
 

@@ -20,6 +20,7 @@ import (
 	"switchboard/numbers"
 	"switchboard/sip"
 	"switchboard/store"
+	"switchboard/stream"
 	"switchboard/webhook"
 )
 
@@ -144,15 +145,27 @@ func (s *Service) Routes() []httpx.Route {
 
 // request is the body of POST /v1/calls.
 type request struct {
-	To               *string `json:"to"`
-	From             *string `json:"from"`
-	AgentID          *string `json:"agent_id"`
-	MachineDetection *string `json:"machine_detection"`
-	RingTimeoutS     *int    `json:"ring_timeout_s"`
+	To               *string     `json:"to"`
+	From             *string     `json:"from"`
+	AgentID          *string     `json:"agent_id"`
+	MachineDetection *string     `json:"machine_detection"`
+	RingTimeoutS     *int        `json:"ring_timeout_s"`
+	Stream           *streamBody `json:"stream"`
 	// Headers are added to the INVITE (sip.DecodeHeaders).
 	Headers json.RawMessage `json:"headers"`
 	// Variables are the call's own ({{variables.NAME}}).
 	Variables json.RawMessage `json:"variables"`
+}
+
+// streamBody is a placed call's stream: the callee talks with a bot over
+// its media stream (the stream object of a number).
+type streamBody struct {
+	URL             *string           `json:"url"`
+	Parameters      map[string]string `json:"parameters"`
+	AuthToken       *string           `json:"auth_token"`
+	Track           *string           `json:"track"`
+	Protocol        *string           `json:"protocol"`
+	FallbackAgentID *string           `json:"fallback_agent_id"`
 }
 
 // checked is a request that passed validation.
@@ -164,6 +177,7 @@ type checked struct {
 	ringTimeout time.Duration
 	headers     []sip.Header
 	variables   map[string]string
+	stream      *call.StreamTarget
 }
 
 func (s *Service) check(b *request) (*checked, error) {
@@ -211,6 +225,18 @@ func (s *Service) check(b *request) (*checked, error) {
 		default:
 			return nil, httpx.BadRequest("machine_detection", "machine_detection must be off, detect or hangup_on_machine")
 		}
+	}
+	if sb := b.Stream; sb != nil {
+		if c.agentID != "" {
+			return nil, httpx.BadRequest("stream", "agent_id and stream are mutually exclusive: the callee talks with one of them (a stream names its own fallback_agent_id)")
+		}
+		t := &call.StreamTarget{URL: strings.TrimSpace(deref(sb.URL)), Parameters: sb.Parameters, AuthToken: deref(sb.AuthToken),
+			Track: strings.TrimSpace(deref(sb.Track)), Protocol: strings.TrimSpace(deref(sb.Protocol)),
+			FallbackAgentID: strings.TrimSpace(deref(sb.FallbackAgentID))}
+		if e := stream.CheckTarget(t, s.opts.Addresses); e != nil {
+			return nil, httpx.BadRequest("stream."+e.Field, "%s", e.Message)
+		}
+		c.stream = t
 	}
 	if b.RingTimeoutS != nil {
 		d := time.Duration(*b.RingTimeoutS) * time.Second
@@ -279,11 +305,25 @@ func (s *Service) create(w http.ResponseWriter, r *http.Request) error {
 		if err := httpx.RequireModel(ctx, a.Settings.Model); err != nil {
 			return err
 		}
-		route.AgentID, route.WebhookID, route.Webhook = a.ID, "", nil
+		route.AgentID, route.WebhookID, route.Webhook, route.Stream = a.ID, "", nil, nil
 	}
 	route.Variables = req.variables
-	if route.AgentID == "" && route.WebhookID == "" {
-		return httpx.Conflict("agent_id", "number %s routes to neither an agent nor a webhook: name agent_id", req.from)
+	if req.stream != nil {
+		if err := s.checkFallback(ctx, team, req.stream.FallbackAgentID); err != nil {
+			return err
+		}
+		// The upgrade is signed with the number's secret: its stream's,
+		// else its webhook's.
+		switch {
+		case route.Stream != nil:
+			req.stream.SigningSecret = route.Stream.SigningSecret
+		case route.Webhook != nil:
+			req.stream.SigningSecret = route.Webhook.SigningSecret
+		}
+		route.AgentID, route.WebhookID, route.Webhook, route.Stream = "", "", nil, req.stream
+	}
+	if route.AgentID == "" && route.WebhookID == "" && route.Stream == nil {
+		return httpx.Conflict("agent_id", "number %s routes to neither an agent, a webhook nor a stream: name agent_id or stream", req.from)
 	}
 	target := req.to
 	if !req.toURI {
@@ -381,4 +421,20 @@ func (s *Service) reserve(ctx context.Context, team string) (release func(), err
 // Retry-After header.
 func wholeSeconds(d time.Duration) time.Duration {
 	return max((d+time.Second-1)/time.Second, 1) * time.Second
+}
+
+// checkFallback requires a placed call's stream's fallback agent (when it
+// names one) to be one of the team's.
+func (s *Service) checkFallback(ctx context.Context, team, id string) error {
+	if id == "" {
+		return nil
+	}
+	a, err := s.opts.Agents.Load(ctx, id)
+	if errors.Is(err, agent.ErrUnknownAgent) || (err == nil && a.TeamID != team) {
+		return &httpx.Error{Status: http.StatusNotFound, Code: "not_found", Param: "stream.fallback_agent_id", Message: fmt.Sprintf("no agent %s", id)}
+	}
+	if err != nil {
+		return fmt.Errorf("place call: %w", err)
+	}
+	return httpx.RequireModel(ctx, a.Settings.Model)
 }

@@ -82,6 +82,13 @@ func TestCheck(t *testing.T) {
 		{"bad detection", request{To: ptr("+14155550123"), From: ptr("+14155550100"), MachineDetection: ptr("maybe")}, "machine_detection"},
 		{"ring too short", request{To: ptr("+14155550123"), From: ptr("+14155550100"), RingTimeoutS: ptr(4)}, "ring_timeout_s"},
 		{"ring too long", request{To: ptr("+14155550123"), From: ptr("+14155550100"), RingTimeoutS: ptr(121)}, "ring_timeout_s"},
+		{"agent and stream", request{To: ptr("+14155550123"), From: ptr("+14155550100"), AgentID: ptr("ag_1"), Stream: &streamBody{URL: ptr("wss://bot.example/m")}}, "stream"},
+		{"stream without url", request{To: ptr("+14155550123"), From: ptr("+14155550100"), Stream: &streamBody{}}, "stream.url"},
+		{"stream url scheme", request{To: ptr("+14155550123"), From: ptr("+14155550100"), Stream: &streamBody{URL: ptr("http://bot.example/m")}}, "stream.url"},
+		{"stream metadata address", request{To: ptr("+14155550123"), From: ptr("+14155550100"), Stream: &streamBody{URL: ptr("ws://169.254.169.254/")}}, "stream.url"},
+		{"stream track", request{To: ptr("+14155550123"), From: ptr("+14155550100"), Stream: &streamBody{URL: ptr("wss://bot.example/m"), Track: ptr("all")}}, "stream.track"},
+		{"stream protocol", request{To: ptr("+14155550123"), From: ptr("+14155550100"), Stream: &streamBody{URL: ptr("wss://bot.example/m"), Protocol: ptr("x")}}, "stream.protocol"},
+		{"stream", request{To: ptr("+14155550123"), From: ptr("+14155550100"), Stream: &streamBody{URL: ptr("wss://bot.example/m"), Track: ptr("both")}}, ""},
 		{"E.164", request{To: ptr("+14155550123"), From: ptr("+14155550100")}, ""},
 		{"SIP URI", request{To: ptr("sip:alice@127.0.0.1:5070"), From: ptr("+14155550100"), MachineDetection: ptr("hangup_on_machine"), RingTimeoutS: ptr(5)}, ""},
 	} {

@@ -40,7 +40,8 @@ type NumberStore interface {
 	List(ctx context.Context, teamID string, p Page) (numbers []*PhoneNumber, next string, err error)
 	Update(ctx context.Context, n *PhoneNumber) error
 	Delete(ctx context.Context, id string) error
-	// CountByAgent counts the numbers that route to an agent.
+	// CountByAgent counts the numbers that route to an agent (or name it
+	// as their stream's fallback).
 	CountByAgent(ctx context.Context, agentID string) (int, error)
 	// Webhook returns the webhook of a number.
 	Webhook(ctx context.Context, numberID string) (*Webhook, error)

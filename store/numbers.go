@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
+	"fmt"
 	"strings"
 )
 
@@ -13,20 +15,23 @@ type sqlNumbers struct {
 
 const numberCols = `id, team_id, phone_number, name, origin, agent_id, webhook_id, auth_username, auth_password_enc,
 	allowed_addresses, inbound_trunk_id, create_us, update_us, dtmf_inband, recording, srtp, codecs,
-	outbound_uri, outbound_username, outbound_password_enc, outbound_caller_id, context_url, context_timeout_ms`
+	outbound_uri, outbound_username, outbound_password_enc, outbound_caller_id, context_url, context_timeout_ms,
+	stream_url, stream_protocol, stream_track, stream_parameters, stream_fallback_agent_id, stream_auth_token_enc, stream_signing_secret_enc`
 
 func scanNumber(row scanner) (*PhoneNumber, error) {
 	var (
 		n                  PhoneNumber
 		agentID, webhookID sql.NullString
 		allowed, codecs    string
+		streamParams       string
 		cUS, uUS           int64
 		recording          int64
 		ctxTimeout         int64
 	)
 	if err := row.Scan(&n.ID, &n.TeamID, &n.PhoneNumber, &n.Name, &n.Origin, &agentID, &webhookID, &n.AuthUsername,
 		&n.AuthPasswordEnc, &allowed, &n.InboundTrunkID, &cUS, &uUS, &n.DTMFInband, &recording, &n.SRTP, &codecs,
-		&n.Outbound.URI, &n.Outbound.Username, &n.Outbound.PasswordEnc, &n.Outbound.CallerID, &n.ContextURL, &ctxTimeout); err != nil {
+		&n.Outbound.URI, &n.Outbound.Username, &n.Outbound.PasswordEnc, &n.Outbound.CallerID, &n.ContextURL, &ctxTimeout,
+		&n.Stream.URL, &n.Stream.Protocol, &n.Stream.Track, &streamParams, &n.Stream.FallbackAgentID, &n.Stream.AuthTokenEnc, &n.Stream.SecretEnc); err != nil {
 		return nil, err
 	}
 	var err error
@@ -38,15 +43,21 @@ func scanNumber(row scanner) (*PhoneNumber, error) {
 	if codecs != "" {
 		n.Codecs = strings.Split(codecs, ",")
 	}
+	if streamParams != "" {
+		if err := json.Unmarshal([]byte(streamParams), &n.Stream.Parameters); err != nil {
+			return nil, fmt.Errorf("decode stream parameters: %w", err)
+		}
+	}
 	n.CreateTime, n.UpdateTime = fromUS(cUS), fromUS(uUS)
 	return &n, nil
 }
 
 func (s sqlNumbers) Create(ctx context.Context, n *PhoneNumber, w *Webhook) error {
-	_, err := s.q.ExecContext(ctx, `INSERT INTO phone_numbers(`+numberCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+	_, err := s.q.ExecContext(ctx, `INSERT INTO phone_numbers(`+numberCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
 		n.ID, n.TeamID, n.PhoneNumber, n.Name, n.Origin, nullStr(n.AgentID), nullStr(n.WebhookID), n.AuthUsername,
 		n.AuthPasswordEnc, jsonList(n.AllowedAddresses), n.InboundTrunkID, toUS(n.CreateTime), toUS(n.UpdateTime), n.DTMFInband, boolInt(n.Recording), n.SRTP, strings.Join(n.Codecs, ","),
-		n.Outbound.URI, n.Outbound.Username, n.Outbound.PasswordEnc, n.Outbound.CallerID, n.ContextURL, n.ContextTimeoutMS)
+		n.Outbound.URI, n.Outbound.Username, n.Outbound.PasswordEnc, n.Outbound.CallerID, n.ContextURL, n.ContextTimeoutMS,
+		n.Stream.URL, n.Stream.Protocol, n.Stream.Track, jsonParams(n.Stream.Parameters), n.Stream.FallbackAgentID, n.Stream.AuthTokenEnc, n.Stream.SecretEnc)
 	if err != nil {
 		return mapErr("create phone number", err)
 	}
@@ -122,10 +133,14 @@ func (s sqlNumbers) List(ctx context.Context, teamID string, p Page) ([]*PhoneNu
 func (s sqlNumbers) Update(ctx context.Context, n *PhoneNumber) error {
 	res, err := s.q.ExecContext(ctx, `UPDATE phone_numbers SET phone_number=?, name=?, agent_id=?, webhook_id=?, auth_username=?,
 		auth_password_enc=?, allowed_addresses=?, update_us=?, dtmf_inband=?, recording=?, srtp=?, codecs=?,
-		outbound_uri=?, outbound_username=?, outbound_password_enc=?, outbound_caller_id=?, context_url=?, context_timeout_ms=? WHERE id=?`,
+		outbound_uri=?, outbound_username=?, outbound_password_enc=?, outbound_caller_id=?, context_url=?, context_timeout_ms=?,
+		stream_url=?, stream_protocol=?, stream_track=?, stream_parameters=?, stream_fallback_agent_id=?, stream_auth_token_enc=?,
+		stream_signing_secret_enc=? WHERE id=?`,
 		n.PhoneNumber, n.Name, nullStr(n.AgentID), nullStr(n.WebhookID), n.AuthUsername, n.AuthPasswordEnc,
 		jsonList(n.AllowedAddresses), toUS(n.UpdateTime), n.DTMFInband, boolInt(n.Recording), n.SRTP, strings.Join(n.Codecs, ","),
-		n.Outbound.URI, n.Outbound.Username, n.Outbound.PasswordEnc, n.Outbound.CallerID, n.ContextURL, n.ContextTimeoutMS, n.ID)
+		n.Outbound.URI, n.Outbound.Username, n.Outbound.PasswordEnc, n.Outbound.CallerID, n.ContextURL, n.ContextTimeoutMS,
+		n.Stream.URL, n.Stream.Protocol, n.Stream.Track, jsonParams(n.Stream.Parameters), n.Stream.FallbackAgentID, n.Stream.AuthTokenEnc,
+		n.Stream.SecretEnc, n.ID)
 	return affected("update phone number", res, err)
 }
 
@@ -136,7 +151,7 @@ func (s sqlNumbers) Delete(ctx context.Context, id string) error {
 
 func (s sqlNumbers) CountByAgent(ctx context.Context, agentID string) (int, error) {
 	var n int
-	err := s.q.QueryRowContext(ctx, `SELECT COUNT(*) FROM phone_numbers WHERE agent_id = ?`, agentID).Scan(&n)
+	err := s.q.QueryRowContext(ctx, `SELECT COUNT(*) FROM phone_numbers WHERE agent_id = ? OR stream_fallback_agent_id = ?`, agentID, agentID).Scan(&n)
 	return n, mapErr("count phone numbers", err)
 }
 
@@ -175,4 +190,13 @@ func boolInt(b bool) int64 {
 		return 1
 	}
 	return 0
+}
+
+// jsonParams is a stream's parameters as a JSON object ("" for none).
+func jsonParams(p map[string]string) string {
+	if len(p) == 0 {
+		return ""
+	}
+	b, _ := json.Marshal(p)
+	return string(b)
 }

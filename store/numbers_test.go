@@ -53,3 +53,30 @@ func TestRouteReadsNumberAndWebhookTogether(t *testing.T) {
 	_, _, err = s.Numbers().Route(ctx, "+14155550199")
 	require.ErrorIs(t, err, ErrNotFound)
 }
+
+// TestNumberStreamRoundTrips: a number's stream is written by Create and
+// Update and read by Route with the number; its fallback agent counts as
+// a use of the agent.
+func TestNumberStreamRoundTrips(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t, t.TempDir())
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	require.NoError(t, s.Agents().Create(ctx, &Agent{ID: "ag_1", TeamID: "t1", Name: "a", Doc: []byte(`{}`), CreateTime: now, UpdateTime: now}))
+	st := NumberStream{URL: "wss://bot.example/media", Protocol: "twilio", Track: "both", Parameters: map[string]string{"tier": "gold"},
+		FallbackAgentID: "ag_1", AuthTokenEnc: "tok", SecretEnc: "sec"}
+	require.NoError(t, s.Numbers().Create(ctx, &PhoneNumber{ID: "pn_s", TeamID: "t1", PhoneNumber: "+14155550102", Name: "s",
+		Origin: "byo_trunk", InboundTrunkID: "tr", Stream: st, CreateTime: now, UpdateTime: now}, nil))
+	n, w, err := s.Numbers().Route(ctx, "+14155550102")
+	require.NoError(t, err)
+	require.Nil(t, w)
+	require.Equal(t, st, n.Stream)
+	count, err := s.Numbers().CountByAgent(ctx, "ag_1")
+	require.NoError(t, err)
+	require.Equal(t, 1, count)
+
+	n.Stream = NumberStream{}
+	require.NoError(t, s.Numbers().Update(ctx, n))
+	n, err = s.Numbers().Get(ctx, "pn_s")
+	require.NoError(t, err)
+	require.Equal(t, NumberStream{}, n.Stream)
+}

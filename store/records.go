@@ -70,8 +70,25 @@ type PhoneNumber struct {
 	// rings ("" for none); ContextTimeoutMS bounds it (0: the default).
 	ContextURL       string
 	ContextTimeoutMS int
-	CreateTime       time.Time
-	UpdateTime       time.Time
+	// Stream is the bot's media stream the number routes to (URL "": none).
+	Stream     NumberStream
+	CreateTime time.Time
+	UpdateTime time.Time
+}
+
+// NumberStream is the bot's media stream a number routes to: its URL
+// ("" when the number routes elsewhere), protocol (twilio or
+// audiosocket), track (inbound or both), the start message's parameters,
+// the agent that takes the call when the bot is gone, and the sealed
+// bearer token and signing secret of the upgrade request.
+type NumberStream struct {
+	URL             string
+	Protocol        string
+	Track           string
+	Parameters      map[string]string
+	FallbackAgentID string
+	AuthTokenEnc    string // sealed with the master key; never plaintext
+	SecretEnc       string // sealed with the master key; never plaintext
 }
 
 // OutboundTrunk is where a number's outbound calls go: URI is the SIP URI

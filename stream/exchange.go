@@ -200,4 +200,3 @@ func (s *Stream) refuse(r *refusal) {
 		s.phone.Note(call.Note{Kind: call.NoteEvent, Text: "stream: " + r.Error()})
 	}
 }
-
