@@ -301,8 +301,9 @@ func (c *Call) run(ctx context.Context) {
 	}
 	c.conv.Store(&convHolder{conv})
 	// A placed call's callee reaches the conversation once the opening
-	// says they are ready (outbound.go); a caller at once.
-	if !c.Outbound() {
+	// says they are ready (outbound.go), unless it hears them from the
+	// answer on (a bot's stream); a caller at once.
+	if !c.Outbound() || hearsFromAnswer(conv) {
 		if err := c.conversationHears(c.caller); err != nil {
 			c.reject(500, "Server Internal Error", err.Error(), 0)
 			return

@@ -64,6 +64,22 @@ type Conversation interface {
 	Close() error
 }
 
+// HearsFromAnswer is implemented by a conversation that hears a placed
+// call's callee from the answer on rather than from the opening (a bot's
+// media stream: the callee's first words are the bot's to hear, as a
+// Twilio stream carries them). The machine detector still listens, and
+// Opened still comes.
+type HearsFromAnswer interface {
+	HearsFromAnswer() bool
+}
+
+// hearsFromAnswer reports whether conv hears a placed call's callee from
+// the answer on.
+func hearsFromAnswer(conv Conversation) bool {
+	h, ok := conv.(HearsFromAnswer)
+	return ok && h.HearsFromAnswer()
+}
+
 // LegFormat is the format of a conversation that takes whatever the
 // caller's leg speaks (the line test): its G.711 passed through as it is,
 // or PCM16 at the leg's rate. Nothing is resampled, encoded or decoded

@@ -64,6 +64,13 @@ type tracked struct {
 	id  string
 }
 
+// HearsFromAnswer passes on the conversation's own (call.HearsFromAnswer:
+// a stream hears a placed call's callee from the answer on).
+func (t tracked) HearsFromAnswer() bool {
+	h, ok := t.Conversation.(call.HearsFromAnswer)
+	return ok && h.HearsFromAnswer()
+}
+
 func (t tracked) Close() error {
 	err := t.Conversation.Close()
 	t.reg.mu.Lock()

@@ -121,6 +121,10 @@ func (s *Stream) Keypad() call.KeypadSettings { return call.KeypadSettings{} }
 // Recording is false: a streamed call is recorded when its number asks.
 func (s *Stream) Recording() bool { return false }
 
+// HearsFromAnswer is true: the bot hears a placed call's callee from the
+// answer on, their "hello" too (call.HearsFromAnswer).
+func (s *Stream) HearsFromAnswer() bool { return true }
+
 // SID is the stream's id (streamSid), once Prepare has dialed.
 func (s *Stream) SID() string { return s.sid }
 
