@@ -141,10 +141,6 @@ type Speaker interface {
 	Flush() (itemID string, playedMs int)
 	// Pending is how much queued audio has not been sent yet.
 	Pending() time.Duration
-	// Trim drops the oldest queued audio beyond max and reports how much
-	// it dropped: the bound of a source faster than real time (a bot
-	// flooding its stream), which keeps its latest audio.
-	Trim(max time.Duration) time.Duration
 }
 
 // Controls are what a conversation may do to its call.

@@ -10,10 +10,10 @@ import (
 // that hears the conversation, through that party's writers (party.go),
 // converted there once for the party's leg.
 
-// Format is the conversation's audio format (Speaker).
+// Format is the conversation's audio format (a stream bounds a flooding bot's audio with it).
 func (c *Call) Format() media.Format { return c.format }
 
-// Play queues the conversation's audio (Speaker).
+// Play queues the conversation's audio (a stream bounds a flooding bot's audio with it).
 func (c *Call) Play(itemID string, b []byte) {
 	for _, p := range c.voiceParties() {
 		p.voice.Write(itemID, b)
@@ -21,7 +21,7 @@ func (c *Call) Play(itemID string, b []byte) {
 }
 
 // PlayPCM queues locally rendered PCM16LE at the conversation's rate
-// (Speaker).
+// (a stream bounds a flooding bot's audio with it).
 func (c *Call) PlayPCM(itemID string, pcm []byte) {
 	for _, p := range c.voiceParties() {
 		p.voicePCM.Write(itemID, pcm)
@@ -50,7 +50,7 @@ func (c *Call) Flush() (string, int) {
 }
 
 // Pending is the conversation's audio queued and not sent yet to the
-// first party hearing it (Speaker).
+// first party hearing it (a stream bounds a flooding bot's audio with it).
 func (c *Call) Pending() time.Duration {
 	if ps := c.voiceParties(); len(ps) > 0 {
 		return ps[0].audio.Playout().Len()
@@ -59,7 +59,8 @@ func (c *Call) Pending() time.Duration {
 }
 
 // Trim drops the conversation's oldest queued audio beyond max for every
-// party that hears it and reports what the first one lost (Speaker).
+// party that hears it and reports what the first one lost: a stream
+// bounds a flooding bot's audio with it.
 func (c *Call) Trim(max time.Duration) time.Duration {
 	var dropped time.Duration
 	for i, p := range c.voiceParties() {

@@ -44,7 +44,6 @@ func (p *fakePhone) Play(string, []byte)                                        
 func (p *fakePhone) PlayPCM(string, []byte)                                            {}
 func (p *fakePhone) Flush() (string, int)                                              { return "", 0 }
 func (p *fakePhone) Pending() time.Duration                                            { return 0 }
-func (p *fakePhone) Trim(time.Duration) time.Duration                                  { return 0 }
 func (p *fakePhone) Hangup(string, ...call.Header)                                     {}
 func (p *fakePhone) SendDTMF(context.Context, string) error                            { return nil }
 func (p *fakePhone) Transfer(context.Context, string, func(int), ...call.Header) error { return nil }

@@ -82,7 +82,6 @@ func (p *fakePhone) Play(_ string, pcm []byte) {
 }
 func (p *fakePhone) Flush() (string, int)                                              { return "", 0 }
 func (p *fakePhone) Pending() time.Duration                                            { return 0 }
-func (p *fakePhone) Trim(time.Duration) time.Duration                                  { return 0 }
 func (p *fakePhone) Hangup(string, ...call.Header)                                     {}
 func (p *fakePhone) Transfer(context.Context, string, func(int), ...call.Header) error { return nil }
 func (p *fakePhone) Note(call.Note)                                                    {}

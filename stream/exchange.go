@@ -141,7 +141,7 @@ func (s *Stream) play(b []byte) {
 	defer s.mu.Unlock()
 	s.phone.Play(s.item, out)
 	s.pb.queued(b)
-	if d := s.phone.Trim(s.opts.MaxQueue); d > 0 {
+	if d := s.trim.Trim(s.opts.MaxQueue); d > 0 {
 		s.pb.dropped(d)
 		if s.lost == 0 {
 			s.log.Warn().Dur("max_queue", s.opts.MaxQueue).Msg("the bot sends audio faster than real time: its oldest audio is dropped")

@@ -46,6 +46,7 @@ type Stream struct {
 	sv       *Service
 	opts     Options
 	phone    call.Phone
+	trim     Trimmer
 	target   call.StreamTarget
 	format   media.Format
 	fallback Fallback
@@ -90,12 +91,22 @@ type Stream struct {
 
 type convBox struct{ c call.Conversation }
 
+// Trimmer bounds the audio queued for the caller: Trim drops the oldest
+// beyond max and reports how much it dropped (*call.Call is one). A
+// stream needs it to hold a bot that floods it to streams.max_queue.
+type Trimmer interface {
+	Trim(max time.Duration) time.Duration
+}
+
+// errNoTrim refuses a phone that cannot bound its queue.
+var errNoTrim = errors.New("stream: the call's phone cannot bound its queued audio (Trim)")
+
 var _ call.Conversation = (*Stream)(nil)
 
 // New returns the stream of the call on p to target, whose conversation
 // takes and gives audio in f (the zero Format: µ-law, what a Twilio bot
 // speaks). fallback, when set, takes the call when the bot is
-// unreachable or leaves.
+// unreachable or leaves. p must be a Trimmer too (*call.Call is).
 func (sv *Service) New(p call.Phone, target call.StreamTarget, f media.Format, fallback Fallback) *Stream {
 	if f.IsZero() {
 		f = media.FormatPCMU
@@ -106,7 +117,8 @@ func (sv *Service) New(p call.Phone, target call.StreamTarget, f media.Format, f
 	if target.Track == "" {
 		target.Track = TrackInbound
 	}
-	return &Stream{sv: sv, opts: sv.opts, phone: p, target: target, format: f, fallback: fallback,
+	tr, _ := p.(Trimmer) // Connect refuses a phone without
+	return &Stream{sv: sv, opts: sv.opts, phone: p, trim: tr, target: target, format: f, fallback: fallback,
 		log:  p.Logger().With().Str("route", "stream").Str("stream_protocol", target.Protocol).Logger(),
 		out:  make(chan outMsg, sv.opts.SendQueue),
 		wake: make(chan struct{}, 1), done: make(chan struct{}), item: "stream-0", refused: map[string]int{}}
@@ -162,6 +174,9 @@ func (s *Stream) Prepare(ctx context.Context) error {
 // fallback and its tone, for a call handed to a stream while it runs (its
 // failure leaves the call as it was).
 func (s *Stream) Connect(ctx context.Context) error {
+	if s.trim == nil {
+		return errNoTrim
+	}
 	s.sid = newSID()
 	began := time.Now()
 	var (
