@@ -355,7 +355,7 @@ func (c *Call) hangup(ctx context.Context, cause error, text string, headers ...
 		return nil
 	case stateEarly:
 		if c.placed != nil {
-			c.placed.stop(cause) // the dial sends CANCEL
+			c.placed.stop(cause, headers...) // the dial sends CANCEL (with the Reason given)
 			c.end(cause)
 			return nil
 		}

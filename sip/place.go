@@ -85,7 +85,35 @@ type placement struct {
 	uac    *inviteClient           // the INVITE, once it went out
 }
 
-func (p *placement) stop(cause error) {
+// cancelCause ends a dial with the Reason its CANCEL carries (RFC 3326
+// allows one in a CANCEL): the hangup's, when it gave one.
+type cancelCause struct {
+	err    error
+	reason []sip.Header
+}
+
+func (c *cancelCause) Error() string { return c.err.Error() }
+func (c *cancelCause) Unwrap() error { return c.err }
+
+// cancelHeaders is what the CANCEL of a dial that ctx ended carries: the
+// Reason a hangup gave, or nothing.
+func cancelHeaders(ctx context.Context) []sip.Header {
+	var cc *cancelCause
+	if errors.As(context.Cause(ctx), &cc) {
+		return cc.reason
+	}
+	return nil
+}
+
+// stop ends the dial; the Reason among headers, if any, goes with its
+// CANCEL.
+func (p *placement) stop(cause error, headers ...Header) {
+	for _, h := range headers {
+		if strings.EqualFold(h.Name, "Reason") {
+			cause = &cancelCause{err: cause, reason: sipHeaders([]Header{h})}
+			break
+		}
+	}
 	p.mu.Lock()
 	cancel := p.cancel
 	p.mu.Unlock()

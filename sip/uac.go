@@ -259,7 +259,11 @@ func (u *inviteClient) follow(ctx context.Context, tx sip.ClientTransaction, inv
 				u.on.cancelling()
 			}
 			cctx, stop := context.WithTimeout(context.Background(), cancelTimeout)
-			_, err := u.client.Do(cctx, newCancel(invite), func(*sipgo.Client, *sip.Request) error { return nil })
+			cancel := newCancel(invite)
+			for _, h := range cancelHeaders(ctx) {
+				cancel.AppendHeader(h)
+			}
+			_, err := u.client.Do(cctx, cancel, func(*sipgo.Client, *sip.Request) error { return nil })
 			stop()
 			if err != nil {
 				return nil, uacBroken, fmt.Errorf("cancel: %w", err)

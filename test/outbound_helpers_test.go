@@ -31,6 +31,9 @@ type callee struct {
 	Status         int // > 0: refuse the INVITE with it (and Reason)
 	Reason         string
 	NoAnswer       bool // ring until the CANCEL
+	// CancelReason: the CANCEL must carry a Reason header matching this
+	// regular expression (sipp's ereg).
+	CancelReason string
 	RingMs         int
 	Pcap           string // played after the ACK
 	ByeTimeoutMs   int

@@ -320,14 +320,16 @@ func TestOutboundWebhookNumber(t *testing.T) {
 }
 
 // TestOutboundCanceledWhileRinging: the hangup endpoint cancels a placed
-// call that rings (CANCEL, 487): progress canceled, ended by the
-// appliance.
+// call that rings (CANCEL, 487, the CANCEL carrying the hangup's reason as
+// its Reason header, RFC 3326): progress canceled, ended by the appliance.
 func TestOutboundCanceledWhileRinging(t *testing.T) {
-	d, sipp, _, agentID := outboundSetup(t, callee{Name: "cancel", NoAnswer: true}, "+18005550150")
+	d, sipp, _, agentID := outboundSetup(t, callee{Name: "cancel", NoAnswer: true,
+		CancelReason: `Q\.850;cause=16;text=.Normal call clearing.`}, "+18005550150")
 	rec := d.JSON(t, "POST", "/v1/calls", d.OwnerKey, map[string]any{"to": "+14155550192", "from": "+18005550150", "agent_id": agentID}, 201)
 	id := rec["call_id"].(string)
 	waitRecord(t, d, id, 10*time.Second, func(r map[string]any) bool { return r["progress"] == "ringing" })
-	d.JSON(t, "POST", "/v1/realtime/calls/"+id+"/hangup", d.OwnerKey, nil, 200)
+	d.JSON(t, "POST", "/v1/realtime/calls/"+id+"/hangup", d.OwnerKey,
+		map[string]any{"reason": `Q.850;cause=16;text="Normal call clearing"`}, 200)
 	sipp.wait(t, 10*time.Second)
 	rec = waitRecord(t, d, id, 10*time.Second, func(r map[string]any) bool { return r["state"] == "ended" })
 	require.Equal(t, "canceled", rec["progress"])
