@@ -128,10 +128,33 @@ func medianLevel(ws []map[int]float64, freq int) float64 {
 	return v[len(v)/2]
 }
 
-// heardTones says how loud each tone was, for the log and the failures.
+// heardTones says how loud each tone was, for the log and the failures,
+// with the windows each was heard in (C caller, A agent, S supervisor,
+// . none).
 func heardTones(ws []map[int]float64) string {
-	return fmt.Sprintf("caller %.0f, agent %.0f, supervisor %.0f (median amplitudes over %d windows)",
-		medianLevel(ws, callerHz), medianLevel(ws, agentHz), medianLevel(ws, supervisorHz), len(ws))
+	return fmt.Sprintf("caller %.0f, agent %.0f, supervisor %.0f (median amplitudes over %d windows) %s",
+		medianLevel(ws, callerHz), medianLevel(ws, agentHz), medianLevel(ws, supervisorHz), len(ws), tonePattern(ws))
+}
+
+// tonePattern writes, window by window, the tones heard in it.
+func tonePattern(ws []map[int]float64) string {
+	var b []byte
+	for _, w := range ws {
+		n := len(b)
+		for _, tn := range []struct {
+			hz int
+			c  byte
+		}{{callerHz, 'C'}, {agentHz, 'A'}, {supervisorHz, 'S'}} {
+			if w[tn.hz] > heardLevel {
+				b = append(b, tn.c)
+			}
+		}
+		if len(b) == n {
+			b = append(b, '.')
+		}
+		b = append(b, ' ')
+	}
+	return string(b)
 }
 
 // heardLevel: a tone is heard in a window above this amplitude. The tones
@@ -200,6 +223,8 @@ func TestConsoleSupervisor(t *testing.T) {
 		TakeoverStatus string   `json:"takeoverStatus"`
 		TakeoverParty  string   `json:"takeoverParty"`
 		StoppedStatus  string   `json:"stoppedStatus"`
+		ListenMs       int      `json:"listenMs"`
+		TakeoverMs     int      `json:"takeoverMs"`
 		Listen         []int16  `json:"listen"`
 		Talk           []int16  `json:"talk"`
 	}
@@ -208,6 +233,7 @@ func TestConsoleSupervisor(t *testing.T) {
 		"shots": shots, "listenSeconds": 4, "talkSeconds": 6}, 3*time.Minute, &seen)
 	t.Logf("console: %q → %q → %q; card %q → %q (%.1f s)", seen.ListenStatus, seen.TakeoverStatus, seen.StoppedStatus,
 		seen.Card, seen.CardAfter, time.Since(start).Seconds())
+	t.Logf("figures: Listen clicked → listening %d ms; Take over clicked → on the call %d ms", seen.ListenMs, seen.TakeoverMs)
 	require.Contains(t, seen.CardAfter, "taken over")
 	require.Equal(t, "hung up", seen.StoppedStatus)
 
@@ -295,6 +321,18 @@ func TestConsoleSupervisor(t *testing.T) {
 	}
 	require.GreaterOrEqual(t, first, 0, "baresip never heard the supervisor: %s", heardTones(ws))
 	before, after := ws[:first], ws[min(first+2, len(ws)):]
+	lastAgent := -1
+	for i, w := range before {
+		if w[agentHz] > heardLevel {
+			lastAgent = i
+		}
+	}
+	// What the caller hears at the switch: the agent until the takeover,
+	// then the supervisor; silence between the two is the gap (counted in
+	// whole 100 ms windows, so a switch within one window counts 0).
+	gap := time.Duration(first-lastAgent-1) * 100 * time.Millisecond
+	t.Logf("figures: the caller heard nothing for %v between the agent's last sound and the supervisor's first (100 ms windows)", gap)
+	require.LessOrEqual(t, gap, time.Second, "the caller is not left in silence at the takeover")
 	t.Logf("baresip heard, before the takeover: %s; after: %s (the supervisor in %.0f%% of the windows)", heardTones(before), heardTones(after),
 		100*toneShare(after, supervisorHz, heardLevel))
 	require.GreaterOrEqual(t, toneShare(before, agentHz, heardLevel), 0.5, "baresip heard the agent before the takeover")

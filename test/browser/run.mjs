@@ -396,16 +396,20 @@ async function superviseSteps(page, job) {
   await page.waitForSelector(`${card} button.listen`, { timeout: 15000 });
   seen.card = await page.$eval(card, (el) => el.textContent);
 
+  let t0 = Date.now();
   await page.click(`${card} button.listen`);
   await page.waitForFunction(() => document.querySelector('#supervise-status')?.textContent === 'listening', { timeout: 20000 });
+  seen.listenMs = Date.now() - t0;
   await page.waitForFunction(() => state.supervise && state.supervise.stream, { timeout: 10000 });
   seen.listenStatus = await status();
   seen.listenParty = await page.evaluate(() => state.supervise.party);
   seen.listen = await page.evaluate(recordStream, await page.evaluateHandle(() => state.supervise.stream), job.listenSeconds);
   await shot('01-listening');
 
+  t0 = Date.now();
   await page.click('#supervise-takeover');
   await page.waitForFunction(() => /you are on the call/.test(document.querySelector('#supervise-status')?.textContent || ''), { timeout: 20000 });
+  seen.takeoverMs = Date.now() - t0;
   await page.waitForFunction(() => state.supervise && state.supervise.mode === 'takeover' && state.supervise.stream, { timeout: 10000 });
   seen.takeoverStatus = await status();
   seen.takeoverParty = await page.evaluate(() => state.supervise.party);
