@@ -89,6 +89,8 @@ type Call struct {
 	// (EndConversation); stopConv ends its Run.
 	convEnded string
 	stopConv  context.CancelCauseFunc
+	// takingOver: a supervisor's takeover is under way (ReserveTakeOver).
+	takingOver bool
 }
 
 var _ Phone = (*Call)(nil)

@@ -1,7 +1,9 @@
 package call
 
 import (
+	"errors"
 	"fmt"
+	"sync"
 	"time"
 )
 
@@ -19,6 +21,39 @@ type Supervision struct {
 	// KeyID and KeyName name the API key that asked (the record says who
 	// listened or took over).
 	KeyID, KeyName string
+}
+
+// ErrTakingOver refuses a takeover while another supervisor's is under
+// way (ReserveTakeOver).
+var ErrTakingOver = errors.New("another supervisor is taking the call over")
+
+// ReserveTakeOver holds the call's takeover for one supervisor while their
+// browser connects, so that a second takeover asked meanwhile is refused
+// at once (ErrTakingOver) rather than after its browser connected. It
+// fails with ErrConversationEnded once the call was taken over, and with
+// ErrNotActive before the answer or once the call is over. release (safe
+// to call more than once) lets the next takeover through; call it once
+// Supervise returned, or when the browser never connected.
+func (c *Call) ReserveTakeOver() (release func(), err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case c.state != StateActive:
+		return nil, ErrNotActive
+	case c.convEnded != "":
+		return nil, ErrConversationEnded
+	case c.takingOver:
+		return nil, ErrTakingOver
+	}
+	c.takingOver = true
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			c.mu.Lock()
+			c.takingOver = false
+			c.mu.Unlock()
+		})
+	}, nil
 }
 
 // Supervision notes (NoteSupervisor's Text).

@@ -351,3 +351,43 @@ func TestSuperviseRefusals(t *testing.T) {
 	require.Equal(t, "the other party hung up", c.Snapshot().EndReason)
 	require.Equal(t, EndedByAppliance, c.Snapshot().EndedBy)
 }
+
+// TestSuperviseTakeOverReserved: a takeover under way (its browser still
+// connecting) refuses a second one at once; it is let go when released
+// (the browser never connected) and lets nobody through once the call is
+// taken over; before the answer and after the end there is nothing to
+// reserve.
+func TestSuperviseTakeOverReserved(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	caller := newFakeLeg(media.PCMU, Route{AgentID: "ag_1"})
+	conv := &fakeConv{format: media.PCM16(24000)}
+	conv.prepare = func(p Phone) {
+		_, err := p.(*Call).ReserveTakeOver()
+		require.ErrorIs(t, err, ErrNotActive, "not before the answer")
+	}
+	var call *Call
+	conv.run = func(ctx context.Context, p Phone) error {
+		c := p.(*Call)
+		call = c
+		release, err := c.ReserveTakeOver()
+		require.NoError(t, err)
+		_, err = c.ReserveTakeOver()
+		require.ErrorIs(t, err, ErrTakingOver, "a second takeover while the first connects")
+		release()
+		release() // twice is harmless
+		release, err = c.ReserveTakeOver()
+		require.NoError(t, err, "the first never connected: the next may take over")
+		sup := newFakeLeg(media.PCMU, Route{})
+		_, err = c.Supervise(sup, Supervision{TakeOver: true, KeyID: "k"})
+		require.NoError(t, err, "the holder takes over")
+		release()
+		_, err = c.ReserveTakeOver()
+		require.ErrorIs(t, err, ErrConversationEnded, "taken over already")
+		<-ctx.Done()
+		sup.cancel(errors.New("BYE")) // the supervisor hangs up: the call ends
+		return nil
+	}
+	runCall(t, caller, conv, nil, Options{})
+	_, err := call.ReserveTakeOver()
+	require.ErrorIs(t, err, ErrNotActive, "the call is over")
+}

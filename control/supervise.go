@@ -2,6 +2,7 @@ package control
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -64,7 +65,14 @@ func (s *Service) supervise(w http.ResponseWriter, r *http.Request, takeOver boo
 	p := httpx.PrincipalFrom(r.Context())
 	sup := call.Supervision{TakeOver: takeOver, KeyID: p.KeyID, KeyName: p.KeyName}
 	ans, err := s.opts.Supervisors.Supervise(r.Context(), c, offer, sup, s.log)
-	if err != nil {
+	switch {
+	case errors.Is(err, call.ErrTakingOver):
+		return httpx.Conflict("call_id", "another supervisor is taking call %s over", id)
+	case errors.Is(err, call.ErrConversationEnded):
+		return httpx.Conflict("call_id", "call %s was taken over already", id)
+	case errors.Is(err, call.ErrNotActive):
+		return httpx.Conflict("call_id", "call %s has ended", id)
+	case err != nil:
 		return browserError(err)
 	}
 	w.Header().Set("Content-Type", "application/sdp")

@@ -15,6 +15,7 @@ import (
 type Supervised interface {
 	ID() string
 	Supervise(leg call.Leg, s call.Supervision) (*call.Party, error)
+	ReserveTakeOver() (release func(), err error)
 }
 
 var _ Supervised = (*call.Call)(nil)
@@ -27,13 +28,27 @@ var _ Supervised = (*call.Call)(nil)
 // it ends with the call, or takes the supervisor out when the browser
 // goes away. A browser that never connects, or a call that can no longer
 // be joined by then, has its connection closed. The leg's id names the
-// supervisor's party in the call record.
+// supervisor's party in the call record. A takeover holds the call's
+// takeover from the offer on (call.ReserveTakeOver): a second one is
+// refused at once (call.ErrTakingOver) until this one joined or failed.
 func (s *Server) Supervise(ctx context.Context, c Supervised, offer string, sup call.Supervision, log zerolog.Logger) (Answer, error) {
 	codec, err := chooseCodec(offer)
 	if err != nil {
 		s.opts.Metrics.offer(offerBad)
 		return Answer{}, err
 	}
+	release := func() {}
+	if sup.TakeOver {
+		if release, err = c.ReserveTakeOver(); err != nil {
+			return Answer{}, err
+		}
+	}
+	joining := false
+	defer func() {
+		if !joining {
+			release()
+		}
+	}()
 	info := call.LegInfo{Kind: "webrtc", From: "api_key:" + sup.KeyID, To: c.ID(), Received: time.Now()}
 	l, err := newLeg(s, codec, offer, info, CallOptions{}, log.With().Str("supervised_call_id", c.ID()).Logger())
 	if err != nil {
@@ -52,6 +67,7 @@ func (s *Server) Supervise(ctx context.Context, c Supervised, offer string, sup 
 	s.legs[l.id] = l
 	s.wg.Add(1)
 	s.mu.Unlock()
+	joining = true
 	go func() {
 		defer s.wg.Done()
 		defer func() {
@@ -59,7 +75,7 @@ func (s *Server) Supervise(ctx context.Context, c Supervised, offer string, sup 
 			delete(s.legs, l.id)
 			s.mu.Unlock()
 		}()
-		s.join(l, c, sup)
+		s.join(l, c, sup, release)
 	}()
 	select {
 	case r := <-l.result:
@@ -71,14 +87,18 @@ func (s *Server) Supervise(ctx context.Context, c Supervised, offer string, sup 
 }
 
 // join hands the answer to Supervise, waits for the browser to connect
-// and joins its leg to the call; it returns when the leg ends.
-func (s *Server) join(l *Leg, c Supervised, sup call.Supervision) {
+// and joins its leg to the call (then lets the takeover's reservation go);
+// it returns when the leg ends.
+func (s *Server) join(l *Leg, c Supervised, sup call.Supervision, release func()) {
 	if err := l.Answer(l.ctx); err != nil {
+		release()
 		l.log.Info().Err(err).Msg("supervisor's browser did not connect")
 		_ = l.Close()
 		return
 	}
-	if _, err := c.Supervise(l, sup); err != nil {
+	_, err := c.Supervise(l, sup)
+	release()
+	if err != nil {
 		l.log.Info().Err(err).Msg("supervisor not joined")
 		l.cancel(fmt.Errorf("not joined: %w", err))
 		_ = l.Close()

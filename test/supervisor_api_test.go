@@ -77,7 +77,8 @@ func requireAPIError(t *testing.T, status int, body string, wantStatus int, want
 func TestSupervisorAPI(t *testing.T) {
 	const number = "+14155550189"
 	h := newHookReceiver(t, 0)
-	d := controlDaemon(t, map[string]string{"SWITCHBOARD_RTP_PORTS": "31140-31159", "SWITCHBOARD_WEBRTC_PORTS": "32350-32399"}, h, number)
+	d := controlDaemon(t, map[string]string{"SWITCHBOARD_RTP_PORTS": "31140-31159", "SWITCHBOARD_WEBRTC_PORTS": "32350-32399",
+		"SWITCHBOARD_WEBRTC_CONNECT_TIMEOUT": "2s"}, h, number)
 	realtimeOnly := d.JSON(t, "POST", "/auth/teams/default/api-keys", d.OwnerKey, map[string]any{"name": "no calls",
 		"acls": []string{"api-key:endpoint:realtime", "api-key:model:*"}}, 200)["apiKey"].(string)
 	otherTeam := otherTeamKey(t, d)
@@ -106,7 +107,8 @@ func TestSupervisorAPI(t *testing.T) {
 	st, _, _ = d.Do(t, "GET", "/v1/calls/"+id+"/listen", d.OwnerKey, nil)
 	require.Equal(t, http.StatusMethodNotAllowed, st)
 
-	st, hd, body := postOffer(t, url, d.OwnerKey, "application/sdp", offer, listener.pc)
+	var hd http.Header
+	st, hd, body = postOffer(t, url, d.OwnerKey, "application/sdp", offer, listener.pc)
 	require.Equal(t, http.StatusCreated, st, body)
 	require.Equal(t, "application/sdp", hd.Get("Content-Type"))
 	require.Equal(t, "/v1/calls/"+id, hd.Get("Location"))
@@ -120,9 +122,21 @@ func TestSupervisorAPI(t *testing.T) {
 	require.Eventually(t, func() bool { return len(listener.heardPCM()) >= 24000 }, 10*time.Second, 20*time.Millisecond,
 		"the listener's connection carries the call's line")
 
-	sup := newBrowserPeer(t, true)
-	st, hd, body = sup.supervise(d.URL, id, "takeover", d.OwnerKey)
+	// A takeover whose browser is still connecting holds the call: a
+	// second is refused at once, and goes through once the first browser
+	// gave up (it never applies its answer: the connect timeout, 2 s).
+	ghost := newBrowserPeer(t, true)
+	st, _, body = postOffer(t, d.URL+"/v1/calls/"+id+"/takeover", d.OwnerKey, "application/sdp", ghost.offer(), nil)
 	require.Equal(t, http.StatusCreated, st, body)
+	sup := newBrowserPeer(t, true)
+	supOffer := sup.offer()
+	st, _, body = postOffer(t, d.URL+"/v1/calls/"+id+"/takeover", d.OwnerKey, "application/sdp", supOffer, nil)
+	requireAPIError(t, st, body, http.StatusConflict, "call_id")
+	require.Contains(t, body, "another supervisor is taking call")
+	require.Eventually(t, func() bool {
+		st, hd, body = postOffer(t, d.URL+"/v1/calls/"+id+"/takeover", d.OwnerKey, "application/sdp", supOffer, sup.pc)
+		return st == http.StatusCreated
+	}, 10*time.Second, 250*time.Millisecond, "the takeover goes through once the first browser gave up: %d %s", st, body)
 	takeoverParty := hd.Get("X-Switchboard-Party-Id")
 	ce := ctl.waitClosed(t, 10*time.Second)
 	require.NotNil(t, ce)
