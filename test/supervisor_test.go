@@ -1,10 +1,12 @@
 package test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math"
 	"net"
+	"net/http"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -17,6 +19,7 @@ import (
 
 	"switchboard/app/apptest"
 	"switchboard/media"
+	"switchboard/media/wav"
 	"switchboard/realtime/realtimetest"
 )
 
@@ -57,7 +60,8 @@ func newSupervisorEnv(t *testing.T) *supervisorEnv {
 		"SWITCHBOARD_UPSTREAM_URL": up.URL(), "SWITCHBOARD_UPSTREAM_API_KEY_ENV": supervisorKeyEnv,
 		"SWITCHBOARD_RTP_PORTS": supervisorRTPPorts, "SWITCHBOARD_WEBRTC_PORTS": supervisorWebRTCPorts,
 	})))
-	ag := d.JSON(t, "POST", "/v1/agents", d.OwnerKey, map[string]any{"name": "supervised agent", "engine": "upstream"}, 200)["agent_id"].(string)
+	ag := d.JSON(t, "POST", "/v1/agents", d.OwnerKey, map[string]any{"name": "supervised agent", "engine": "upstream",
+		"recording": map[string]any{"enabled": true}}, 200)["agent_id"].(string)
 	const number = "+14155550188"
 	d.JSON(t, "POST", "/v2/phone-numbers", d.OwnerKey, map[string]any{"origin": "byo_trunk", "name": "supervised",
 		"phone_number": number, "agent_id": ag}, 200)
@@ -184,7 +188,8 @@ func requirePortsRangeFree(t *testing.T, lo, hi int) {
 // agent until then, now hears the supervisor's fake microphone (1700 Hz);
 // the model session is closed and the call goes on; the supervisor hangs
 // up and the caller is hung up on. The record says who listened and took
-// over, and when. Nothing leaks: no call, no goroutine, no RTP or WebRTC
+// over, and when; the recording has the caller on the left and, on the
+// right, the agent and then the supervisor. Nothing leaks: no call, no goroutine, no RTP or WebRTC
 // port.
 func TestConsoleSupervisor(t *testing.T) {
 	requireBrowser(t)
@@ -345,6 +350,32 @@ func TestConsoleSupervisor(t *testing.T) {
 	require.LessOrEqual(t, toneShare(after, agentHz, heardLevel), 0.02, "baresip never hears the agent after the takeover")
 	require.GreaterOrEqual(t, toneShare(after, supervisorHz, heardLevel), 0.7, "baresip hears the supervisor after the takeover")
 	require.Greater(t, len(after), 40, "baresip heard the supervisor for seconds")
+
+	// The recording goes on across the takeover: the caller on the left
+	// throughout, and on the right what the caller heard, the agent and
+	// then the supervisor.
+	var raw []byte
+	require.Eventually(t, func() bool {
+		var status int
+		var h http.Header
+		status, h, raw = d.Do(t, "GET", "/v1/calls/"+c.ID()+"/recording", d.OwnerKey, nil)
+		return status == 200 && h.Get("Content-Type") == "audio/wav"
+	}, 5*time.Second, 100*time.Millisecond, "the call's recording")
+	a, err := wav.Decode(bytes.NewReader(raw))
+	require.NoError(t, err)
+	require.Equal(t, 2, a.Channels)
+	left, right := toneWindows(stereoChannel(a, 0)), toneWindows(stereoChannel(a, 1))
+	switched := slices.IndexFunc(right, func(w map[int]float64) bool { return w[supervisorHz] > heardLevel })
+	require.Greater(t, switched, 0, "the recording's right channel never carries the supervisor: %s", heardTones(right))
+	recBefore, recAfter := right[:switched], right[min(switched+2, len(right)):]
+	t.Logf("the recording's right channel, before the takeover: %s; after: %s", heardTones(recBefore), heardTones(recAfter))
+	require.GreaterOrEqual(t, toneShare(recBefore, agentHz, heardLevel), 0.5, "the recording has the agent before the takeover")
+	require.LessOrEqual(t, toneShare(recAfter, agentHz, heardLevel), 0.02, "and never after it")
+	require.GreaterOrEqual(t, toneShare(recAfter, supervisorHz, heardLevel), 0.7, "the recording has the supervisor after the takeover")
+	require.Greater(t, len(recAfter), 40, "seconds of the supervisor recorded")
+	left = left[min(10, len(left)):] // the caller's first second: the answer settling
+	require.GreaterOrEqual(t, toneShare(left, callerHz, heardLevel), 0.9, "the recording's left channel is the caller: %s", heardTones(left))
+	require.LessOrEqual(t, toneShare(left, supervisorHz, heardLevel), 0.02, "and not the supervisor: %s", heardTones(left))
 
 	requirePortsRangeFree(t, supervisorWebRTCMin, supervisorWebRTCMax)
 	var lo, hi int
