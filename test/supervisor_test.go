@@ -222,10 +222,10 @@ func TestConsoleSupervisor(t *testing.T) {
 		"acls": []string{"api-key:endpoint:calls", "api-key:model:*"}}, 200)
 	deskID := desk["apiKeyId"].(string)
 
-	callerWAV := toneWAV(t, dir, "caller.wav", callerHz, 8000, 90)
+	callerWAV := toneWAV(t, dir, "caller.wav", callerHz, 8000, 200)
 	micWAV := toneWAV(t, dir, "mic.wav", supervisorHz, 48000, 30)
-	rec, out, stopBaresip := agentBaresipDial(t, dir, callerWAV, "sip:"+e.number+"@"+d.App.SIPAddr().String(), 80*time.Second)
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	rec, out, stopBaresip := agentBaresipDial(t, dir, callerWAV, "sip:"+e.number+"@"+d.App.SIPAddr().String(), 190*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Second)
 	defer cancel()
 	uc, err := e.up.Accept(ctx)
 	require.NoError(t, err, "the agent's model session: %s", out.String())
@@ -233,7 +233,7 @@ func TestConsoleSupervisor(t *testing.T) {
 	// The agent speaks: a 440 Hz tone, in real time, for as long as it may.
 	spoke := make(chan error, 1)
 	go func() {
-		_, err := uc.StreamResponse(ctx, realtimetest.Response{Audio: 80 * time.Second, Paced: true})
+		_, err := uc.StreamResponse(ctx, realtimetest.Response{Audio: 190 * time.Second, Paced: true})
 		spoke <- err
 	}()
 
