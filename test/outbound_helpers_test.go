@@ -34,9 +34,9 @@ type callee struct {
 	// CancelReason: the CANCEL must carry a Reason header matching this
 	// regular expression (sipp's ereg).
 	CancelReason string
-	RingMs         int
-	Pcap           string // played after the ACK
-	ByeTimeoutMs   int
+	RingMs       int
+	Pcap         string // played after the ACK
+	ByeTimeoutMs int
 	// CalleeBye: the callee hangs up TalkMs after the ACK.
 	CalleeBye bool
 	TalkMs    int
