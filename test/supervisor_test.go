@@ -269,11 +269,8 @@ func TestConsoleSupervisor(t *testing.T) {
 	require.Greater(t, len(listen), 30, "4 s of listening recorded")
 	listen = listen[5:]
 	t.Logf("listening, the supervisor heard %s", heardTones(listen))
-	select {
-	case err := <-spoke: // it runs for 190 s: only a dropped or cut session ends it now
-		t.Logf("the agent's response ended before the takeover (%v); the daemon's log:\n%s", err, tail(d.Logs.String(), 4000))
-		spoke <- err
-	default:
+	if toneShare(listen, agentHz, heardLevel) < 0.5 { // once, on a load of 10: the agent's stream stopped early
+		t.Logf("the listener hardly heard the agent; the daemon's log:\n%s", tail(d.Logs.String(), 4000))
 	}
 	requireMixed(t, listen, "the listening supervisor")
 	require.LessOrEqual(t, toneShare(listen, supervisorHz, heardLevel), 0.05, "nobody's microphone is heard: %s", heardTones(listen))
