@@ -95,9 +95,11 @@ bench: deps-go
 	$(GO) test -run '^$$' -bench . -benchmem ./media/... ./dtmf/... ./amd/... ./realtime/... ./webhook/...
 
 # bench-calls: CALLS concurrent calls for DURATION to ENGINE (echo, loopback,
-# or upstream: the provider stand-in as its own process, speaking
-# PROVIDER_FORMAT pcm or pcmu), callers on CODEC (pcma or pcmu), RATE new
-# calls a second; PROFILE=dir keeps the appliance's pprof profiles.
+# upstream: the provider stand-in as its own process, speaking
+# PROVIDER_FORMAT pcm or pcmu, or stream: a number routed to the Twilio
+# Media Streams echo bot, its own process), callers on CODEC (pcma or
+# pcmu), RATE new calls a second; PROFILE=dir keeps the appliance's pprof
+# profiles.
 bench-calls: deps build
 	$(GO) run ./test/loadbench -calls $${CALLS:-200} -duration $${DURATION:-30s} -engine $${ENGINE:-echo} \
 		-rate $${RATE:-20} -codec $${CODEC:-pcma} -provider-format $${PROVIDER_FORMAT:-pcm} $${PROFILE:+-profile $$PROFILE}

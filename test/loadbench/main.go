@@ -34,7 +34,7 @@ func main() {
 	flag.StringVar(&o.pcap, "pcap", "/usr/share/sip-tester/g711a.pcap", "G.711 A-law RTP capture sipp plays (7.08 s, 30 ms packets)")
 	flag.IntVar(&o.rtpBase, "rtp-base", 40000, "first RTP port of the appliance's range (4 ports per call are reserved)")
 	flag.BoolVar(&o.keep, "keep", false, "keep the temporary directory (logs, sipp statistics)")
-	flag.StringVar(&o.engine, "engine", "echo", "what answers: echo (the demo agent on the offline echo engine: VAD, greeting, turns), loopback (the line test: media only) or upstream (an agent bridged over WebSocket to the provider stand-in ./test/loadbench/provider, its own process, which echoes every audio frame back as the model's audio)")
+	flag.StringVar(&o.engine, "engine", "echo", "what answers: echo (the demo agent on the offline echo engine: VAD, greeting, turns), loopback (the line test: media only), upstream (an agent bridged over WebSocket to the provider stand-in ./test/loadbench/provider, its own process, which echoes every audio frame back as the model's audio) or stream (a number routed to a Twilio Media Streams bot, ./test/loadbench/streambot, its own process, which echoes every frame and places a mark each second)")
 	flag.StringVar(&o.providerFormat, "provider-format", "pcm", "audio with the provider stand-in (-engine upstream): pcm (PCM16 24 kHz) or pcmu (with -codec pcmu: a passthrough)")
 	flag.StringVar(&o.codec, "codec", "pcma", "the callers' codec: pcma or pcmu (the capture's A-law transcoded)")
 	flag.Float64Var(&o.cps, "cps", 0, "call setup rate instead of concurrent calls: this many calls a second (INVITE, answer, ACK, BYE at once) for -duration")

@@ -8,28 +8,33 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
 
-// providerProc is the model provider stand-in (./test/loadbench/provider)
-// running as its own process, so its CPU is not counted as the appliance's.
+// providerProc is a stand-in for the appliance's far end, running as its
+// own process so its CPU is not counted as the appliance's: the model
+// provider (./test/loadbench/provider) or the stream engine's echo bot
+// (./test/loadbench/streambot).
 type providerProc struct {
 	cmd  *exec.Cmd
 	addr string
+	log  string
 	done chan error
+	once sync.Once
 }
 
-// startProvider builds the stand-in into tmp and starts it on a free
-// loopback port.
-func startProvider(ctx context.Context, tmp string) (*providerProc, error) {
-	bin := filepath.Join(tmp, "provider")
-	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./test/loadbench/provider")
+// startProvider builds the stand-in name (provider or streambot) into tmp
+// and starts it on a free loopback port.
+func startProvider(ctx context.Context, tmp, name string) (*providerProc, error) {
+	bin := filepath.Join(tmp, name)
+	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./test/loadbench/"+name)
 	if out, err := build.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("build the provider stand-in (run from the repository root): %w: %s", err, out)
+		return nil, fmt.Errorf("build the %s stand-in (run from the repository root): %w: %s", name, err, out)
 	}
-	p := &providerProc{cmd: exec.Command(bin, "-addr", "127.0.0.1:0"), done: make(chan error, 1)}
-	logf, err := os.Create(filepath.Join(tmp, "provider.log"))
+	p := &providerProc{cmd: exec.Command(bin, "-addr", "127.0.0.1:0"), log: filepath.Join(tmp, name+".log"), done: make(chan error, 1)}
+	logf, err := os.Create(p.log)
 	if err != nil {
 		return nil, err
 	}
@@ -58,7 +63,7 @@ func startProvider(ctx context.Context, tmp string) (*providerProc, error) {
 	case a, ok := <-addr:
 		if !ok || a == "" {
 			p.stop()
-			return nil, fmt.Errorf("the provider stand-in printed no address (log: %s)", lastLines(filepath.Join(tmp, "provider.log")))
+			return nil, fmt.Errorf("the provider stand-in printed no address (log: %s)", lastLines(p.log))
 		}
 		p.addr = a
 		return p, nil
@@ -68,12 +73,27 @@ func startProvider(ctx context.Context, tmp string) (*providerProc, error) {
 	}
 }
 
-func (p *providerProc) stop() {
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.done:
-	case <-time.After(5 * time.Second):
-		_ = p.cmd.Process.Kill()
-		<-p.done
+// stop ends the stand-in (once) and returns the last line it logged (its
+// tallies).
+func (p *providerProc) stop() string {
+	p.once.Do(func() {
+		_ = p.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-p.done:
+		case <-time.After(5 * time.Second):
+			_ = p.cmd.Process.Kill()
+			<-p.done
+		}
+	})
+	return lastLine(p.log)
+}
+
+// lastLine is the last line of the file at path ("" when unreadable).
+func lastLine(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
 	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	return lines[len(lines)-1]
 }

@@ -27,7 +27,10 @@ type report struct {
 	// start and end are the appliance at sipp's start and end.
 	start, end procSample
 	provFinal  procSample
-	profiled   string
+	// provTally is the stand-in's last log line (the stream bot's
+	// counts).
+	provTally string
+	profiled  string
 	// logged counts the appliance's warnings and errors by message.
 	logged     []logCount
 	samples    []sample
@@ -87,8 +90,11 @@ func (r *report) print(w io.Writer) {
 	}
 	fmt.Fprintf(w, "\nmachine: %s\n", r.machine)
 	engine := r.opts.engine
-	if engine == "upstream" {
+	switch engine {
+	case "upstream":
 		engine += " (provider stand-in speaking " + r.opts.providerFormat + ")"
+	case "stream":
+		engine += " (Twilio Media Streams to the echo bot, its own process)"
 	}
 	if r.opts.cps > 0 {
 		fmt.Fprintf(w, "load:    %.0f calls/s for %v to the %s engine (%s): INVITE, answer, ACK, BYE at once, at most %d live\n", r.opts.cps, r.opts.duration, engine, r.opts.codec, r.opts.calls)
@@ -120,8 +126,11 @@ func (r *report) print(w io.Writer) {
 		}
 		row("sipp CPU at peak (same span)", fmt.Sprintf("%.1f%% of one core", 100*sippCPU))
 	}
-	if r.opts.engine == "upstream" {
+	switch r.opts.engine {
+	case "upstream":
 		row("provider stand-in CPU at peak (same span)", fmt.Sprintf("%.1f%% of one core", 100*provCPU))
+	case "stream":
+		row("echo bot CPU at peak (same span)", fmt.Sprintf("%.1f%% of one core", 100*provCPU))
 	}
 	if r.opts.cps > 0 && r.ok > 0 {
 		secs := r.wall.Seconds()
@@ -161,6 +170,13 @@ func (r *report) print(w io.Writer) {
 	row("lost packets (RFC 3550)", fmt.Sprintf("%.0f (%s)", d("switchboard_rtp_packets_lost_total"), pct(d("switchboard_rtp_packets_lost_total"))))
 	row("late frames", fmt.Sprintf("%.0f (%s)", d("switchboard_rtp_late_frames_total"), pct(d("switchboard_rtp_late_frames_total"))))
 	row("concealed frames", fmt.Sprintf("%.0f (%s)", d("switchboard_rtp_concealed_frames_total"), pct(d("switchboard_rtp_concealed_frames_total"))))
+	if r.opts.engine == "stream" {
+		fmt.Fprintln(tw, "streams (/metrics delta)\t")
+		row("opened / unreachable", d(`switchboard_stream_connects_total{result="ok"}`), " / ", d(`switchboard_stream_connects_total{result="unreachable"}`))
+		row("caller frames not sent (bot too slow)", d("switchboard_stream_frames_dropped_total"))
+		row("bot audio dropped (max_queue)", fmt.Sprintf("%.1f s", d("switchboard_stream_audio_dropped_seconds_total")))
+		row("echo bot's tally", r.provTally)
+	}
 	tw.Flush()
 }
 

@@ -118,14 +118,19 @@ func run(ctx context.Context, o options) (*report, error) {
 	switch o.engine {
 	case "echo", "loopback":
 	case "upstream":
-		if prov, err = startProvider(ctx, tmp); err != nil {
+		if prov, err = startProvider(ctx, tmp, "provider"); err != nil {
 			return nil, err
 		}
 		defer prov.stop()
 		env = append(env, "SWITCHBOARD_UPSTREAM_URL=ws://"+prov.addr+"/v1/realtime",
 			"SWITCHBOARD_UPSTREAM_AUDIO_FORMAT="+o.providerFormat, "SWITCHBOARD_UPSTREAM_API_KEY=loadbench")
+	case "stream":
+		if prov, err = startProvider(ctx, tmp, "streambot"); err != nil {
+			return nil, err
+		}
+		defer prov.stop()
 	default:
-		return nil, fmt.Errorf("-engine %q: want echo, loopback or upstream", o.engine)
+		return nil, fmt.Errorf("-engine %q: want echo, loopback, upstream or stream", o.engine)
 	}
 	var pprofAddr string
 	if o.profile != "" {
@@ -146,7 +151,13 @@ func run(ctx context.Context, o options) (*report, error) {
 	defer app.stop()
 
 	number := "18005550100" // the demo agent, seeded on first start
-	if o.engine != "echo" {
+	switch o.engine {
+	case "echo":
+	case "stream":
+		if number, err = streamNumber(ctx, app.url, filepath.Join(tmp, "data", "owner.key"), "ws://"+prov.addr+"/media"); err != nil {
+			return nil, err
+		}
+	default:
 		if number, err = agentNumber(ctx, app.url, filepath.Join(tmp, "data", "owner.key"), o.engine); err != nil {
 			return nil, err
 		}
@@ -261,6 +272,7 @@ loop:
 	rep.final, _ = readProc(app.cmd.Process.Pid)
 	if prov != nil {
 		rep.provFinal, _ = readProc(prov.cmd.Process.Pid)
+		rep.provTally = prov.stop()
 	}
 	rep.before, rep.after = before, after
 	rep.ok, rep.failed = sippCounts(stat)
@@ -397,6 +409,32 @@ func lastLines(path string) string {
 		}
 	}
 	return strings.Join(lines, "\n")
+}
+
+// streamNumber creates, through the appliance's API, a number routed to
+// the echo bot's stream at url and returns the number's digits to dial.
+func streamNumber(ctx context.Context, base, keyFile, url string) (string, error) {
+	key, err := os.ReadFile(keyFile)
+	if err != nil {
+		return "", fmt.Errorf("owner key: %w", err)
+	}
+	b, _ := json.Marshal(map[string]any{"origin": "byo_trunk", "name": "loadbench stream", "phone_number": "+14155550150",
+		"stream": map[string]any{"url": url}})
+	req, err := http.NewRequestWithContext(ctx, "POST", base+"/v2/phone-numbers", bytes.NewReader(b))
+	if err != nil {
+		return "", err
+	}
+	req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(key)))
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer res.Body.Close()
+	if res.StatusCode != 200 {
+		return "", fmt.Errorf("POST /v2/phone-numbers: %d", res.StatusCode)
+	}
+	return "14155550150", nil
 }
 
 // agentNumber creates, through the appliance's API, an agent on engine
