@@ -165,6 +165,11 @@ func (s *Session) ListenPCM(rate int, sink func(pcm []int16)) (*Listener, error)
 
 // source describes the session's inbound frames for a listener.
 func (s *Session) source() source {
+	if s.opts.Deferred {
+		// PCM whatever the wire carries: no listener takes its code
+		// words, which SettleCodec may change.
+		return source{codec: Codec{Name: "PCM"}, rate: s.dec.Rate(), dec: s.dec.String()}
+	}
 	if s.dec == nil {
 		return source{codec: s.opts.Codec, rate: ClockRate, dec: s.opts.Codec.Name + "(decode)"}
 	}

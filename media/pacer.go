@@ -170,11 +170,14 @@ func (p *Pacer) Codec() Codec {
 	return p.codec
 }
 
-// SetCodec switches the encoding from the next frame on (after a re-INVITE).
+// SetCodec switches the encoding from the next frame on (after a
+// re-INVITE, or a deferred session's answer): the timestamps advance at
+// c's clock rate.
 func (p *Pacer) SetCodec(c Codec) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.codec = c
+	p.setPtime(p.ptime)
 }
 
 // SetPtime changes the packet interval from the next frame on; the

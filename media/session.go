@@ -25,6 +25,11 @@ type SessionOptions struct {
 	Rate int
 	// Encoder tunes an Opus session's encoder (the peer's fmtp).
 	Encoder EncoderOptions
+	// Deferred starts the session before its codec is settled (settle.go):
+	// Codec is the first one offered until SettleCodec puts the answered
+	// one on the wire, and the session's own audio is PCM at Rate
+	// whatever the codec.
+	Deferred bool
 	// Ptime is the packet and frame interval, 10–60 ms (default 20 ms).
 	Ptime time.Duration
 	// JitterDelay is the jitter buffer's target delay (default 40 ms).
@@ -225,7 +230,8 @@ func NewSession(pair *PortPair, opts SessionOptions) (*Session, error) {
 	s.playout.onWrite = s.startTalkspurt
 	s.latch = newSourceLatch(opts.RelatchAfter, opts.NATGrace)
 	s.codecPT = opts.Codec.PayloadType
-	s.stats.clock, s.rx.clock = opts.Codec.ClockRate, opts.Codec.ClockRate
+	s.stats.clock.Store(int32(opts.Codec.ClockRate))
+	s.rx.clock = opts.Codec.ClockRate
 	s.latch.signal(opts.Remote)
 	s.setRemoteLocked(opts.Remote)
 	now := s.now()
@@ -234,7 +240,7 @@ func NewSession(pair *PortPair, opts SessionOptions) (*Session, error) {
 		s.rtpRx, s.rtcpRx = newRxSocket(pair.RTP, 1500), newRxSocket(pair.RTCP, 1500)
 	}
 	s.in = inFrame{pcm: make([]int16, 0, 480), coded: make([]byte, 0, 480)}
-	if s.pktJB != nil {
+	if s.pktJB != nil || opts.Deferred {
 		s.in.pcm, s.in.coded = make([]int16, 0, opusMaxSamples), make([]byte, 0, maxPacket)
 	}
 	s.inStart, s.inPtime = now, s.jitter().Ptime()
@@ -257,6 +263,9 @@ func NewSession(pair *PortPair, opts SessionOptions) (*Session, error) {
 // a wideband session sees 8 kHz through a RateTap.
 func (s *Session) initCodec() error {
 	o := s.opts
+	if o.Deferred {
+		return s.initDeferred()
+	}
 	jopts := JitterOptions{Ptime: o.Ptime, Delay: o.JitterDelay}
 	s.tap = o.Tap
 	var err error
@@ -421,8 +430,18 @@ func (s *Session) SetSRTP(keys *SRTPKeys) error {
 // G.711 (or another Opus payload type). The session keeps the code words
 // of SessionOptions.Codec for its whole life: frames are transcoded to c
 // as they are sent, and inbound packets in c to the session's codec, so
-// its listeners and writers never change.
+// its listeners and writers never change. A deferred session (whose own
+// audio is PCM) changes its coders instead (SettleCodec).
 func (s *Session) SetCodec(c Codec) {
+	if s.opts.Deferred {
+		s.mu.Lock()
+		o := s.opts.Encoder
+		s.mu.Unlock()
+		if err := s.SettleCodec(c, o); err != nil {
+			s.log.Warn().Err(err).Str("codec", c.Name).Msg("codec not changed")
+		}
+		return
+	}
 	s.mu.Lock()
 	s.codecPT = c.PayloadType
 	if s.pktJB != nil && c.opus {

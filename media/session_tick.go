@@ -81,13 +81,14 @@ func (s *Session) deliver(in *inFrame, due time.Time) {
 	set := s.listeners.Load()
 	var pcm []int16
 	switch {
-	case s.dec != nil: // G.722: its taps need PCM, whoever listens
+	case s.dec != nil: // G.722 or a deferred session: its taps need PCM, whoever listens
 		if st == FramePlayed {
 			in.pcm, _ = s.dec.Decode(in.pcm[:0], in.coded)
 		} else {
 			// A frame the jitter buffer filled plays as silence and
 			// leaves the decoder's state alone.
-			in.pcm, _ = s.dec.Conceal(in.pcm[:0], nil, 2*len(in.coded))
+			// (G.711 and G.722 both code 8000 bytes a second.)
+			in.pcm, _ = s.dec.Conceal(in.pcm[:0], nil, len(in.coded)*s.dec.Rate()/ClockRate)
 		}
 		pcm = in.pcm
 		if s.tap != nil {

@@ -29,8 +29,9 @@ type Stats struct {
 	latches              atomic.Uint64
 	strangers            atomic.Uint64
 	// clock is the RTP clock rate of the timestamps (0: 8000); set
-	// before the session's goroutines start.
-	clock int
+	// before the session's goroutines start, and again when a deferred
+	// session settles its codec (SettleCodec).
+	clock atomic.Int32
 }
 
 // StatsSnapshot is a consistent-enough copy of Stats for logs, metrics and
@@ -96,14 +97,14 @@ func (s *Stats) Snapshot() StatsSnapshot {
 		SSRCChanges:        s.ssrcChanges.Load(),
 		Resyncs:            s.resyncs.Load(),
 		Ignored:            s.ignored.Load(),
-		Jitter:             tsDuration(s.jitter.Load(), s.clock),
+		Jitter:             tsDuration(s.jitter.Load(), int(s.clock.Load())),
 		Latches:            s.latches.Load(),
 		Strangers:          s.strangers.Load(),
 		RTCPIn:             s.rtcpIn.Load(),
 		RTCPOut:            s.rtcpOut.Load(),
 		RemoteFractionLost: float64(s.remoteFractionLost.Load()) / 256,
 		RemoteLost:         s.remoteLost.Load(),
-		RemoteJitter:       tsDuration(s.remoteJitter.Load(), s.clock),
+		RemoteJitter:       tsDuration(s.remoteJitter.Load(), int(s.clock.Load())),
 		RTT:                time.Duration(s.rtt.Load()),
 	}
 }

@@ -339,7 +339,7 @@ func (s *Service) create(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	pr := sip.PlaceRequest{Target: target, From: o.CallerID, RingTimeout: req.ringTimeout, Codecs: placeCodecs(o.Codecs), Headers: req.headers,
+	pr := sip.PlaceRequest{Target: target, From: o.CallerID, RingTimeout: req.ringTimeout, Codecs: o.Codecs, Headers: req.headers,
 		Route: &sip.Route{NumberID: route.NumberID, PhoneNumber: route.PhoneNumber, SRTP: sip.SRTPPolicy(o.SRTP), Call: &route}}
 	if !req.toURI {
 		pr.AuthUsername, pr.AuthPassword = o.AuthUsername, o.AuthPassword
@@ -362,18 +362,6 @@ func (s *Service) create(w http.ResponseWriter, r *http.Request) error {
 	w.Header().Set("Location", "/v1/calls/"+c.ID())
 	httpx.WriteJSON(w, http.StatusCreated, s.opts.Records(c.Snapshot()))
 	return nil
-}
-
-// placeCodecs keeps the narrowband codecs of a number's preference (a
-// placed call offers G.711 only).
-func placeCodecs(pref []string) []string {
-	var out []string
-	for _, c := range pref {
-		if strings.EqualFold(c, "PCMU") || strings.EqualFold(c, "PCMA") {
-			out = append(out, strings.ToUpper(c))
-		}
-	}
-	return out
 }
 
 // releaseTimeout bounds the store write that frees a slot when its call

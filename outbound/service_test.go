@@ -115,14 +115,6 @@ func TestCheck(t *testing.T) {
 		md: call.MachineDetectionDetect, ringTimeout: 45 * time.Second}, c)
 }
 
-// TestPlaceCodecs: a placed call offers the number's G.711 codecs in its
-// order (wideband is for inbound calls).
-func TestPlaceCodecs(t *testing.T) {
-	require.Equal(t, []string{"PCMA", "PCMU"}, placeCodecs([]string{"opus", "pcma", "G722", "PCMU"}))
-	require.Nil(t, placeCodecs([]string{"opus"}))
-	require.Nil(t, placeCodecs(nil))
-}
-
 // TestReserveLimits: a team's placed calls are held to its calls per
 // second and its calls at once (429 with Retry-After) counted over every
 // node of the store, other teams are not affected, and a release counts

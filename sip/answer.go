@@ -84,7 +84,7 @@ func (c *Call) Answer(ctx context.Context, local netip.AddrPort) error {
 	}
 	if c.delayed && !offerSent {
 		// RFC 3264 section 4: the ACK carries the answer to our offer.
-		params, err := answerMatch(ack.Body(), delayedOfferCodecs)
+		params, err := answerMatch(ack.Body(), c.offered)
 		if err != nil {
 			c.log.Warn().Err(err).Msg("no usable SDP answer in the ACK: hanging up")
 			_ = c.hangup(context.Background(), ErrNoAnswer, "no usable SDP answer in ACK")
@@ -121,7 +121,7 @@ func (c *Call) earlyAnswer(ctx context.Context, withOffer bool) error {
 	var params MediaParams
 	err = errNoSDP
 	if p != nil {
-		params, err = answerMatch(p.answer, delayedOfferCodecs)
+		params, err = answerMatch(p.answer, c.offered)
 	}
 	if err != nil {
 		c.log.Warn().Err(err).Msg("no usable SDP answer in the PRACK: refusing the call")

@@ -63,8 +63,9 @@ type Call struct {
 	received   time.Time
 
 	// Offer/answer beyond the basic INVITE-with-SDP (set at admission).
-	delayed  bool // the INVITE had no SDP: we offer, the caller answers
-	reliable bool // the caller requires 100rel (RFC 3262)
+	delayed  bool    // the INVITE had no SDP (or we place the call): we offer, the peer answers
+	offered  []Codec // our offer's codecs, in its order (delayed)
+	reliable bool    // the caller requires 100rel (RFC 3262)
 
 	// Reliable provisional responses (c.mu).
 	rseq      uint32

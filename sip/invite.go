@@ -111,13 +111,20 @@ func (s *Server) onInvite(req *sip.Request, tx sip.ServerTransaction) {
 		return
 	}
 	var offer *parsedSDP
-	params := delayedOfferParams()
+	var params MediaParams
+	var offered []Codec
 	switch ct := req.ContentType(); {
 	case len(req.Body()) == 0:
 		// RFC 3261 section 13.2.1, RFC 3264: a delayed offer. Our offer
-		// goes in the first reliable response (the 200 OK, or a reliable
-		// 180 under 100rel) and the caller's answer comes in its ACK (or
-		// PRACK).
+		// (the number's codecs in its order) goes in the first reliable
+		// response (the 200 OK, or a reliable 180 under 100rel) and the
+		// caller's answer comes in its ACK (or PRACK).
+		if offered, err = offerCodecs(route.Codecs); err != nil {
+			log.Error().Err(err).Msg("the number's codecs cannot be offered")
+			refuse(488, "Not Acceptable Here", ResultNoCodec, sip.NewHeader("Warning", `305 switchboard "Incompatible media format"`))
+			return
+		}
+		params = delayedOfferParams(offered)
 	case ct == nil || !isSDP(ct.Value()):
 		refuse(415, "Unsupported Media Type", ResultNoCodec, sip.NewHeader("Accept", "application/sdp"))
 		return
@@ -138,6 +145,7 @@ func (s *Server) onInvite(req *sip.Request, tx sip.ServerTransaction) {
 
 	s.respond(req, tx, 100, "Trying", nil)
 	call := newInboundCall(s, req, tx, route, src, offer, params, log)
+	call.offered = offered
 	call.received = received
 	call.reliable = requires(req, tag100rel)
 	if t := s.negotiateTimer(req); t != nil {

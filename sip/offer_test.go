@@ -16,13 +16,16 @@ import (
 
 // offerCase fills testdata/sipp/offer.xml.tmpl.
 type offerCase struct {
-	Name           string
-	Delayed, Rel   bool
-	PT             int
-	Codec          string
-	Port           string
-	Ptime, PauseMs int
-	Play           string
+	Name         string
+	Delayed, Rel bool
+	PT           int
+	Codec        string
+	// Rtpmap is the rtpmap of PT in the caller's SDP (default
+	// Codec/8000); Offered a regexp our offer (a delayed one) matches.
+	Rtpmap, Offered string
+	Port            string
+	Ptime, PauseMs  int
+	Play            string
 	// BadRAck sends a PRACK that matches nothing first (481 expected);
 	// NoAnswer sends the ACK of a delayed offer without SDP (a BYE is
 	// expected).
@@ -77,6 +80,50 @@ func TestSippOfferAnswerInterop(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestSippDelayedOfferNumberCodecs: our offer to an INVITE without SDP
+// lists the number's codecs in its order (by default Opus, G.722, PCMU,
+// PCMA), and the call takes the one the caller's answer in the ACK
+// chooses, wideband ones included.
+func TestSippDelayedOfferNumberCodecs(t *testing.T) {
+	for _, c := range []struct {
+		number, offered string
+		answer          offerCase
+		codec           string
+	}{
+		{openNumber, "m=audio [0-9]+ RTP/AVP 111 9 0 8 101", offerCase{PT: 111, Codec: "opus", Rtpmap: "opus/48000/2"}, "opus"},
+		{openNumber, "a=rtpmap:111 opus/48000/2", offerCase{PT: 9, Codec: "G722"}, "G722"},
+		{wideNumber, "m=audio [0-9]+ RTP/AVP 9 0 101", offerCase{PT: 9, Codec: "G722"}, "G722"},
+		{wideNumber, "m=audio [0-9]+ RTP/AVP 9 0 101", offerCase{PT: 0, Codec: "PCMU"}, "PCMU"},
+	} {
+		t.Run(c.number+"/"+c.codec, func(t *testing.T) {
+			h := newAnsweringHandler()
+			srv := startServer(t, Options{}, h)
+			oc := c.answer
+			oc.Name, oc.Delayed, oc.Offered, oc.Port, oc.Ptime, oc.PauseMs = "delayed_"+c.codec, true, c.offered, "40000", 20, 200
+			out, err := runSipp(t, srv.UDPAddr(), "u1", renderOffer(t, oc), strings.TrimPrefix(c.number, "+"))
+			requireSipp(t, out, err)
+			r := h.next(t)
+			require.NoError(t, r.err)
+			require.Equal(t, c.codec, r.call.Media().Codec.Name, "the caller's answer chose it")
+			require.Equal(t, uint8(101), r.call.Media().DTMFPayloadType)
+		})
+	}
+}
+
+// TestOfferCodecs: our offers follow the number's codecs; a name that is
+// not a codec is an error, not a shorter offer.
+func TestOfferCodecs(t *testing.T) {
+	got, err := offerCodecs(nil)
+	require.NoError(t, err)
+	require.Equal(t, []Codec{Opus, G722, PCMU, PCMA}, got)
+	got, err = offerCodecs([]string{"pcma", "OPUS"})
+	require.NoError(t, err)
+	require.Equal(t, []Codec{PCMA, Opus}, got)
+	_, err = offerCodecs([]string{"G729"})
+	require.ErrorIs(t, err, errNoCommonCodec)
+	require.ErrorContains(t, err, `"G729"`)
 }
 
 // TestSippDelayedOfferWithoutAnswer: an ACK without the answer to our

@@ -35,8 +35,9 @@ type PlaceRequest struct {
 	// AuthUsername and AuthPassword answer one 401/407 digest challenge
 	// of the INVITE (SHA-256 preferred over MD5).
 	AuthUsername, AuthPassword string
-	// Codecs are offered in this order: names among PCMU and PCMA
-	// (default both). The audio rate of a placed call is 8 kHz.
+	// Codecs are offered in this order: names among CodecNames (the
+	// number's codecs; default Opus, G722, PCMU, PCMA). The callee's
+	// answer chooses, and with it the call's audio rate.
 	Codecs []string
 	// RingTimeout cancels the INVITE (CANCEL, then the 487) when no final
 	// response came within it; 0: only ctx and hangup cancel it.
@@ -75,8 +76,7 @@ func (e *DialError) Unwrap() error { return e.Err }
 
 // placement is what a placed call keeps of its dial (Call.placed).
 type placement struct {
-	req    PlaceRequest
-	codecs []Codec
+	req PlaceRequest
 	// provisionals gets the status of each provisional response but 100.
 	provisionals chan int
 
@@ -146,7 +146,7 @@ func (s *Server) Place(ctx context.Context, r PlaceRequest) (*Call, error) {
 	if err != nil {
 		return nil, fmt.Errorf("place %q: %w", r.Target, err)
 	}
-	codecs, err := placeCodecs(r.Codecs)
+	codecs, err := offerCodecs(r.Codecs)
 	if err != nil {
 		return nil, fmt.Errorf("place %q: %w", r.Target, err)
 	}
@@ -156,7 +156,7 @@ func (s *Server) Place(ctx context.Context, r PlaceRequest) (*Call, error) {
 	if !s.reserve() {
 		return nil, ErrOverloaded
 	}
-	params := MediaParams{Codec: codecs[0], DTMFPayloadType: delayedOfferDTMF, Ptime: defaultPtime, Direction: SendRecv}
+	params := delayedOfferParams(codecs)
 	id, callID := uuid.NewString(), uuid.NewString()
 	c := &Call{
 		srv: s, id: id, route: r.Route, src: dst,
@@ -167,10 +167,11 @@ func (s *Server) Place(ctx context.Context, r PlaceRequest) (*Call, error) {
 		initial: params, params: params,
 		sdp:       newLocalSDP(uint64(time.Now().Unix())),
 		delayed:   true, // our offer, their answer
+		offered:   codecs,
 		finalSent: make(chan struct{}),
 		refreshes: make(chan struct{}, 1),
 		received:  s.now(),
-		placed:    &placement{req: r, codecs: codecs, provisionals: make(chan int, 8)},
+		placed:    &placement{req: r, provisionals: make(chan int, 8)},
 	}
 	c.dlg = &dialog{
 		client: s.client, callID: callID,
@@ -216,26 +217,6 @@ func (s *Server) resolveTarget(ctx context.Context, u sip.Uri) (netip.AddrPort, 
 	return netip.ParseAddrPort(net.JoinHostPort(addrs[0].Unmap().String(), port))
 }
 
-// placeCodecs are the codecs a placed call offers, from their names.
-func placeCodecs(names []string) ([]Codec, error) {
-	if len(names) == 0 {
-		return []Codec{PCMU, PCMA}, nil
-	}
-	var out []Codec
-	for _, n := range names {
-		switch strings.ToUpper(n) {
-		case PCMU.Name:
-			out = append(out, PCMU)
-		case PCMA.Name:
-			out = append(out, PCMA)
-		}
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("%w: placed calls speak PCMU or PCMA", errNoCommonCodec)
-	}
-	return out, nil
-}
-
 // Outbound reports whether the server placed this call (Place).
 func (c *Call) Outbound() bool { return c.placed != nil }
 
@@ -265,7 +246,7 @@ func (c *Call) dial(ctx context.Context, local netip.AddrPort) error {
 		local = netip.AddrPortFrom(ip, local.Port())
 	}
 	c.local = local
-	offer, err := c.sdp.offer(local, p.codecs, delayedOfferDTMF, defaultPtime, SendRecv)
+	offer, err := c.sdp.offer(local, c.offered, delayedOfferDTMF, defaultPtime, SendRecv)
 	c.mu.Unlock()
 	if err != nil {
 		c.end(err)
@@ -285,7 +266,7 @@ func (c *Call) dial(ctx context.Context, local netip.AddrPort) error {
 	headers := append([]sip.Header{sip.NewHeader("Allow", allowMethods), supportedHeader(), sip.NewHeader("User-Agent", c.srv.opts.UserAgent)},
 		sipHeaders(p.req.Headers)...)
 	u := &inviteClient{
-		client: c.srv.client, dlg: c.dlg, offer: offer, codecs: p.codecs,
+		client: c.srv.client, dlg: c.dlg, offer: offer, codecs: c.offered,
 		headers: headers,
 		user:    p.req.AuthUsername, password: p.req.AuthPassword,
 		requestTimeout: c.srv.opts.RequestTimeout,

@@ -24,14 +24,10 @@ const (
 	delayedOfferPtime = defaultPtime
 )
 
-// delayedOfferCodecs are offered, in this order, to a caller whose INVITE
-// had no SDP.
-var delayedOfferCodecs = []Codec{PCMU, PCMA}
-
-// delayedOfferParams is the media assumed for a delayed offer until the
-// caller's answer arrives: our first codec, no address yet.
-func delayedOfferParams() MediaParams {
-	return MediaParams{Codec: delayedOfferCodecs[0], DTMFPayloadType: delayedOfferDTMF, Ptime: delayedOfferPtime, Direction: SendRecv}
+// delayedOfferParams is the media assumed for our offer of codecs until
+// the peer's answer arrives: our first codec, no address yet.
+func delayedOfferParams(codecs []Codec) MediaParams {
+	return MediaParams{Codec: codecs[0], DTMFPayloadType: delayedOfferDTMF, Ptime: delayedOfferPtime, Direction: SendRecv}
 }
 
 // requires reports whether req's Require headers name tag.
@@ -222,7 +218,7 @@ func (c *Call) localOffer(local netip.AddrPort) ([]byte, error) {
 	if ip := c.srv.opts.RTPPublicIP; ip.IsValid() {
 		local = netip.AddrPortFrom(ip, local.Port())
 	}
-	return c.sdp.offer(local, delayedOfferCodecs, delayedOfferDTMF, delayedOfferPtime, SendRecv)
+	return c.sdp.offer(local, c.offered, delayedOfferDTMF, delayedOfferPtime, SendRecv)
 }
 
 // awaitPrack waits for the PRACK of the reliable response still pending,

@@ -555,5 +555,8 @@ func answerMatch(body []byte, offered []Codec) (MediaParams, error) {
 		return MediaParams{}, errNoCommonCodec
 	}
 	pickDTMF(&params, p.codecs)
+	if params.Codec.IsOpus() {
+		params.Ptime = opusPtime(params.Ptime)
+	}
 	return params, nil
 }

@@ -58,6 +58,7 @@ const (
 	authNumber   = "+15551230001"
 	closedNumber = "+15551230002"
 	srtpNumber   = "+15551230003" // SRTP required by the number
+	wideNumber   = "+15551230004" // codecs G722, PCMU
 	authUser     = "alice"
 	authPass     = "s3cret-pass"
 )
@@ -68,6 +69,7 @@ func testNumbers() fakeNumbers {
 		authNumber:   {NumberID: "num_auth", PhoneNumber: authNumber, AuthUsername: authUser, AuthPassword: authPass},
 		closedNumber: {NumberID: "num_closed", PhoneNumber: closedNumber, AllowedAddresses: []netip.Prefix{netip.MustParsePrefix("192.0.2.0/24")}},
 		srtpNumber:   {NumberID: "num_srtp", PhoneNumber: srtpNumber, SRTP: SRTPRequired},
+		wideNumber:   {NumberID: "num_wide", PhoneNumber: wideNumber, Codecs: []string{"G722", "PCMU"}},
 	}
 }
 

@@ -146,10 +146,10 @@ func TestSRTPReoffer(t *testing.T) {
 // TestSRTPDelayedOffer: an INVITE without SDP gets our plain offer, or
 // 488 when SRTP is required.
 func TestSRTPDelayedOffer(t *testing.T) {
-	p, err := srtpRules{policy: SRTPOptional, keysOK: true}.secure(nil, delayedOfferParams(), SDES{})
+	p, err := srtpRules{policy: SRTPOptional, keysOK: true}.secure(nil, delayedOfferParams(defaultOfferOrder), SDES{})
 	require.NoError(t, err)
 	require.False(t, p.SRTP.Active())
-	_, err = srtpRules{policy: SRTPRequired, keysOK: true}.secure(nil, delayedOfferParams(), SDES{})
+	_, err = srtpRules{policy: SRTPRequired, keysOK: true}.secure(nil, delayedOfferParams(defaultOfferOrder), SDES{})
 	require.ErrorIs(t, err, errSRTPNeeded)
 }
 

@@ -138,7 +138,10 @@ func (l *Leg) Start(sink call.LegSink, opts call.LegOptions) error {
 	}
 	codec := *l.codec.Load()
 	so := media.SessionOptions{
-		Codec: codec, Rate: opts.Rate, Encoder: opusOptions(offer.Codec), Ptime: offer.Ptime, JitterDelay: l.opts.JitterDelay,
+		// Our offer (a placed call, an INVITE without SDP) may be
+		// answered with any of its codecs: the session's codec is
+		// settled by the answer (Answer).
+		Codec: codec, Deferred: l.in.DelayedOffer(), Rate: opts.Rate, Encoder: opusOptions(offer.Codec), Ptime: offer.Ptime, JitterDelay: l.opts.JitterDelay,
 		EventPayloadType: offer.DTMFPayloadType, Remote: offer.RemoteAddr, MediaTimeout: l.opts.MediaTimeout, Logger: l.log,
 		RelatchAfter: l.opts.RelatchAfter, Strangers: l.opts.Strangers, SRTP: srtpKeys(offer.SRTP),
 		OnTimeout: l.onTimeout, OnEvent: l.onEvent, OnFrame: l.onFrame, Tap: opts.Tap,
@@ -217,13 +220,36 @@ func (l *Leg) Answer(ctx context.Context) error {
 		return err
 	}
 	m := l.in.Media()
-	if l.in.DelayedOffer() && m.DTMFPayloadType != 0 {
-		l.startSender(sess, m)
+	if l.in.DelayedOffer() {
+		if err := l.settle(sess, m.Codec); err != nil {
+			_ = l.in.Hangup(context.Background(), "media not started")
+			if l.placed {
+				return dialError(err)
+			}
+			return err
+		}
+		if m.DTMFPayloadType != 0 {
+			l.startSender(sess, m)
+		}
 	}
 	l.mu.Lock()
 	l.answered = true
 	l.mu.Unlock()
 	l.applyMedia(m)
+	return nil
+}
+
+// settle puts the codec the answer to our offer chose on the session.
+func (l *Leg) settle(sess *media.Session, c sip.Codec) error {
+	codec, ok := mediaCodec(c)
+	if !ok {
+		return fmt.Errorf("sip leg: answered codec %s has no media codec", c.Name)
+	}
+	if err := sess.SettleCodec(codec, opusOptions(c)); err != nil {
+		return fmt.Errorf("sip leg: %w", err)
+	}
+	l.codec.Store(&codec)
+	l.log.Debug().Str("codec", codec.Name).Str("chain", sess.String()).Msg("codec settled by the answer")
 	return nil
 }
 

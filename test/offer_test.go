@@ -26,6 +26,7 @@ type offerScenario struct {
 	Ptime, PauseMs    int
 	Play              string
 	BadRAck, NoAnswer bool
+	Rtpmap, Offered   string
 }
 
 // TestOfferAnswerInterop: callers some PBXs and carrier SBCs put through
@@ -33,7 +34,9 @@ type offerScenario struct {
 // without SDP: the appliance offers in the 200 OK, sipp answers in the
 // ACK), an INVITE requiring 100rel (a reliable 180 PRACKed before the
 // 200), and both at once (the offer in the reliable 180, the answer in
-// the PRACK).
+// the PRACK). A delayed offer's offer lists the number's codecs in the
+// order inbound offers are negotiated (Opus, G.722, PCMU, PCMA by
+// default), and the call runs in the one the answer chose.
 func TestOfferAnswerInterop(t *testing.T) {
 	d := callDaemon(t, nil)
 	for _, sc := range []offerScenario{
@@ -44,6 +47,9 @@ func TestOfferAnswerInterop(t *testing.T) {
 		t.Run(sc.Name, func(t *testing.T) {
 			peer := newRTPPeer(t)
 			sc.PT, sc.Codec, sc.Port, sc.Ptime, sc.PauseMs, sc.Play = 8, "PCMA", fmt.Sprint(peer.port()), 30, 4000, g711aPcap
+			if sc.Delayed {
+				sc.Offered = "m=audio [0-9]+ RTP/AVP 111 9 0 8 101"
+			}
 			tmpl, err := template.ParseFiles(filepath.Join("..", "sip", "testdata", "sipp", "offer.xml.tmpl"))
 			require.NoError(t, err)
 			var buf bytes.Buffer

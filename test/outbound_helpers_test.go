@@ -42,6 +42,12 @@ type callee struct {
 	TalkMs    int
 	// Refer: the callee accepts a REFER (202) and NOTIFYs its success.
 	Refer bool
+	// OfferRE must match the INVITE's SDP (without a challenge).
+	OfferRE string
+	// AnswerPT and AnswerRtpmap are the codec of the answer (default
+	// 0, PCMU/8000).
+	AnswerPT     int
+	AnswerRtpmap string
 }
 
 // startCallee runs sipp as the callee on a free loopback port and
