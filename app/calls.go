@@ -138,7 +138,7 @@ func (a *App) buildCalls(cfg *config.Config, log zerolog.Logger) error {
 	// process sets it (tests start several side by side).
 	libLoggerOnce.Do(func() { sip.SetLibraryLogger(log) })
 	a.sip, err = sip.NewServer(sip.Options{
-		Addr: cfg.SIP.Addr, PublicAddr: cfg.SIP.PublicAddr, TLSAddr: cfg.SIP.TLSAddr, TLSCert: cfg.SIP.TLSCert, TLSKey: cfg.SIP.TLSKey,
+		Addr: cfg.SIP.Addr, PublicAddr: cfg.SIP.PublicAddr, TLSAddr: cfg.SIP.TLSAddr, TLSCert: cfg.SIP.TLSCert, TLSKey: cfg.SIP.TLSKey, TLSCA: cfg.SIP.TLSCA,
 		RTPPublicIP: publicIP, SRTP: sip.SRTPPolicy(cfg.RTP.SRTP), SRTPOverPlain: cfg.RTP.SRTPSignalling == "any",
 		ChallengeStatus: cfg.SIP.ChallengeStatus, DigestAlgorithms: cfg.SIP.DigestAlgorithms, NonceTTL: cfg.SIP.NonceTTL,
 		AuthFailLimit: cfg.SIP.AuthFailLimit, AuthFailWindow: cfg.SIP.AuthFailWindow, MaxCalls: cfg.SIP.MaxCalls,

@@ -168,6 +168,10 @@ type SIP struct {
 	TLSAddr    string `yaml:"tls_addr"`
 	TLSCert    string `yaml:"tls_cert"`
 	TLSKey     string `yaml:"tls_key"`
+	// TLSCA is a PEM file of the authorities trusted for the TLS
+	// connections the appliance opens (trunks, registrars); empty: the
+	// system's.
+	TLSCA string `yaml:"tls_ca"`
 	// ChallengeStatus is 401 (WWW-Authenticate) or 407 (Proxy-Authenticate).
 	ChallengeStatus int `yaml:"challenge_status"`
 	// DigestAlgorithms are the challenges offered, in order (RFC 8760).

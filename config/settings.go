@@ -125,6 +125,7 @@ func settings(c *Config) []Setting {
 		{"sip.tls_addr", "sip-tls-addr", "SWITCHBOARD_SIP_TLS_ADDR", "127.0.0.1:5061", "SIP over TLS listen address, used when a certificate is set", str(&c.SIP.TLSAddr)},
 		{"sip.tls_cert", "sip-tls-cert", "SWITCHBOARD_SIP_TLS_CERT", "", "PEM certificate file for SIP over TLS", str(&c.SIP.TLSCert)},
 		{"sip.tls_key", "sip-tls-key", "SWITCHBOARD_SIP_TLS_KEY", "", "PEM private key file for SIP over TLS", str(&c.SIP.TLSKey)},
+		{"sip.tls_ca", "", "SWITCHBOARD_SIP_TLS_CA", "", "PEM file of the certificate authorities trusted when the appliance connects over TLS (trunks, registrars); empty: the system's", str(&c.SIP.TLSCA)},
 		{"sip.challenge_status", "", "SWITCHBOARD_SIP_CHALLENGE_STATUS", "401", "401 (WWW-Authenticate) or 407 (Proxy-Authenticate) for digest challenges", integer(&c.SIP.ChallengeStatus)},
 		{"sip.digest_algorithms", "", "SWITCHBOARD_SIP_DIGEST_ALGORITHMS", "SHA-256,MD5", "digest challenges offered, in order (RFC 8760); set MD5 for peers that read only the first challenge", list(&c.SIP.DigestAlgorithms)},
 		{"sip.nonce_ttl", "", "SWITCHBOARD_SIP_NONCE_TTL", "30s", "lifetime of a digest nonce; older ones are answered stale=true", duration(&c.SIP.NonceTTL)},

@@ -402,13 +402,27 @@ func (s *Session) setRemoteLocked(ap netip.AddrPort) {
 // re-key, RFC 4568 §7.1.4). A direction whose key is unchanged keeps its
 // context (and its packet index: a key is never used twice for the same
 // index). nil keeps what is in use: the SIP layer refuses a downgrade.
+// A deferred session (SessionOptions.Deferred), which started before the
+// answer gave the peer's key, may start SRTP here; any other refuses to.
 func (s *Session) SetSRTP(keys *SRTPKeys) error {
 	cur := s.srtp.Load()
 	if keys == nil || (cur != nil && cur.same(*keys)) {
 		return nil
 	}
 	if cur == nil {
-		return fmt.Errorf("set srtp: %w", errSRTPLate)
+		if !s.opts.Deferred {
+			return fmt.Errorf("set srtp: %w", errSRTPLate)
+		}
+		st, err := newSRTPState(*keys)
+		if err != nil {
+			return fmt.Errorf("set srtp: %w", err)
+		}
+		// The pacer encrypts into encBuf on the media goroutine.
+		s.tickMu.Lock()
+		s.encBuf = make([]byte, 1500+st.authTagOverRTP)
+		s.srtp.Store(st)
+		s.tickMu.Unlock()
+		return nil
 	}
 	st, err := newSRTPState(*keys)
 	if err != nil {

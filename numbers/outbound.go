@@ -15,7 +15,8 @@ import (
 // OutboundTrunk is the API form of a number's outbound trunk: where the
 // calls it places (POST /v1/calls) go. The password is never shown.
 type OutboundTrunk struct {
-	// URI is the carrier's trunk, sip:host[:port][;transport=udp|tcp]:
+	// URI is the carrier's trunk, sip:host[:port][;transport=udp|tcp|tls]
+	// or sips:host[:port]:
 	// each call's Request-URI is the called number at this host.
 	URI string `json:"uri"`
 	// AuthUsername answers the carrier's digest challenge (401/407) with
@@ -51,7 +52,7 @@ func (s *Service) applyOutbound(n *store.PhoneNumber, b *outboundBody, has func(
 	}
 	host, err := sip.CheckTrunkURI(o.URI)
 	if err != nil {
-		return nil, httpx.BadRequest("outbound_trunk.uri", "outbound_trunk.uri must be sip:host[:port] with an optional ;transport=udp|tcp and no user part: %v", err)
+		return nil, httpx.BadRequest("outbound_trunk.uri", "outbound_trunk.uri must be sip:host[:port] with an optional ;transport=udp|tcp|tls, or sips:host[:port], and no user part: %v", err)
 	}
 	if err := s.checkHost(host); err != nil {
 		return nil, httpx.BadRequest("outbound_trunk.uri", "outbound_trunk.uri must not name a link-local or cloud metadata address (%v); the setting webhooks.allow_addresses can allow it", err)

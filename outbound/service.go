@@ -186,10 +186,10 @@ func (s *Service) check(b *request) (*checked, error) {
 	switch {
 	case to == "":
 		return nil, httpx.BadRequest("to", "to is required: an E.164 number (+14155550123) or a SIP URI (sip:alice@pbx.example.com)")
-	case strings.HasPrefix(strings.ToLower(to), "sip:"):
+	case strings.HasPrefix(strings.ToLower(to), "sip:"), strings.HasPrefix(strings.ToLower(to), "sips:"):
 		host, err := sip.CheckTargetURI(to)
 		if err != nil {
-			return nil, httpx.BadRequest("to", "to is not a usable SIP URI (sip:user@host[:port][;transport=udp|tcp]): %v", err)
+			return nil, httpx.BadRequest("to", "to is not a usable SIP URI (sip:user@host[:port][;transport=udp|tcp|tls], or sips:): %v", err)
 		}
 		if a, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
 			if err := s.opts.Addresses.CheckAddr(a); err != nil {
@@ -352,6 +352,15 @@ func (s *Service) create(w http.ResponseWriter, r *http.Request) error {
 			return httpx.Unavailable("the appliance is at its maximum number of calls", 5*time.Second)
 		case errors.Is(err, sip.ErrShutdown):
 			return httpx.Unavailable("the appliance is shutting down", 5*time.Second)
+		case errors.Is(err, sip.ErrTLSUnavailable), errors.Is(err, sip.ErrSRTPUnavailable):
+			// The trunk or the target asks for what this appliance's
+			// settings cannot give: say which setting.
+			param := "from"
+			if req.toURI {
+				param = "to"
+			}
+			return &httpx.Error{Status: http.StatusConflict, Code: "transport_unavailable", Param: param,
+				Message: fmt.Sprintf("the call to %s cannot be placed: %v", req.to, err)}
 		}
 		return httpx.BadRequest("to", "the call cannot be placed to %s: %v", req.to, err)
 	}

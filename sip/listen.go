@@ -2,8 +2,10 @@ package sip
 
 import (
 	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"net"
+	"os"
 )
 
 // udpReadBuffer is the SIP UDP socket's receive buffer. The kernel's
@@ -39,6 +41,26 @@ func (s *Server) listen() error {
 		return fmt.Errorf("listen tcp %s: %w", tcpAddr, err)
 	}
 	return s.listenTLS()
+}
+
+// clientTLS is the configuration of the TLS connections the server opens
+// (a trunk's, a registrar's): the authorities of Options.TLSCA, else the
+// system's; the peer's name checked.
+func (s *Server) clientTLS() (*tls.Config, error) {
+	conf := &tls.Config{MinVersion: tls.VersionTLS12}
+	if s.opts.TLSCA == "" {
+		return conf, nil
+	}
+	pem, err := os.ReadFile(s.opts.TLSCA)
+	if err != nil {
+		return nil, fmt.Errorf("sip tls ca: %w", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("sip tls ca %s: no PEM certificate in it", s.opts.TLSCA)
+	}
+	conf.RootCAs = pool
+	return conf, nil
 }
 
 func (s *Server) listenTLS() error {

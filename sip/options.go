@@ -22,6 +22,10 @@ type Options struct {
 	TLSAddr string
 	// TLSCert and TLSKey are PEM files; TLS is enabled when both are set.
 	TLSCert, TLSKey string
+	// TLSCA is a PEM file of the authorities trusted for the TLS
+	// connections the server opens (trunks, registrars); empty: the
+	// system's.
+	TLSCA string
 
 	// RTPPublicIP is the address advertised in SDP answers (NAT); default
 	// the address passed to Call.Answer.

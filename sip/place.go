@@ -22,6 +22,14 @@ var (
 	// ErrRingTimeout is the cause of a placed call cancelled because
 	// nobody answered within its ring timeout.
 	ErrRingTimeout = errors.New("sip: no answer within the ring timeout")
+	// ErrTLSUnavailable means a call over TLS was asked of a server
+	// without its own TLS listener: the callee's requests in the dialog
+	// come back to our Contact, over TLS.
+	ErrTLSUnavailable = errors.New("sip: calls over TLS need the appliance's SIP TLS listener (sip.tls_cert and sip.tls_key)")
+	// ErrSRTPUnavailable means the call must be on SRTP (the number's
+	// srtp, or rtp.srtp) but its keys could not travel: SDES keys go
+	// only over TLS (unless rtp.srtp_signalling is any).
+	ErrSRTPUnavailable = errors.New("sip: srtp is required and SDES keys travel only over SIP TLS: use a sips: or ;transport=tls URI")
 )
 
 // PlaceRequest describes a call the server places (an outbound call).
@@ -77,6 +85,8 @@ func (e *DialError) Unwrap() error { return e.Err }
 // placement is what a placed call keeps of its dial (Call.placed).
 type placement struct {
 	req PlaceRequest
+	// crypto is the SDES of our offer (nil: plain RTP).
+	crypto *offerCrypto
 	// provisionals gets the status of each provisional response but 100.
 	provisionals chan int
 
@@ -142,6 +152,26 @@ func (s *Server) Place(ctx context.Context, r PlaceRequest) (*Call, error) {
 	if tr, ok := target.UriParams.Get("transport"); ok {
 		transport = strings.ToUpper(tr)
 	}
+	if strings.EqualFold(target.Scheme, "sips") {
+		// RFC 3261 section 26.2: TLS to the first hop (parseURI refuses
+		// another transport with sips:).
+		transport = "TLS"
+	}
+	if transport == "TLS" {
+		if s.tls == nil {
+			return nil, fmt.Errorf("place %q: %w", r.Target, ErrTLSUnavailable)
+		}
+		if target.Port == 0 {
+			target.Port = 5061
+		}
+	}
+	if r.Route == nil {
+		r.Route = &Route{}
+	}
+	sec, err := placeCrypto(s.srtpRules(transport, r.Route))
+	if err != nil {
+		return nil, fmt.Errorf("place %q: %w: %w", r.Target, ErrSRTPUnavailable, err)
+	}
 	dst, err := s.resolveTarget(ctx, target)
 	if err != nil {
 		return nil, fmt.Errorf("place %q: %w", r.Target, err)
@@ -149,9 +179,6 @@ func (s *Server) Place(ctx context.Context, r PlaceRequest) (*Call, error) {
 	codecs, err := offerCodecs(r.Codecs)
 	if err != nil {
 		return nil, fmt.Errorf("place %q: %w", r.Target, err)
-	}
-	if r.Route == nil {
-		r.Route = &Route{}
 	}
 	if !s.reserve() {
 		return nil, ErrOverloaded
@@ -171,18 +198,22 @@ func (s *Server) Place(ctx context.Context, r PlaceRequest) (*Call, error) {
 		finalSent: make(chan struct{}),
 		refreshes: make(chan struct{}, 1),
 		received:  s.now(),
-		placed:    &placement{req: r, provisionals: make(chan int, 8)},
+		placed:    &placement{req: r, crypto: sec, provisionals: make(chan int, 8)},
 	}
 	c.dlg = &dialog{
 		client: s.client, callID: callID,
 		local:     sip.Uri{Scheme: "sip", User: r.From, Host: s.pubHost},
 		localTag:  sip.GenerateTagN(16),
-		remote:    sip.Uri{Scheme: "sip", User: target.User, Host: target.Host, Port: target.Port},
+		remote:    sip.Uri{Scheme: target.Scheme, User: target.User, Host: target.Host, Port: target.Port},
 		contact:   s.contactFor(transport),
 		transport: transport,
 		peer:      dst.String(),
 		target:    target,
 		cseq:      uint32(rand.IntN(1 << 15)),
+	}
+	if transport == "TLS" {
+		// By name, so that the peer's certificate is checked against it.
+		c.dlg.peer = hostPort(target)
 	}
 	if transport == "UDP" {
 		// Requests leave from the server's socket, so that the callee's
@@ -246,7 +277,7 @@ func (c *Call) dial(ctx context.Context, local netip.AddrPort) error {
 		local = netip.AddrPortFrom(ip, local.Port())
 	}
 	c.local = local
-	offer, err := c.sdp.offer(local, c.offered, delayedOfferDTMF, defaultPtime, SendRecv)
+	offer, err := c.sdp.offer(local, c.offered, delayedOfferDTMF, defaultPtime, SendRecv, p.crypto)
 	c.mu.Unlock()
 	if err != nil {
 		c.end(err)
@@ -266,7 +297,7 @@ func (c *Call) dial(ctx context.Context, local netip.AddrPort) error {
 	headers := append([]sip.Header{sip.NewHeader("Allow", allowMethods), supportedHeader(), sip.NewHeader("User-Agent", c.srv.opts.UserAgent)},
 		sipHeaders(p.req.Headers)...)
 	u := &inviteClient{
-		client: c.srv.client, dlg: c.dlg, offer: offer, codecs: c.offered,
+		client: c.srv.client, dlg: c.dlg, offer: offer, codecs: c.offered, crypto: p.crypto,
 		headers: headers,
 		user:    p.req.AuthUsername, password: p.req.AuthPassword,
 		requestTimeout: c.srv.opts.RequestTimeout,

@@ -218,7 +218,7 @@ func (c *Call) localOffer(local netip.AddrPort) ([]byte, error) {
 	if ip := c.srv.opts.RTPPublicIP; ip.IsValid() {
 		local = netip.AddrPortFrom(ip, local.Port())
 	}
-	return c.sdp.offer(local, c.offered, delayedOfferDTMF, delayedOfferPtime, SendRecv)
+	return c.sdp.offer(local, c.offered, delayedOfferDTMF, delayedOfferPtime, SendRecv, nil)
 }
 
 // awaitPrack waits for the PRACK of the reliable response still pending,

@@ -124,6 +124,9 @@ func parseRegistrarURI(s string) (sip.Uri, error) {
 	if strings.Contains(strings.ToLower(s), "transport=") {
 		return sip.Uri{}, fmt.Errorf("%w: %q names its transport; the registration's transport field does", errRegistrarURI, s)
 	}
+	if strings.HasPrefix(strings.ToLower(s), "sips:") {
+		return sip.Uri{}, fmt.Errorf("%w: %q is sips:; write sip: and set the registration's transport to tls", errRegistrarURI, s)
+	}
 	u, err := parseURI(s)
 	if err != nil {
 		return u, fmt.Errorf("%w: %w", errRegistrarURI, err)

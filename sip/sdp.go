@@ -456,8 +456,9 @@ func (l *localSDP) answer(p *parsedSDP, params MediaParams, local netip.AddrPort
 	return l.finish(sd)
 }
 
-// offer builds an offer (used by placed calls, the Softphone and offerless re-INVITEs).
-func (l *localSDP) offer(local netip.AddrPort, codecs []Codec, dtmfPT uint8, ptime time.Duration, dir Direction) ([]byte, error) {
+// offer builds an offer (used by placed calls, the Softphone and delayed
+// offers); sec, when set, offers SDES keys (srtp.go).
+func (l *localSDP) offer(local netip.AddrPort, codecs []Codec, dtmfPT uint8, ptime time.Duration, dir Direction, sec *offerCrypto) ([]byte, error) {
 	ip := local.Addr().Unmap()
 	addrType := "IP4"
 	if ip.Is6() {
@@ -469,7 +470,7 @@ func (l *localSDP) offer(local netip.AddrPort, codecs []Codec, dtmfPT uint8, pti
 		ConnectionInformation: &sdp.ConnectionInformation{NetworkType: "IN", AddressType: addrType, Address: &sdp.Address{Address: ip.String()}},
 		TimeDescriptions:      []sdp.TimeDescription{{}},
 	}
-	md := &sdp.MediaDescription{MediaName: sdp.MediaName{Media: "audio", Port: sdp.RangedPort{Value: int(local.Port())}, Protos: []string{"RTP", "AVP"}}}
+	md := &sdp.MediaDescription{MediaName: sdp.MediaName{Media: "audio", Port: sdp.RangedPort{Value: int(local.Port())}, Protos: sec.protos()}}
 	for _, c := range codecs {
 		appendCodec(md, c)
 	}
@@ -479,6 +480,7 @@ func (l *localSDP) offer(local netip.AddrPort, codecs []Codec, dtmfPT uint8, pti
 	if ptime > 0 {
 		md.WithValueAttribute("ptime", strconv.Itoa(int(ptime/time.Millisecond)))
 	}
+	sec.append(md)
 	md.WithPropertyAttribute(string(dir))
 	sd.MediaDescriptions = append(sd.MediaDescriptions, md)
 	return l.finish(sd)

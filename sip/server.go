@@ -127,6 +127,12 @@ func NewServer(opts Options, numbers Numbers, handler Handler, log zerolog.Logge
 	if s.resolver != nil {
 		uaOpts = append(uaOpts, sipgo.WithUserAgentDNSResolver(s.resolver))
 	}
+	clientTLS, err := s.clientTLS()
+	if err != nil {
+		s.closeListeners()
+		return nil, err
+	}
+	uaOpts = append(uaOpts, sipgo.WithUserAgenTLSConfig(clientTLS))
 	ua, err := sipgo.NewUA(uaOpts...)
 	if err != nil {
 		s.closeListeners()

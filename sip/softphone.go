@@ -257,7 +257,7 @@ func (p *Softphone) Dial(ctx context.Context, r DialRequest) (*SoftphoneCall, er
 	if r.DTMFPayloadType > 0 {
 		dtmf = uint8(r.DTMFPayloadType)
 	}
-	offer, err := sdpState.offer(r.RTPAddr, r.Codecs, dtmf, r.Ptime, SendRecv)
+	offer, err := sdpState.offer(r.RTPAddr, r.Codecs, dtmf, r.Ptime, SendRecv, nil)
 	if err != nil {
 		return nil, fmt.Errorf("dial: %w", err)
 	}

@@ -22,10 +22,11 @@ const maxURILen = 512
 
 // TrunkTransports are the transports an outbound trunk may name in its
 // transport parameter (UDP when it names none).
-var TrunkTransports = []string{"udp", "tcp"}
+var TrunkTransports = []string{"udp", "tcp", "tls"}
 
 // CheckTrunkURI checks an outbound trunk's URI: sip:host[:port] with an
-// optional transport parameter (udp or tcp) and no user part (the called
+// optional transport parameter (udp, tcp or tls), or sips:host[:port]
+// (TLS), and no user part (the called
 // number becomes the user part of each call's Request-URI). It returns
 // the host, for the caller's address policy.
 func CheckTrunkURI(s string) (host string, err error) {
@@ -75,8 +76,9 @@ func parseURI(s string) (sip.Uri, error) {
 	if strings.ContainsAny(s, " \t\r\n<>\"") {
 		return u, errors.New("spaces, quotes or angle brackets")
 	}
-	if !strings.HasPrefix(strings.ToLower(s), "sip:") {
-		return u, errors.New("not a sip: URI")
+	sips := strings.HasPrefix(strings.ToLower(s), "sips:")
+	if !sips && !strings.HasPrefix(strings.ToLower(s), "sip:") {
+		return u, errors.New("not a sip: or sips: URI")
 	}
 	if err := sip.ParseUri(s, &u); err != nil {
 		return u, err
@@ -93,6 +95,9 @@ func parseURI(s string) (sip.Uri, error) {
 	if tr, ok := u.UriParams.Get("transport"); ok {
 		if !isTrunkTransport(tr) {
 			return u, fmt.Errorf("transport %q is not one of %v", tr, TrunkTransports)
+		}
+		if sips && !strings.EqualFold(tr, "tls") {
+			return u, fmt.Errorf("a sips: URI goes over TLS, not %s", tr)
 		}
 	}
 	return u, nil

@@ -137,6 +137,9 @@ type inviteClient struct {
 	offer  []byte
 	// codecs are the codecs offered: the answer must choose among them.
 	codecs []Codec
+	// crypto is the SDES of the offer (nil: plain RTP): the answer's
+	// key and suite go into the media it returns.
+	crypto *offerCrypto
 	// headers go in every INVITE, besides Content-Type.
 	headers []sip.Header
 	// user and password answer one 401/407 challenge when user is set
@@ -301,6 +304,9 @@ func (u *inviteClient) confirm(invite *sip.Request, res *sip.Response) (MediaPar
 		u.on.answered(res)
 	}
 	params, err := answerMatch(res.Body(), u.codecs)
+	if err == nil && u.crypto != nil {
+		params.SRTP, err = u.crypto.answered(res.Body())
+	}
 	if err != nil {
 		u.bye("no usable SDP answer")
 		return fail(fmt.Errorf("%w: %w", ErrNoAnswer, err))

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pion/rtp"
 	"github.com/stretchr/testify/require"
 
 	"switchboard/app/apptest"
@@ -279,4 +280,113 @@ func calleeSpeech(t *testing.T, dir, codec string) (string, []int16) {
 	b, err := exec.Command("sox", path16, "-r", fmt.Sprint(rate), out).CombinedOutput()
 	require.NoError(t, err, "%s", b)
 	return out, ref
+}
+
+// TestPlacedTrunkTransports: placed calls over TCP and over TLS with SRTP
+// (SDES), baresip the callee: over TCP a G.722 callee is called in plain
+// RTP (SDES keys do not cross unencrypted signalling); over TLS a callee
+// that requires SRTP (its srtp module, RTP/SAVP) is offered RTP/SAVP with
+// our keys by a number whose srtp is required, and a capture of lo shows
+// every audio packet of the call, both ways, authenticating under the
+// call's keys with no payload in clear; the echo comes back both times.
+// A number that requires SRTP cannot call over UDP, and an appliance
+// without its own TLS listener cannot call over TLS: 409, naming why.
+func TestPlacedTrunkTransports(t *testing.T) {
+	dir := t.TempDir()
+	cert, key := selfSignedCert(t, dir)
+	calleeDir := filepath.Join(dir, "callee")
+	require.NoError(t, os.MkdirAll(calleeDir, 0o700))
+	calleeCert, calleeKey := selfSignedCert(t, calleeDir)
+	certPEM, err := os.ReadFile(calleeCert)
+	require.NoError(t, err)
+	keyPEM, err := os.ReadFile(calleeKey)
+	require.NoError(t, err)
+	bundle := filepath.Join(calleeDir, "baresip.pem")
+	require.NoError(t, os.WriteFile(bundle, append(certPEM, keyPEM...), 0o600))
+	const lo, hi = 33440, 33459
+	d := callDaemon(t, map[string]string{
+		"SWITCHBOARD_RTP_PORTS":    fmt.Sprintf("%d-%d", lo, hi),
+		"SWITCHBOARD_SIP_TLS_ADDR": "127.0.0.1:0", "SWITCHBOARD_SIP_TLS_CERT": cert, "SWITCHBOARD_SIP_TLS_KEY": key,
+		"SWITCHBOARD_SIP_TLS_CA": calleeCert,
+	})
+	plainFrom, secureFrom := "+18005550173", "+18005550174"
+	plainAgent := lineTestAgent(t, d, plainFrom)
+	secureAgent := lineTestAgent(t, d, secureFrom)
+	d.JSON(t, "PATCH", "/v2/phone-numbers/"+numberID(t, d, secureFrom), d.OwnerKey, map[string]any{"srtp": "required"}, 200)
+
+	t.Run("tcp", func(t *testing.T) {
+		p := placeToBaresip(t, d, baresipCallee{codec: "G722", transport: "tcp"}, plainFrom, plainAgent)
+		require.Equal(t, "TCP", p.leg.SIP().Transport())
+		require.Equal(t, "G722", p.leg.SIP().Media().Codec.Name)
+		require.False(t, p.leg.SIP().Media().SRTP.Active(), "no SDES keys over TCP")
+		p.requireEcho(t)
+		require.Greater(t, p.heardShare, 0.5*p.saidShare, "the echo's upper band")
+	})
+
+	t.Run("tls srtp", func(t *testing.T) {
+		sniff := newSniffer(t, lo, hi)
+		p := placeToBaresip(t, d, baresipCallee{codec: "G722", transport: "tls", srtp: true, cert: bundle}, secureFrom, secureAgent)
+		sniff.waitQuiet()
+		require.Equal(t, "TLS", p.leg.SIP().Transport())
+		sdes := p.leg.SIP().Media().SRTP
+		require.True(t, sdes.Active(), "the call is on SRTP")
+		require.Equal(t, "G722", p.leg.SIP().Media().Codec.Name)
+		p.requireEcho(t)
+		tx, rx := srtpContext(t, sdes.Suite, sdes.Local), srtpContext(t, sdes.Suite, sdes.Remote)
+		var sent, got, sentOK, gotOK, inClear int
+		for _, dg := range sniff.datagrams() {
+			fromUs := dg.src >= lo && dg.src <= hi
+			port := dg.dst
+			if fromUs {
+				port = dg.src
+			}
+			if port%2 != 0 || len(dg.payload) < 12 || dg.payload[0]>>6 != 2 {
+				continue // RTCP, or not RTP
+			}
+			ctx := rx
+			if fromUs {
+				sent++
+				ctx = tx
+			} else {
+				got++
+			}
+			var h rtp.Header
+			plain, err := ctx.DecryptRTP(nil, dg.payload, &h)
+			if err != nil {
+				continue
+			}
+			if fromUs {
+				sentOK++
+			} else {
+				gotOK++
+			}
+			var pk rtp.Packet
+			require.NoError(t, pk.Unmarshal(plain))
+			if string(dg.payload[len(plain)-len(pk.Payload):len(plain)]) == string(pk.Payload) {
+				inClear++
+			}
+		}
+		t.Logf("srtp %s over TLS: captured %d RTP packets out, %d in; %d and %d authenticated under the call's keys; %d in clear",
+			sdes.Suite, sent, got, sentOK, gotOK, inClear)
+		require.Greater(t, sent, 200, "RTP out captured")
+		require.Greater(t, got, 200, "RTP in captured")
+		require.Equal(t, sent, sentOK, "what we sent authenticates under our key")
+		require.Equal(t, got, gotOK, "what baresip sent authenticates under its key")
+		require.Zero(t, inClear, "no payload crosses the wire in clear")
+	})
+
+	t.Run("refusals", func(t *testing.T) {
+		e := d.JSON(t, "POST", "/v1/calls", d.OwnerKey, map[string]any{"to": "sip:callee@127.0.0.1:5999", "from": secureFrom, "agent_id": secureAgent}, 409)
+		require.Equal(t, "to", e["error"].(map[string]any)["param"])
+		require.Contains(t, e["error"].(map[string]any)["message"], "SIP TLS")
+		e = d.JSON(t, "PATCH", "/v2/phone-numbers/"+numberID(t, d, plainFrom), d.OwnerKey,
+			map[string]any{"outbound_trunk": map[string]any{"uri": "sips:127.0.0.1:5999;transport=udp"}}, 400)
+		require.Equal(t, "outbound_trunk.uri", e["error"].(map[string]any)["param"])
+		plain := callDaemon(t, nil)
+		agent := lineTestAgent(t, plain, plainFrom)
+		e = plain.JSON(t, "POST", "/v1/calls", plain.OwnerKey, map[string]any{"to": "sips:callee@127.0.0.1:5999", "from": plainFrom, "agent_id": agent}, 409)
+		require.Contains(t, e["error"].(map[string]any)["message"], "sip.tls_cert")
+		requireNoCalls(t, d)
+		requireNoCalls(t, plain)
+	})
 }

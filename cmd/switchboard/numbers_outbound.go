@@ -16,7 +16,7 @@ type outboundFlags struct {
 
 func addOutboundFlags(fs *flag.FlagSet) *outboundFlags {
 	return &outboundFlags{
-		uri:          fs.String("outbound-uri", "", "outbound trunk: the carrier's SIP URI, sip:host[:port][;transport=udp|tcp]"),
+		uri:          fs.String("outbound-uri", "", "outbound trunk: the carrier's SIP URI, sip:host[:port][;transport=udp|tcp|tls] or sips:host[:port]"),
 		username:     fs.String("outbound-username", "", "digest username for the carrier's challenge (with --outbound-password)"),
 		password:     fs.String("outbound-password", "", "digest password for the carrier's challenge (see also --outbound-password-file)"),
 		passwordFile: fs.String("outbound-password-file", "", "read the outbound digest password from this file (keeps it out of ps)"),
