@@ -296,8 +296,10 @@ func (c *Call) dial(ctx context.Context, local netip.AddrPort) error {
 	}
 	headers := append([]sip.Header{sip.NewHeader("Allow", allowMethods), supportedHeader(), sip.NewHeader("User-Agent", c.srv.opts.UserAgent)},
 		sipHeaders(p.req.Headers)...)
+	var answer *sip.Response
 	u := &inviteClient{
 		client: c.srv.client, dlg: c.dlg, offer: offer, codecs: c.offered, crypto: p.crypto,
+		sessionExpires: max(c.srv.opts.SessionExpires, c.srv.opts.MinSE), minSE: c.srv.opts.MinSE,
 		headers: headers,
 		user:    p.req.AuthUsername, password: p.req.AuthPassword,
 		requestTimeout: c.srv.opts.RequestTimeout,
@@ -306,7 +308,7 @@ func (c *Call) dial(ctx context.Context, local netip.AddrPort) error {
 			case p.provisionals <- res.StatusCode:
 			default:
 			}
-		}},
+		}, answered: func(res *sip.Response) { answer = res }},
 	}
 	p.mu.Lock()
 	p.uac = u
@@ -328,7 +330,13 @@ func (c *Call) dial(ctx context.Context, local netip.AddrPort) error {
 	}
 	c.mu.Unlock()
 	c.finalResponse()
-	c.log.Info().Str("media", params.String()).Msg("placed call answered")
+	// The session timer the 2xx settled (RFC 4028 section 7.2), kept
+	// as for a call we answered.
+	c.peerUpdates = listsTag(answer, string(sip.UPDATE), "Allow")
+	t := placedTimer(answer, u.sessionExpires)
+	c.timer.Store(t)
+	go c.runSessionTimer()
+	c.log.Info().Str("media", params.String()).Dur("session_expires", t.interval).Bool("we_refresh", t.uasRefreshes).Msg("placed call answered")
 	return nil
 }
 

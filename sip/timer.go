@@ -18,7 +18,11 @@ import (
 // UPDATE, by the side the refresher parameter names. As the refresher the
 // server sends UPDATE (re-INVITE to a peer that does not allow UPDATE)
 // every half interval; otherwise it expects the caller's refreshes and
-// ends a call that missed one with BYE: its peer has vanished.
+// ends a call that missed one with BYE: its peer has vanished. A call the
+// server places asks for a timer in its INVITE (Session-Expires, Min-SE,
+// retried once after a 422) and keeps the one its 2xx settles the same
+// way (placedTimer); the refresher parameter names the dialog's roles:
+// uac is whoever sent the INVITE.
 
 // tagTimer is the option tag of session timers.
 const tagTimer = "timer"
@@ -30,23 +34,81 @@ var ErrSessionExpired = errors.New("sip: session timer expired")
 // sessionTimer is the negotiated timer of one call.
 type sessionTimer struct {
 	interval time.Duration
-	// uasRefreshes: the server sends the refreshes (refresher=uas).
+	// uasRefreshes: the server sends the refreshes (refresher=uas for a
+	// call it answered, uac for one it placed).
 	uasRefreshes bool
-	// require: the caller supports timers; the 2xx says Require: timer.
+	// require: the peer supports timers; our 2xx says Require: timer.
 	require bool
+	// placed: the server sent the INVITE (it is the dialog's uac).
+	placed bool
+}
+
+// ours is the refresher parameter that names the server.
+func (t *sessionTimer) ours() string {
+	if t.placed {
+		return "uac"
+	}
+	return "uas"
 }
 
 func (t *sessionTimer) header() sip.Header {
-	who := "uac"
-	if t.uasRefreshes {
-		who = "uas"
+	who := t.ours()
+	if !t.uasRefreshes {
+		who = map[string]string{"uac": "uas", "uas": "uac"}[who]
 	}
 	return sip.NewHeader("Session-Expires", fmt.Sprintf("%d;refresher=%s", int(t.interval/time.Second), who))
 }
 
+// placedTimer is the timer of a call we placed, from its 2xx: the
+// interval and refresher it names, or, when it names none (a callee
+// without timers, RFC 4028 section 7.2), the interval we asked for,
+// refreshed by us.
+func placedTimer(res *sip.Response, asked time.Duration) *sessionTimer {
+	t := &sessionTimer{interval: asked, uasRefreshes: true, placed: true,
+		require: listsTag(res, tagTimer, "Require", "Supported", "k")}
+	se, refresher, ok := sessionExpires(res)
+	if !ok {
+		return t
+	}
+	t.interval = se
+	t.uasRefreshes = refresher != "uas" // a 2xx names one; none: we, to be sure
+	return t
+}
+
+// placedTimerHeaders ask for a session timer in a placed call's INVITE
+// (RFC 4028 section 7.1): the interval and the smallest we take; the
+// refresher is left to the callee.
+func placedTimerHeaders(se, minSE time.Duration) []sip.Header {
+	return []sip.Header{
+		sip.NewHeader("Session-Expires", strconv.Itoa(int(se/time.Second))),
+		sip.NewHeader("Min-SE", strconv.Itoa(int(minSE/time.Second))),
+	}
+}
+
+// minSEOf reads the Min-SE of a 422 (RFC 4028 section 6): 0 when absent
+// or not delta-seconds.
+func minSEOf(res *sip.Response) time.Duration {
+	v, ok := headerValue(res, "Min-SE")
+	if !ok {
+		return 0
+	}
+	v, _, _ = strings.Cut(v, ";")
+	n, err := strconv.ParseUint(strings.TrimSpace(v), 10, 32)
+	if err != nil {
+		return 0
+	}
+	return time.Duration(n) * time.Second
+}
+
+// headers is what the timer reads of a request or a response.
+type headers interface {
+	GetHeader(name string) sip.Header
+	GetHeaders(name string) []sip.Header
+}
+
 // headerValue returns the first of the named headers (long or compact
 // form).
-func headerValue(req *sip.Request, names ...string) (string, bool) {
+func headerValue(req headers, names ...string) (string, bool) {
 	for _, n := range names {
 		if h := req.GetHeader(n); h != nil {
 			return h.Value(), true
@@ -58,7 +120,7 @@ func headerValue(req *sip.Request, names ...string) (string, bool) {
 // sessionExpires reads Session-Expires (compact x): the interval and the
 // refresher parameter ("" when absent). ok is false without the header or
 // with a value that is not delta-seconds.
-func sessionExpires(req *sip.Request) (time.Duration, string, bool) {
+func sessionExpires(req headers) (time.Duration, string, bool) {
 	v, ok := headerValue(req, "Session-Expires", "x")
 	if !ok {
 		return 0, "", false
@@ -79,7 +141,7 @@ func sessionExpires(req *sip.Request) (time.Duration, string, bool) {
 
 // listsTag reports whether one of the named headers (comma-separated
 // option tags or methods) lists tag.
-func listsTag(req *sip.Request, tag string, names ...string) bool {
+func listsTag(req headers, tag string, names ...string) bool {
 	for _, n := range names {
 		for _, h := range req.GetHeaders(n) {
 			for _, t := range strings.Split(h.Value(), ",") {
@@ -154,7 +216,7 @@ func (c *Call) refreshed(req *sip.Request) {
 		t := *old
 		t.interval = se
 		if refresher != "" {
-			t.uasRefreshes = refresher == "uas"
+			t.uasRefreshes = refresher == t.ours()
 		}
 		c.timer.Store(&t)
 	}

@@ -2,6 +2,7 @@ package sip
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -57,6 +58,51 @@ func TestSippSessionTimers(t *testing.T) {
 			requireSipp(t, out, err)
 			r := h.next(t)
 			require.ErrorIs(t, r.cause, ErrRemoteBye, "the caller's BYE ended the call, not the timer")
+		})
+	}
+}
+
+// TestPlacedSessionTimers drives RFC 4028 on calls the server places,
+// sipp the callee: the INVITE asks for a timer (Session-Expires 2 s,
+// Min-SE 1 s, Supported: timer) and
+//   - a callee that makes us the refresher gets an UPDATE every half
+//     interval (twice, then it hangs up);
+//   - a callee that is the refresher and never refreshes is hung up with
+//     BYE and Reason "session timer expired" before the interval is over;
+//   - a callee without timers (no Session-Expires in its 2xx, no UPDATE
+//     allowed) is refreshed by re-INVITE at the interval we asked for;
+//   - a 422 with Min-SE 3 gets the INVITE again asking for 3 s, which the
+//     callee takes (one UPDATE refresh, then it hangs up).
+func TestPlacedSessionTimers(t *testing.T) {
+	for _, tc := range []struct {
+		mode      string
+		refreshes int
+		cause     error
+	}{
+		{"uac", 2, ErrRemoteBye},
+		{"uas", 0, ErrSessionExpired},
+		{"none", 2, ErrRemoteBye},
+		{"422", 1, ErrRemoteBye},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			srv := startServer(t, Options{MinSE: time.Second, SessionExpires: 2 * time.Second}, newAnsweringHandler())
+			u := startUAS(t, uasCase{Name: "timer_" + tc.mode, Template: "timer_callee.xml.tmpl", Mode: tc.mode, Refreshes: make([]struct{}, tc.refreshes)})
+			call := placeTo(t, srv, u, 0)
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			start := time.Now()
+			require.NoError(t, call.Answer(ctx, placeRTP))
+			select {
+			case <-call.Context().Done():
+			case <-ctx.Done():
+				t.Fatal("the call did not end")
+			}
+			require.ErrorIs(t, context.Cause(call.Context()), tc.cause)
+			if tc.mode == "uas" {
+				require.Less(t, time.Since(start), 2*time.Second, "hung up before the interval was over")
+			}
+			u.wait(t)
+			require.Eventually(t, func() bool { return srv.ActiveCalls() == 0 }, 2*time.Second, 10*time.Millisecond)
 		})
 	}
 }

@@ -22,7 +22,8 @@ import (
 // challenge, CANCEL when the caller gives up, the ACK of a 2xx (and its
 // re-sending), the route set, the SDP answer.
 //
-//	          provisional                challenge (once, credentials)
+//	          provisional                challenge (once, credentials),
+//	                                     422 (once, a longer session timer)
 //	calling ──────────────▶ proceeding ──────────────▶ calling (new INVITE)
 //	   │  \                     │
 //	   │   \ 2xx                │ 2xx ───────────────▶ confirmed (ACK)
@@ -69,6 +70,7 @@ const (
 	uacProvisional uacInput = iota // a 1xx but 100
 	uacSuccess                     // a 2xx
 	uacChallenge                   // a 401/407 we have credentials for, not answered yet
+	uacTooShort                    // a 422 (RFC 4028): our session timer is below the peer's Min-SE, not retried yet
 	uacFailure                     // another final response
 	uacGiveUp                      // the caller's context ended (ring timeout, hangup)
 	uacBroken                      // the transaction failed (timeout, transport), or no final response after our CANCEL
@@ -81,6 +83,7 @@ const (
 	uacNone         uacAction = iota // nothing (an input the state ignores)
 	uacReport                        // pass the provisional response up
 	uacAuthenticate                  // send the INVITE again with credentials
+	uacLengthen                      // send the INVITE again with the peer's Min-SE
 	uacAck                           // ACK the 2xx: the call is answered
 	uacAckBye                        // ACK the 2xx that crossed our CANCEL, then BYE
 	uacCancel                        // send CANCEL, keep waiting for the final response
@@ -99,6 +102,8 @@ func uacNext(s uacState, in uacInput) (uacState, uacAction) {
 			return uacConfirmed, uacAck
 		case uacChallenge:
 			return uacCalling, uacAuthenticate
+		case uacTooShort:
+			return uacCalling, uacLengthen
 		case uacFailure, uacBroken:
 			return uacTerminated, uacFail
 		case uacGiveUp:
@@ -112,7 +117,7 @@ func uacNext(s uacState, in uacInput) (uacState, uacAction) {
 			// RFC 3261 section 9.1: a 2xx can cross the CANCEL; the call
 			// is up though the caller gave up, so it is ACKed and ended.
 			return uacTerminated, uacAckBye
-		case uacChallenge, uacFailure, uacBroken:
+		case uacChallenge, uacTooShort, uacFailure, uacBroken:
 			return uacTerminated, uacFail
 		}
 	}
@@ -147,7 +152,10 @@ type inviteClient struct {
 	user, password string
 	// requestTimeout bounds the BYE of a call ended as soon as it is up.
 	requestTimeout time.Duration
-	on             uacHooks
+	// sessionExpires and minSE ask for a session timer (RFC 4028) when
+	// set; a 422 raises them to the peer's Min-SE, once.
+	sessionExpires, minSE time.Duration
+	on                    uacHooks
 
 	state uacState // the run goroutine's
 
@@ -161,9 +169,13 @@ type inviteClient struct {
 // is ctx's cause.
 func (u *inviteClient) run(ctx context.Context) (MediaParams, error) {
 	headers := append([]sip.Header{sip.NewHeader("Content-Type", "application/sdp")}, u.headers...)
-	authTried := false
+	authTried, lengthened := false, false
 	for {
-		invite := u.dlg.newRequest(sip.INVITE, u.offer, headers...)
+		hs := headers
+		if u.sessionExpires > 0 {
+			hs = append(slices.Clip(headers), placedTimerHeaders(u.sessionExpires, u.minSE)...)
+		}
+		invite := u.dlg.newRequest(sip.INVITE, u.offer, hs...)
 		if u.on.sending != nil {
 			u.on.sending(invite) // before it leaves: the answer may come before TransactionRequest returns
 		}
@@ -173,7 +185,7 @@ func (u *inviteClient) run(ctx context.Context) (MediaParams, error) {
 			u.state = uacTerminated
 			return MediaParams{}, &DialError{Err: err}
 		}
-		res, in, err := u.follow(ctx, tx, invite, authTried)
+		res, in, err := u.follow(ctx, tx, invite, authTried, lengthened)
 		tx.Terminate()
 		cancelled := u.state == uacCancelling
 		var act uacAction
@@ -190,6 +202,12 @@ func (u *inviteClient) run(ctx context.Context) (MediaParams, error) {
 				u.on.challenged(res)
 			}
 			headers = append(headers, h)
+			continue
+		case uacLengthen:
+			// RFC 4028 section 7.4: again, asking for at least its Min-SE.
+			lengthened = true
+			min := minSEOf(res)
+			u.sessionExpires, u.minSE = max(u.sessionExpires, min), max(u.minSE, min)
 			continue
 		case uacAck:
 			return u.confirm(invite, res)
@@ -215,7 +233,7 @@ func (u *inviteClient) run(ctx context.Context) (MediaParams, error) {
 // done first sends CANCEL (once) and keeps waiting for the final response
 // (the 487, or a 2xx that crossed the CANCEL), at most 64×T1 (RFC 3261
 // section 9.1).
-func (u *inviteClient) follow(ctx context.Context, tx sip.ClientTransaction, invite *sip.Request, authTried bool) (*sip.Response, uacInput, error) {
+func (u *inviteClient) follow(ctx context.Context, tx sip.ClientTransaction, invite *sip.Request, authTried, lengthened bool) (*sip.Response, uacInput, error) {
 	done := ctx.Done()
 	var giveUp <-chan time.Time
 	for {
@@ -237,6 +255,8 @@ func (u *inviteClient) follow(ctx context.Context, tx sip.ClientTransaction, inv
 				return res, uacSuccess, nil
 			case (res.StatusCode == 401 || res.StatusCode == 407) && !authTried && u.user != "":
 				return res, uacChallenge, nil
+			case res.StatusCode == 422 && !lengthened && u.sessionExpires > 0 && minSEOf(res) > 0:
+				return res, uacTooShort, nil
 			}
 			return res, uacFailure, nil
 		case <-tx.Done():

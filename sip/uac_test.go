@@ -73,6 +73,11 @@ type uasCase struct {
 	RecordRoute bool
 	Retransmit  bool
 	Cross       bool
+	// Template is another scenario (default uas.xml.tmpl); Mode and
+	// Refreshes are its fields (timer_callee.xml.tmpl).
+	Template  string
+	Mode      string
+	Refreshes []struct{}
 }
 
 // sippUAS is sipp running as a callee.
@@ -102,7 +107,11 @@ func startUAS(t *testing.T, c uasCase) *sippUAS {
 	t.Helper()
 	_, err := exec.LookPath("sipp")
 	require.NoError(t, err, "sipp must be installed (apt sip-tester)")
-	tmpl, err := template.ParseFiles(filepath.Join("testdata", "sipp", "uas.xml.tmpl"))
+	file := c.Template
+	if file == "" {
+		file = "uas.xml.tmpl"
+	}
+	tmpl, err := template.ParseFiles(filepath.Join("testdata", "sipp", file))
 	require.NoError(t, err)
 	var buf bytes.Buffer
 	require.NoError(t, tmpl.Execute(&buf, c))
