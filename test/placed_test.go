@@ -326,7 +326,7 @@ func TestPlacedTrunkTransports(t *testing.T) {
 	t.Run("tls srtp", func(t *testing.T) {
 		sniff := newSniffer(t, lo, hi)
 		p := placeToBaresip(t, d, baresipCallee{codec: "G722", transport: "tls", srtp: true, cert: bundle}, secureFrom, secureAgent)
-		sniff.waitQuiet()
+		sniff.waitQuiet(t)
 		require.Equal(t, "TLS", p.leg.SIP().Transport())
 		sdes := p.leg.SIP().Media().SRTP
 		require.True(t, sdes.Active(), "the call is on SRTP")
