@@ -102,7 +102,7 @@ bench: deps-go
 # profiles.
 bench-calls: deps build
 	$(GO) run ./test/loadbench -calls $${CALLS:-200} -duration $${DURATION:-30s} -engine $${ENGINE:-echo} \
-		-rate $${RATE:-20} -codec $${CODEC:-pcma} -provider-format $${PROVIDER_FORMAT:-pcm} $${PROFILE:+-profile $$PROFILE}
+		-rate $${RATE:-20} -codec $${CODEC:-pcma} -audio $${AUDIO:-continuous} -provider-format $${PROVIDER_FORMAT:-pcm} $${PROFILE:+-profile $$PROFILE}
 
 # bench-cps: call setup, CPS calls a second (INVITE, answer, ACK, BYE) for
 # DURATION to the line test.

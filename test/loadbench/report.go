@@ -19,10 +19,12 @@ type sample struct {
 
 // report holds what a run measured.
 type report struct {
-	opts        options
-	machine     string
-	cmdline     string
-	audioLen    time.Duration
+	opts     options
+	machine  string
+	cmdline  string
+	audioLen time.Duration
+	// audioPause is the continuous speech's longest pause (looped).
+	audioPause  time.Duration
 	idle, final procSample
 	// start and end are the appliance at sipp's start and end.
 	start, end procSample
@@ -73,13 +75,29 @@ func (r *report) steady() (peak int, cpu, sippCPU, provCPU float64, span time.Du
 	return peak, cpu, sippCPU, provCPU, span, float64(sum) / float64(last-first+1)
 }
 
+// peakRSS is the appliance's peak resident set over the run (VmHWM, read
+// every second and at the end) and the largest VmRSS sampled.
+func (r *report) peakRSS() (hwm, rss int64) {
+	for _, s := range r.samples {
+		hwm, rss = max(hwm, s.app.hwm), max(rss, s.app.rss)
+	}
+	return max(hwm, r.final.hwm, r.end.hwm), rss
+}
+
+// rssPerCall is what a call costs an operator provisioning memory: the
+// peak RSS over the idle process (read after start, before the first
+// call), divided by the peak number of live calls; 0 with no call.
+func (r *report) rssPerCall(peak int) float64 {
+	hwm, _ := r.peakRSS()
+	if peak <= 0 {
+		return 0
+	}
+	return float64(hwm-r.idle.rss) / 1024 / float64(peak)
+}
+
 func (r *report) print(w io.Writer) {
 	peak, cpu, sippCPU, provCPU, span, avg := r.steady()
-	var peakRSS int64
-	for _, s := range r.samples {
-		peakRSS = max(peakRSS, s.app.hwm)
-	}
-	peakRSS = max(peakRSS, r.final.hwm)
+	peakRSS, maxRSS := r.peakRSS()
 	d := func(name string) float64 { return delta(r.before, r.after, name) }
 	in, out := d(`switchboard_rtp_packets_total{direction="in"}`), d(`switchboard_rtp_packets_total{direction="out"}`)
 	pct := func(v float64) string {
@@ -99,7 +117,23 @@ func (r *report) print(w io.Writer) {
 	if r.opts.cps > 0 {
 		fmt.Fprintf(w, "load:    %.0f calls/s for %v to the %s engine (%s): INVITE, answer, ACK, BYE at once, at most %d live\n", r.opts.cps, r.opts.duration, engine, r.opts.codec, r.opts.calls)
 	} else {
-		fmt.Fprintf(w, "load:    %d calls to the %s engine, %.0f new calls/s, each playing %v of speech in %s (%v loop) then BYE\n", r.opts.calls, engine, r.opts.rate, r.opts.duration, r.opts.codec, r.audioLen.Round(10*time.Millisecond))
+		speech := fmt.Sprintf("speech with pauses (%s, %v loop)", r.opts.pcap, r.audioLen.Round(10*time.Millisecond))
+		if r.opts.audio == "continuous" {
+			speech = fmt.Sprintf("continuous speech (espeak-ng, %v loop, longest pause %v)", r.audioLen.Round(10*time.Millisecond), r.audioPause)
+		}
+		fmt.Fprintf(w, "load:    %d calls to the %s engine, %.0f new calls/s, each caller talking for %v: %s in %s, then BYE\n", r.opts.calls, engine, r.opts.rate, r.opts.duration, speech, r.opts.codec)
+		if peak > 0 {
+			late := "-"
+			if in > 0 {
+				late = fmt.Sprintf("%.3f%%", 100*d("switchboard_rtp_late_frames_total")/in)
+			}
+			ratio := "-"
+			if in > 0 {
+				ratio = fmt.Sprintf("%.3f", out/in)
+			}
+			fmt.Fprintf(w, "result:  %.0f KiB peak RSS over idle per call, %s late inbound frames, out/in %s, %.2f cores at %d live calls\n",
+				r.rssPerCall(peak), late, ratio, cpu, peak)
+		}
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	row := func(k string, v ...any) { fmt.Fprintf(tw, "  %s\t%s\n", k, fmt.Sprint(v...)) }
@@ -144,9 +178,9 @@ func (r *report) print(w io.Writer) {
 		}
 	}
 	row("total CPU time of the run", (r.final.cpu - r.idle.cpu).Round(10*time.Millisecond))
-	row("RSS idle / peak (VmHWM)", fmt.Sprintf("%.1f MiB / %.1f MiB", mib(r.idle.rss), mib(peakRSS)))
+	row("RSS idle / peak (VmHWM) / largest sampled VmRSS", fmt.Sprintf("%.1f MiB / %.1f MiB / %.1f MiB", mib(r.idle.rss), mib(peakRSS), mib(maxRSS)))
 	if peak > 0 && r.opts.cps == 0 {
-		row("RSS per call ((peak-idle)/peak calls)", fmt.Sprintf("%.0f KiB", float64(peakRSS-r.idle.rss)/1024/float64(peak)))
+		row("peak RSS over idle per call ((VmHWM-idle)/peak calls)", fmt.Sprintf("%.0f KiB", r.rssPerCall(peak)))
 	}
 	if r.profiled != "" {
 		row("profiles at the steady state", r.profiled)

@@ -27,9 +27,15 @@ type options struct {
 	rate     float64
 	binary   string
 	pcap     string
-	rtpBase  int
-	keep     bool
-	engine   string
+	// audio is what the callers say: continuous (espeak-ng speech with
+	// no pause a VAD would end a turn at) or pcap (the -pcap capture).
+	audio string
+	// stt is the appliance's speech.stt_engine: pocketsphinx (its
+	// default: the transcript fallback on) or none.
+	stt     string
+	rtpBase int
+	keep    bool
+	engine  string
 	// The API flood alongside the calls (apiRate 0: none).
 	apiRate, apiWorkers int
 	apiPath             string
@@ -75,6 +81,12 @@ func run(ctx context.Context, o options) (*report, error) {
 	if !ok {
 		return nil, fmt.Errorf("-codec %q: want pcma or pcmu", o.codec)
 	}
+	if o.audio != "continuous" && o.audio != "pcap" {
+		return nil, fmt.Errorf("-audio %q: want continuous or pcap", o.audio)
+	}
+	if o.stt != "pocketsphinx" && o.stt != "none" {
+		return nil, fmt.Errorf("-stt %q: want pocketsphinx or none", o.stt)
+	}
 	if o.providerFormat != "pcm" && o.providerFormat != "pcmu" {
 		return nil, fmt.Errorf("-provider-format %q: want pcm or pcmu", o.providerFormat)
 	}
@@ -100,7 +112,14 @@ func run(ctx context.Context, o options) (*report, error) {
 		defer os.RemoveAll(tmp)
 	}
 	audio := filepath.Join(tmp, "audio.g711")
-	audioLen, err := pcapToRaw(o.pcap, audio, codec)
+	var audioLen, audioPause time.Duration
+	switch {
+	case o.cps > 0: // call setup: no media
+	case o.audio == "continuous":
+		audioLen, audioPause, err = renderSpeech(ctx, audio, codec)
+	default:
+		audioLen, err = pcapToRaw(o.pcap, audio, codec)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -162,7 +181,7 @@ func run(ctx context.Context, o options) (*report, error) {
 			return nil, err
 		}
 	}
-	rep := &report{opts: o, machine: machine(), audioLen: audioLen}
+	rep := &report{opts: o, machine: machine(), audioLen: audioLen, audioPause: audioPause}
 	time.Sleep(time.Second)
 	if rep.idle, err = readProc(app.cmd.Process.Pid); err != nil {
 		return nil, err
@@ -246,7 +265,11 @@ loop:
 			}
 			rep.samples = append(rep.samples, s)
 			steady := float64(s.active) >= 0.95*float64(o.calls) || (o.cps > 0 && time.Since(start) > o.duration/3)
-			if pprofAddr != "" && !profiling && steady {
+			// The calls' memory peaks just before the first of them hang
+			// up (their buffers have grown all along): the CPU profile's
+			// 8 s end then, and the heap is read at the peak.
+			late := o.cps > 0 || time.Since(start) >= o.duration-10*time.Second
+			if pprofAddr != "" && !profiling && steady && late {
 				profiling = true
 				go func() {
 					defer close(profDone)
@@ -344,9 +367,10 @@ func startAppliance(ctx context.Context, o options, tmp string, env []string) (*
 		"--http-addr", fmt.Sprintf("127.0.0.1:%d", httpPort), "--sip-addr", a.sip,
 		"--rtp-ports", fmt.Sprintf("%d-%d", o.rtpBase, o.rtpBase+4*o.calls+3),
 		"--max-calls", strconv.Itoa(2*o.calls), "--log-format", "json", "--log-level", "warn")
-	// The benchmark measures the call path: the local STT fallback, which
-	// would transcribe every echo turn on one core, is off.
-	a.cmd.Env = append(os.Environ(), "SWITCHBOARD_DATA_DIR="+filepath.Join(tmp, "data"), "SWITCHBOARD_STT_ENGINE=none")
+	// The appliance as an operator runs it: its default STT engine
+	// (pocketsphinx) transcribes the turns the model does not, unless
+	// -stt none turns the fallback off.
+	a.cmd.Env = append(os.Environ(), "SWITCHBOARD_DATA_DIR="+filepath.Join(tmp, "data"), "SWITCHBOARD_STT_ENGINE="+o.stt)
 	if o.unlimitedKeys {
 		a.cmd.Env = append(a.cmd.Env, "SWITCHBOARD_KEYS_DEFAULT_QPS=0", "SWITCHBOARD_KEYS_DEFAULT_QPM=0")
 	}
