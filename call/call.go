@@ -52,6 +52,9 @@ type Call struct {
 	route   Route
 	info    LegInfo
 	started time.Time
+	// audioRate is the caller's own audio's rate (LegInfo.Rate), known
+	// once its media started.
+	audioRate atomic.Int64
 
 	// format is the conversation's audio (LegFormat resolved); conv is
 	// set once the conversation is prepared.
@@ -120,7 +123,11 @@ func (c *Call) ID() string { return c.id }
 func (c *Call) Route() Route { return c.route }
 
 // Info describes the caller.
-func (c *Call) Info() LegInfo { return c.info }
+func (c *Call) Info() LegInfo {
+	i := c.info
+	i.Rate = int(c.audioRate.Load())
+	return i
+}
 
 // Logger is the call's logger (with call_id).
 func (c *Call) Logger() zerolog.Logger { return c.log }
@@ -278,8 +285,9 @@ func (c *Call) run(ctx context.Context) {
 		return
 	}
 	c.caller.audio = leg.Audio()
-	if c.format == LegFormat {
-		c.format = c.caller.audio.Format()
+	c.audioRate.Store(int64(c.caller.audio.Format().Rate))
+	if c.format.Encoding == LegFormat.Encoding {
+		c.format = legFormat(c.caller.audio.Format(), c.format)
 	}
 	if err := c.routes.addParty(c.caller); err != nil {
 		c.reject(500, "Server Internal Error", err.Error(), 0)

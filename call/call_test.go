@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"testing"
 	"time"
@@ -157,36 +158,50 @@ func sine(f float64, rate, n int) []int16 {
 
 // TestLegFormat: a conversation asking for the leg's own format (the line
 // test) gets a G.711 leg's code words as they are, and PCM16 at a
-// wideband leg's rate, unresampled; Phone.Format says what it got.
+// wideband leg's rate, unresampled; one asking for the leg's G.711 or
+// PCM16 at a rate (an echo agent) gets the code words of a G.711 leg and
+// PCM16 at its rate from a wideband one. Phone.Format says what it got,
+// Info().Rate the rate of the caller's own audio.
 func TestLegFormat(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	pcma := media.PCMA.EncodeFrame(nil, frame())
 	for _, tc := range []struct {
-		codec media.Codec
-		want  media.Format
+		codec   media.Codec
+		asked   media.Format
+		want    media.Format
+		frame   int // bytes of 20 ms the conversation hears (0: the code words)
+		legRate int
 	}{
-		{media.PCMA, media.FormatPCMA},
-		{media.G722, media.PCM16(16000)},
+		{media.PCMA, LegFormat, media.FormatPCMA, 0, 8000},
+		{media.G722, LegFormat, media.PCM16(16000), 640, 16000},
+		{media.PCMU, LegG711Or(24000), media.FormatPCMU, 0, 8000},
+		{media.PCMA, LegG711Or(24000), media.FormatPCMA, 0, 8000},
+		{media.G722, LegG711Or(24000), media.PCM16(24000), 960, 16000},
 	} {
-		t.Run(tc.codec.Name, func(t *testing.T) {
+		t.Run(fmt.Sprint(tc.codec.Name, tc.asked), func(t *testing.T) {
+			coded := tc.codec.EncodeFrame(nil, frame())
+			if tc.codec == media.G722 {
+				coded = media.PCMA.EncodeFrame(nil, frame()) // 20 ms of G.722 code words
+			}
 			leg := newFakeLeg(tc.codec, Route{AgentID: "ag_1"})
-			conv := &fakeConv{format: LegFormat}
+			conv := &fakeConv{format: tc.asked}
 			var got media.Format
+			var info LegInfo
 			conv.run = func(_ context.Context, p Phone) error {
-				got = p.Format()
-				leg.send(pcma)
-				if tc.codec == media.PCMA {
-					require.Eventually(t, func() bool { return bytes.Contains(conv.heard(), pcma) }, 3*time.Second, 5*time.Millisecond)
-					p.Play("it", pcma)
-					leg.heard(t, pcma)
+				got, info = p.Format(), p.Info()
+				leg.send(coded)
+				if tc.frame == 0 {
+					require.Eventually(t, func() bool { return bytes.Contains(conv.heard(), coded) }, 3*time.Second, 5*time.Millisecond)
+					p.Play("it", coded)
+					leg.heard(t, coded)
 				} else {
-					require.Eventually(t, func() bool { return len(conv.heard()) >= 640 }, 3*time.Second, 5*time.Millisecond)
-					require.Zero(t, len(conv.heard())%640, "frames of 20 ms at 16 kHz")
+					require.Eventually(t, func() bool { return len(conv.heard()) >= tc.frame }, 3*time.Second, 5*time.Millisecond)
+					require.Zero(t, len(conv.heard())%tc.frame, "frames of 20 ms at the rate asked")
 				}
 				return Hangup("done")
 			}
 			runCall(t, leg, conv, nil, Options{})
 			require.Equal(t, tc.want, got)
+			require.Equal(t, tc.legRate, info.Rate)
 		})
 	}
 }

@@ -87,6 +87,21 @@ func hearsFromAnswer(conv Conversation) bool {
 // never returns it.
 var LegFormat = media.Format{Encoding: "leg"}
 
+// LegG711Or is the format of a conversation that takes a G.711 leg's code
+// words as they are (passed through both ways: an echo agent), and PCM16
+// at rate from a leg without G.711 (a wideband caller keeps its
+// bandwidth). The call resolves it as it resolves LegFormat.
+func LegG711Or(rate int) media.Format { return media.Format{Encoding: LegFormat.Encoding, Rate: rate} }
+
+// legFormat resolves f, a LegFormat or LegG711Or, for a leg whose own
+// audio is own: its G.711, else PCM16 at f's rate (the leg's own when 0).
+func legFormat(own, f media.Format) media.Format {
+	if own == media.FormatPCMU || own == media.FormatPCMA || f.Rate == 0 {
+		return own
+	}
+	return media.PCM16(f.Rate)
+}
+
 // KeypadSettings are a conversation's keypad rules.
 type KeypadSettings struct {
 	// Policy is model (default), redact or route.

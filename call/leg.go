@@ -109,6 +109,12 @@ type LegInfo struct {
 	Direction string
 	// MachineDetection is a placed call's answering-machine detection.
 	MachineDetection MachineDetection
+	// Rate is the sample rate of the party's own audio (its Audio's
+	// Format: 8000 for G.711, 16000 for G.722, the rate asked of Opus):
+	// how much of the conversation's audio is the caller's (a G.711
+	// caller's 24 kHz PCM16 carries 8 kHz). The call fills it once the
+	// leg's media started (0 before).
+	Rate int
 }
 
 // Header is one name/value pair of a leg's signalling.
