@@ -181,7 +181,7 @@ func (a *App) warmPrompts(c *agent.Config) {
 	if a.runtime != nil {
 		rate = a.runtime.AudioRate(c)
 	}
-	a.greeter.Warm(c.Settings.Voice, rate, c.Prompts()...)
+	a.greeter.Warm(c.Settings.Voice, []int{rate}, c.Prompts()...)
 }
 
 var libLoggerOnce sync.Once

@@ -121,21 +121,24 @@ func (g *greeter) Render(ctx context.Context, text, voice string, rate int) ([]b
 	return pcm, nil
 }
 
-// Warm renders texts, one after the other, ahead of the first call (agent
-// saved, appliance started); failures are logged, the call will retry.
-func (g *greeter) Warm(voice string, rate int, texts ...string) {
+// Warm renders texts at each of rates, one after the other, ahead of the
+// first call (agent saved, appliance started); failures are logged, the
+// call will retry. Close stops it.
+func (g *greeter) Warm(voice string, rates []int, texts ...string) {
 	if len(texts) == 0 {
 		return
 	}
 	g.wg.Add(1)
 	go func() {
 		defer g.wg.Done()
-		for _, text := range texts {
-			if text == "" || g.ctx.Err() != nil {
-				continue
-			}
-			if _, err := g.Render(g.ctx, text, voice, rate); err != nil && g.ctx.Err() == nil {
-				g.log.Warn().Err(err).Str("text", text).Msg("prompt not pre-rendered")
+		for _, rate := range rates {
+			for _, text := range texts {
+				if text == "" || g.ctx.Err() != nil {
+					continue
+				}
+				if _, err := g.Render(g.ctx, text, voice, rate); err != nil && g.ctx.Err() == nil {
+					g.log.Warn().Err(err).Str("text", text).Msg("prompt not pre-rendered")
+				}
 			}
 		}
 	}()
