@@ -172,16 +172,16 @@ func (a *App) buildCalls(cfg *config.Config, log zerolog.Logger) error {
 }
 
 // warmPrompts renders an agent's greeting and prompts into the greeting
-// cache at its calls' rate (agent saved, appliance started).
+// cache at its calls' rates (agent saved, appliance started).
 func (a *App) warmPrompts(c *agent.Config) {
 	if a.greeter == nil {
 		return
 	}
-	rate := modelRate
+	rates := []int{modelRate}
 	if a.runtime != nil {
-		rate = a.runtime.AudioRate(c)
+		rates = a.runtime.AudioRates(c)
 	}
-	a.greeter.Warm(c.Settings.Voice, []int{rate}, c.Prompts()...)
+	a.greeter.Warm(c.Settings.Voice, rates, c.Prompts()...)
 }
 
 var libLoggerOnce sync.Once

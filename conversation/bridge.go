@@ -82,7 +82,17 @@ type Observer interface {
 }
 
 func newBridge(rt *Runtime, cfg *agent.Config, p call.Phone, log zerolog.Logger) *bridge {
-	return newBridgeIn(rt, cfg, p, log, rt.format(cfg.Settings.Engine))
+	b := newBridgeIn(rt, cfg, p, log, rt.format(cfg.Settings.Engine))
+	if cfg.Settings.Engine == agent.EngineEcho {
+		// The echo engine speaks any format: a G.711 caller's own code
+		// words then go to it and come back untouched (nothing resampled,
+		// coded or decoded on the way; the turns it keeps are the caller's
+		// bytes); a wideband caller keeps PCM16 at 24 kHz. Prepare learns
+		// which (adopt). A stream's fallback keeps the stream's format
+		// (newBridgeIn).
+		b.format = call.LegG711Or(modelRate)
+	}
+	return b
 }
 
 // newBridgeIn is newBridge with the session's audio in format (a
@@ -97,9 +107,9 @@ func newBridgeIn(rt *Runtime, cfg *agent.Config, p call.Phone, log zerolog.Logge
 	b.transfer = newTransfer(p, p, p, b.send, b.spawn, log)
 	b.transfer.targets, b.transfer.headers = st.TransferTargets, b.targetHeaders
 	b.keypad = newKeypad(st.DTMF, o.DTMFIdle, p, p, b.spawn, b.userTurn, log)
-	if o.Transcriber != nil {
-		b.stt = newSTTFallback(o.Transcriber, b.format, p, &b.hist, b.spawn, log)
-		b.stt.wait, b.stt.timeout = o.TranscriptWait, o.TranscribeTimeout
+	if o.Transcriber != nil { // its recorder follows the call's audio (adopt)
+		b.stt = newSTTFallback(o.Transcriber, b.format, rt.sttBounds, p, &b.hist, b.spawn, log)
+		b.stt.wait, b.stt.timeout, b.stt.piece = o.TranscriptWait, o.TranscribeTimeout, o.TranscribePiece
 	}
 	return b
 }
@@ -142,6 +152,17 @@ func audioFormatOf(format string) media.Format {
 	return media.PCM16(modelRate)
 }
 
+// realtimeFormatOf is the realtime format of a call's audio format.
+func realtimeFormatOf(f media.Format) string {
+	switch f {
+	case media.FormatPCMU:
+		return realtime.FormatPCMU
+	case media.FormatPCMA:
+		return realtime.FormatPCMA
+	}
+	return realtime.FormatPCM
+}
+
 // modelRate is the rate of PCM16 audio with the model ("audio/pcm").
 const modelRate = 24000
 
@@ -161,6 +182,7 @@ func (b *bridge) Prepare(ctx context.Context) error {
 	p := b.phone
 	ctx, cancel := context.WithTimeout(ctx, b.rt.opts.AnswerTimeout)
 	defer cancel()
+	b.adopt(p)
 	s, err := b.open(ctx)
 	if err != nil {
 		b.log.Warn().Err(err).Str("engine", b.cfg.Settings.Engine).Msg("realtime engine unavailable")
@@ -175,6 +197,23 @@ func (b *bridge) Prepare(ctx context.Context) error {
 		b.queueGreeting(p)
 	}
 	return nil
+}
+
+// adopt takes what the call resolved before its session opens: the format
+// of a bridge that follows the leg (an echo agent: the caller's G.711,
+// else PCM16 at 24 kHz) into the session's configuration, and the rate of
+// the caller's audio, which the STT fallback keeps.
+func (b *bridge) adopt(p call.Phone) {
+	if b.format.Encoding == call.LegFormat.Encoding {
+		b.format = p.Format()
+		b.cfgMu.Lock()
+		if a := b.sessCfg.Audio; a != nil && a.Input != nil && a.Output != nil {
+			a.Input.Format, a.Output.Format = audioFormat(realtimeFormatOf(b.format)), audioFormat(realtimeFormatOf(b.format))
+		}
+		b.cfgMu.Unlock()
+		b.tools.rate = b.format.Rate
+	}
+	b.stt.adopt(b.format, p.Info().Rate)
 }
 
 // open opens a session and waits for its session.created, which reports
@@ -258,6 +297,7 @@ const tick = 20 * time.Millisecond
 // Run drives the conversation after answer.
 func (b *bridge) Run(ctx context.Context) error {
 	defer b.released(ctx)
+	defer b.stt.drop()
 	if b.failure != nil {
 		return b.apologize(ctx, b.failure)
 	}
@@ -347,7 +387,7 @@ func (b *bridge) handle(ctx context.Context, ev realtime.Event, now time.Time) {
 	case *realtime.SessionUpdated:
 		b.stt.sessionConfig(e.Session)
 	case *realtime.InputAudioBufferSpeechStarted:
-		b.stt.speechStarted()
+		b.stt.speechStarted(e.ItemID)
 		b.turns.quiet()
 		b.keypad.speechStarted(ctx, now)
 		b.turns.bargeIn(ctx, now)

@@ -2,27 +2,31 @@ package conversation
 
 import (
 	"context"
+	"slices"
 	"strings"
-	"switchboard/media"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
 
 	"switchboard/call"
+	"switchboard/media"
 	"switchboard/realtime"
 )
 
 // The STT fallback: when the provider gives no transcript of a caller's
 // turn, the caller's audio of that turn goes to the Transcriber and its
-// text becomes the turn's transcript in the call record.
+// text becomes the turn's transcript in the call record. The audio is kept
+// compact (turnAudio: G.711 at the caller's rate), a long turn is
+// transcribed in pieces, and the audio waiting for the Transcriber and the
+// Transcriber calls are bounded across all calls (sttBounds), so a call
+// costs one piece of audio at most however long its caller speaks and
+// however far the Transcriber is behind.
 const (
-	// maxTurnAudio bounds the audio kept of one turn (the rest is cut).
-	maxTurnAudio = 60 * time.Second
 	// turnPreRoll is kept before speech_started: a provider's VAD reports
 	// the start of speech after it began.
 	turnPreRoll = 500 * time.Millisecond
-	// minTurnAudio is the shortest turn worth transcribing.
+	// minTurnAudio is the shortest turn (or last piece) worth transcribing.
 	minTurnAudio = 200 * time.Millisecond
 	// maxTranscriptions bounds the Transcriber calls of one call at once.
 	maxTranscriptions = 2
@@ -33,103 +37,104 @@ const (
 	maxHeardItems = 64
 )
 
-// turnAudio collects the caller's audio (in the conversation's format)
-// from speech_started to speech_stopped. add runs on the media goroutine,
-// start and stop on the Run goroutine.
-type turnAudio struct {
-	mu     sync.Mutex
-	pre    []byte // the last turnPreRoll of audio while no turn is open
-	preMax int
-	on     bool
-	buf    []byte
-	max    int
+// sttBounds are the STT fallback's bounds shared by every call of a
+// Runtime: a slot per Transcriber call in progress, and the bytes of
+// caller audio waiting for one.
+type sttBounds struct {
+	slots   chan struct{}
+	backlog atomic.Int64
+	max     int64
+	metrics *Metrics
 }
 
-func newTurnAudio(f media.Format) *turnAudio {
-	bytesPer := func(d time.Duration) int { return int(int64(f.BytesPerSecond()) * int64(d) / int64(time.Second)) }
-	return &turnAudio{preMax: bytesPer(turnPreRoll), max: bytesPer(maxTurnAudio)}
+// newSTTBounds allows transcriptions calls at once and backlog of
+// telephone audio (8 kHz G.711) waiting.
+func newSTTBounds(transcriptions int, backlog time.Duration, m *Metrics) *sttBounds {
+	return &sttBounds{slots: make(chan struct{}, transcriptions), max: int64(media.ClockRate) * int64(backlog) / int64(time.Second), metrics: m}
 }
 
-// add takes one frame of the caller's audio; it never blocks for long.
-func (t *turnAudio) add(pcm []byte) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.on {
-		if room := t.max - len(t.buf); room > 0 {
-			t.buf = append(t.buf, pcm[:min(len(pcm), room)]...)
-		}
-		return
-	}
-	t.pre = append(t.pre, pcm...)
-	if n := len(t.pre) - t.preMax; n > 0 {
-		t.pre = t.pre[n&^1:]
+// slot takes a Transcriber slot if one is free.
+func (s *sttBounds) slot() bool {
+	select {
+	case s.slots <- struct{}{}:
+		return true
+	default:
+		return false
 	}
 }
 
-// start opens a turn with the pre-roll (a turn already open goes on).
-func (t *turnAudio) start() {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.on {
-		return
+// free gives a slot back.
+func (s *sttBounds) free() { <-s.slots }
+
+// reserve counts n bytes of audio waiting for the Transcriber, unless the
+// backlog would pass its bound.
+func (s *sttBounds) reserve(n int) bool {
+	if s.backlog.Add(int64(n)) > s.max {
+		s.backlog.Add(-int64(n))
+		return false
 	}
-	t.on = true
-	t.buf = append(make([]byte, 0, 2*len(t.pre)+t.preMax), t.pre...)
-	t.pre = t.pre[:0]
+	return true
 }
 
-// stop closes the turn and returns its audio (nil when none was open).
-func (t *turnAudio) stop() []byte {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if !t.on {
-		return nil
-	}
-	t.on = false
-	pcm := t.buf
-	t.buf = nil
-	return pcm
-}
+// release uncounts n bytes (sent to the Transcriber, or dropped).
+func (s *sttBounds) release(n int) { s.backlog.Add(-int64(n)) }
 
 // sttFallback is the transcript of the caller's turns the provider did
 // not transcribe (Run goroutine; nil without a Transcriber): each turn's
-// audio (turnAudio) waits for the provider's transcript, for
-// RuntimeOptions.TranscriptWait when the session transcribes, else not at
-// all; then it goes to the Transcriber, at most maxTranscriptions at once
-// in goroutines of their own, and its text becomes the caller's line in
-// the record and in the history, in the turn's place.
+// audio (turnAudio, in pieces for a long turn) waits for the provider's
+// transcript, for RuntimeOptions.TranscriptWait when the session
+// transcribes, else not at all; then it goes to the Transcriber, at most
+// maxTranscriptions of the call and the bounds' slots of all calls at
+// once, in goroutines of their own, and its text becomes the caller's
+// line in the record and in the history, in the turn's place.
 type sttFallback struct {
 	record call.Record
 	spawn  spawnFunc
 	log    zerolog.Logger
 	hist   *history
-	format media.Format
-	// transcriber, wait and timeout are RuntimeOptions' Transcriber,
-	// TranscriptWait and TranscribeTimeout.
+	bounds *sttBounds
+	// transcriber, wait, timeout and piece are RuntimeOptions'
+	// Transcriber, TranscriptWait, TranscribeTimeout and TranscribePiece.
 	transcriber Transcriber
 	wait        time.Duration
 	timeout     time.Duration
+	piece       time.Duration
 
+	// turns records the caller; adopt replaces it once the call's audio is
+	// known (before the media goroutine calls audio).
 	turns       *turnAudio
-	transcribes bool // the session has input transcription on
+	transcribes bool   // the session has input transcription on
+	item        string // the turn in progress (speech_started's item)
 	pending     []sttTurn
 	busy        int
+	lostLogged  bool
 	done        chan sttResult
 	heard       map[string]bool // user items the provider transcribed
 }
 
-func newSTTFallback(tr Transcriber, f media.Format, rec call.Record, hist *history, spawn spawnFunc, log zerolog.Logger) *sttFallback {
-	return &sttFallback{transcriber: tr, format: f, record: rec, hist: hist, spawn: spawn, log: log, turns: newTurnAudio(f),
+func newSTTFallback(tr Transcriber, f media.Format, bounds *sttBounds, rec call.Record, hist *history, spawn spawnFunc, log zerolog.Logger) *sttFallback {
+	s := &sttFallback{transcriber: tr, record: rec, hist: hist, spawn: spawn, log: log, bounds: bounds,
 		done: make(chan sttResult, maxTranscriptions), heard: map[string]bool{}}
+	s.adopt(f, 0)
+	return s
 }
 
-// sttTurn is a caller turn waiting for its transcript.
+// adopt records the conversation's audio in format f from a caller whose
+// own audio has legRate (call.LegInfo.Rate; 0: unknown).
+func (s *sttFallback) adopt(f media.Format, legRate int) {
+	if s != nil {
+		s.turns = newTurnAudio(f, legRate, s.piece)
+	}
+}
+
+// sttTurn is a caller turn (or a piece of one) waiting for its transcript.
 type sttTurn struct {
 	item string
-	pcm  []byte
-	at   time.Time // speech_stopped
+	g711 []byte    // µ-law or A-law at the recorder's rate
+	at   time.Time // speech_stopped, or when the piece was cut
 	due  time.Time // transcribe then unless the provider's transcript came
 	seq  int       // history.seq at speech_stopped: where the text goes
+	pcm  []byte    // PCM16LE at the recorder's rate, made when the turn is sent
 }
 
 type sttResult struct {
@@ -152,9 +157,9 @@ func (s *sttFallback) results() <-chan sttResult {
 }
 
 // audio takes one frame of the caller's audio (the media goroutine).
-func (s *sttFallback) audio(pcm []byte) {
+func (s *sttFallback) audio(frame []byte) {
 	if s != nil {
-		s.turns.add(pcm)
+		s.turns.add(frame)
 	}
 }
 
@@ -165,22 +170,46 @@ func (s *sttFallback) sessionConfig(c realtime.SessionConfig) {
 	}
 }
 
-// speechStarted opens the caller's turn.
-func (s *sttFallback) speechStarted() {
+// speechStarted opens the caller's turn, item.
+func (s *sttFallback) speechStarted(item string) {
 	if s != nil {
 		s.turns.start()
+		s.item = item
 	}
 }
 
-// turnEnded queues the audio of the turn that ended: transcribed at once
-// when the session does not transcribe, else after the wait unless the
-// provider's transcript comes first.
+// turnEnded queues the rest of the turn that ended (its earlier pieces
+// went as they were cut): transcribed at once when the session does not
+// transcribe, else after the wait unless the provider's transcript comes
+// first.
 func (s *sttFallback) turnEnded(item string, now time.Time) {
 	if s == nil {
 		return
 	}
-	pcm := s.turns.stop()
-	if s.format.Duration(len(pcm)) < minTurnAudio || s.heard[item] {
+	s.takePieces(now) // cut before the stop: they come first
+	s.queue(item, s.turns.stop(), now)
+	s.item = ""
+}
+
+// takePieces queues the pieces cut off the turn in progress (each tick).
+func (s *sttFallback) takePieces(now time.Time) {
+	pieces, lost := s.turns.takeCut()
+	if lost > 0 {
+		s.lost(lost, "the conversation was stalled")
+	}
+	for _, p := range pieces {
+		s.queue(s.item, p, now)
+	}
+}
+
+// queue queues one turn's (or piece's) audio for the Transcriber, within
+// the shared backlog.
+func (s *sttFallback) queue(item string, g711 []byte, now time.Time) {
+	if s.turns.duration(g711) < minTurnAudio || s.heard[item] {
+		return
+	}
+	if !s.bounds.reserve(cap(g711)) {
+		s.lost(1, "the transcriber is behind")
 		return
 	}
 	due := now
@@ -188,10 +217,34 @@ func (s *sttFallback) turnEnded(item string, now time.Time) {
 		due = now.Add(s.wait)
 	}
 	if len(s.pending) >= maxSTTPending {
-		s.log.Warn().Str("item_id", s.pending[0].item).Msg("stt fallback behind: a caller turn is not transcribed")
+		s.bounds.release(cap(s.pending[0].g711))
 		s.pending = s.pending[1:]
+		s.lost(1, "too many turns of this call wait")
 	}
-	s.pending = append(s.pending, sttTurn{item: item, pcm: pcm, at: now, due: due, seq: s.hist.seq})
+	s.pending = append(s.pending, sttTurn{item: item, g711: g711, at: now, due: due, seq: s.hist.seq})
+}
+
+// lost notes caller audio that will not be transcribed: logged once a call
+// (it happens to every call at once when the Transcriber falls behind),
+// counted always.
+func (s *sttFallback) lost(n int, why string) {
+	s.bounds.metrics.sttDropped(n)
+	if !s.lostLogged {
+		s.lostLogged = true
+		s.log.Warn().Str("reason", why).Msg("stt fallback behind: caller speech is not transcribed")
+	}
+}
+
+// drop gives back the backlog of the turns still waiting (the
+// conversation ends).
+func (s *sttFallback) drop() {
+	if s == nil {
+		return
+	}
+	for _, t := range s.pending {
+		s.bounds.release(cap(t.g711))
+	}
+	s.pending = nil
 }
 
 // providerTranscribed records that the provider transcribed item: its
@@ -204,12 +257,13 @@ func (s *sttFallback) providerTranscribed(item string) {
 		clear(s.heard)
 	}
 	s.heard[item] = true
-	for i, t := range s.pending {
+	s.pending = slices.DeleteFunc(s.pending, func(t sttTurn) bool {
 		if t.item == item {
-			s.pending = append(s.pending[:i], s.pending[i+1:]...)
-			return
+			s.bounds.release(cap(t.g711))
+			return true
 		}
-	}
+		return false
+	})
 }
 
 // transcribeNow makes item's turn due at once (the provider's
@@ -225,19 +279,28 @@ func (s *sttFallback) transcribeNow(item string) {
 	}
 }
 
-// dispatch hands due turns to the Transcriber, at most
-// maxTranscriptions at once, each in its own goroutine.
+// dispatch takes the pieces cut meanwhile and hands due turns to the
+// Transcriber, at most maxTranscriptions of this call and the bounds'
+// slots in all at once, each in its own goroutine; the others wait,
+// compact, for a later tick.
 func (s *sttFallback) dispatch(ctx context.Context, now time.Time) {
 	if s == nil {
 		return
 	}
+	s.takePieces(now)
 	for len(s.pending) > 0 && s.busy < maxTranscriptions && !now.Before(s.pending[0].due) {
+		if !s.bounds.slot() {
+			return
+		}
 		t := s.pending[0]
 		s.pending = s.pending[1:]
+		s.bounds.release(cap(t.g711))
 		s.busy++
-		tr, rate, timeout := s.transcriber, s.format.Rate, s.timeout
-		t.pcm = toPCM16(s.format, t.pcm)
+		tr, rate, timeout, bounds := s.transcriber, s.turns.rate, s.timeout, s.bounds
+		t.pcm = media.AppendPCM16LE(nil, s.turns.codec.DecodeFrame(nil, t.g711))
+		t.g711 = nil
 		s.spawn("transcription", func() {
+			defer bounds.free()
 			tctx, cancel := context.WithTimeout(ctx, timeout)
 			text, err := tr.Transcribe(tctx, t.pcm, rate)
 			cancel()
@@ -264,19 +327,4 @@ func (s *sttFallback) transcribed(r sttResult) {
 	}
 	s.record.Note(call.Note{At: r.turn.at, Kind: call.NoteTranscript, Role: "user", Text: text, Data: map[string]string{"source": "stt"}})
 	s.hist.insertAt(r.turn.seq, realtime.UserText(text))
-}
-
-// toPCM16 is a turn's audio as PCM16LE: G.711 turns are decoded here, off
-// the media path, only when a turn is transcribed.
-func toPCM16(f media.Format, audio []byte) []byte {
-	var c media.Codec
-	switch f.Encoding {
-	case media.EncodingPCMU:
-		c = media.PCMU
-	case media.EncodingPCMA:
-		c = media.PCMA
-	default:
-		return audio
-	}
-	return media.AppendPCM16LE(nil, c.DecodeFrame(nil, audio))
 }

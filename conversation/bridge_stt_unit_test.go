@@ -37,10 +37,10 @@ func TestSTTFallbackUnit(t *testing.T) {
 		rates, lens = append(rates, rate), append(lens, len(pcm))
 		return "  hello there ", nil
 	})
-	s := newSTTFallback(tr, media.FormatPCMU, rec, &h, later.spawn, zerolog.Nop())
+	s := newSTTFallback(tr, media.FormatPCMU, newSTTBounds(8, time.Minute, nil), rec, &h, later.spawn, zerolog.Nop())
 	s.wait, s.timeout = 2*time.Second, time.Second
 	turn := func(item string, at time.Time, audio time.Duration) {
-		s.speechStarted()
+		s.speechStarted(item)
 		s.audio(make([]byte, int(audio/time.Millisecond)*8)) // 8 kHz µ-law: 8 bytes a ms
 		s.turnEnded(item, at)
 	}
@@ -116,11 +116,13 @@ func TestSTTFallbackUnit(t *testing.T) {
 func TestSTTFallbackOff(t *testing.T) {
 	var s *sttFallback
 	s.audio(make([]byte, 160))
-	s.speechStarted()
+	s.speechStarted("u1")
 	s.turnEnded("u1", time.Now())
 	s.providerTranscribed("u1")
 	s.transcribeNow("u1")
 	s.sessionConfig(realtime.SessionConfig{})
 	s.dispatch(context.Background(), time.Now())
+	s.adopt(media.FormatPCMU, 8000)
+	s.drop()
 	require.Nil(t, s.results())
 }

@@ -239,6 +239,7 @@ func (cc *Controlled) Prepare(ctx context.Context) error {
 	}
 	octx, ocancel := context.WithTimeout(callCtx, cc.opts.RingTimeout)
 	defer ocancel()
+	cc.b.adopt(cc.phone)
 	s, err := cc.b.open(octx)
 	if err != nil {
 		cc.log.Warn().Err(err).Str("engine", cc.opts.Engine).Msg("realtime engine unavailable for a controlled call")

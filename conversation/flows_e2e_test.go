@@ -259,7 +259,7 @@ func speakTurn(t *testing.T, c *caller, conn *realtimetest.Conn, item string, d 
 
 // TestAgentSTTFallback: with the STT engine configured (an upstream on
 // loopback), a caller turn the provider does not transcribe goes to POST
-// /v1/stt (raw PCM at 24 kHz, the turn's audio) and its text becomes the
+// /v1/stt (raw PCM at 8 kHz, the turn's audio) and its text becomes the
 // user line of the call record, beside the assistant's. When the session
 // transcribes and the provider's transcript comes, STT is not called; when
 // it does not come within the wait, STT is.
@@ -279,10 +279,10 @@ func TestAgentSTTFallback(t *testing.T) {
 		req := stt.requests()[before]
 		t.Logf("STT request %v after speech_stopped: %d bytes, rms %.0f, fields %v", req.at.Sub(stopped).Round(time.Millisecond), req.bytes, req.rms, req.fields)
 		require.Equal(t, "pcm", req.fields["audio_format"])
-		require.Equal(t, "24000", req.fields["sample_rate"])
+		require.Equal(t, "8000", req.fields["sample_rate"], "the turn as the telephone had it (kept as 8 kHz G.711)")
 		// The second of speech plus at most the pre-roll and the slack.
-		require.GreaterOrEqual(t, req.bytes, 48000*9/10)
-		require.LessOrEqual(t, req.bytes, 48000*2)
+		require.GreaterOrEqual(t, req.bytes, 16000*9/10)
+		require.LessOrEqual(t, req.bytes, 16000*2)
 		require.Greater(t, req.rms, 1000.0, "the caller's voice is not in the audio")
 		require.Eventually(t, func() bool { return len(callRecordOf(t, e, c).Transcript) == 1 }, 5*time.Second, 20*time.Millisecond)
 		_, err := conn.StreamResponse(ctx, realtimetest.Response{Audio: 300 * time.Millisecond, Transcript: "Your order has shipped."})

@@ -1,18 +1,22 @@
 package conversation
 
 import (
+	"bytes"
 	"context"
-	"switchboard/agent"
+	"math"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 
+	"switchboard/agent"
 	"switchboard/call"
 	"switchboard/media"
 	"switchboard/realtime"
+	"switchboard/realtime/echo"
 )
 
 // fakeSession records what the bridge sends and lets the test push server
@@ -67,7 +71,7 @@ type fakePhone struct {
 
 func (p *fakePhone) ID() string               { return "call-1" }
 func (p *fakePhone) Route() call.Route        { return call.Route{} }
-func (p *fakePhone) Info() call.LegInfo       { return call.LegInfo{} }
+func (p *fakePhone) Info() call.LegInfo       { return call.LegInfo{Rate: 8000} } // a telephone caller
 func (p *fakePhone) Logger() zerolog.Logger   { return zerolog.Nop() }
 func (p *fakePhone) Context() context.Context { return context.Background() }
 func (p *fakePhone) Snapshot() call.Snapshot  { return call.Snapshot{} }
@@ -128,3 +132,72 @@ func TestG711Session(t *testing.T) {
 	require.NoError(t, <-done)
 	require.NoError(t, b.Close())
 }
+
+// agentsOf loads one agent.
+type agentsOf struct{ c *agent.Config }
+
+func (a agentsOf) Load(_ context.Context, id string) (*agent.Config, error) {
+	if id != a.c.ID {
+		return nil, agent.ErrUnknownAgent
+	}
+	return a.c, nil
+}
+
+// TestEchoAgentSpeaksCallersG711: an agent on the echo engine takes the
+// caller's own G.711 (call.LegG711Or: the call passes it through), so its
+// session speaks audio/pcmu both ways and the caller's turn comes back
+// byte for byte: nothing is widened to 24 kHz, resampled back and coded
+// again on the way in or out. A caller without G.711 keeps 24 kHz PCM16.
+func TestEchoAgentSpeaksCallersG711(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	cfg := &agent.Config{ID: "ag_echo", Settings: agent.Settings{Engine: agent.EngineEcho, Voice: "eve", Model: agent.DefaultModel}}
+	rt := NewRuntime(agentsOf{cfg}, RuntimeOptions{Engines: map[string]realtime.Engine{agent.EngineEcho: echo.New(echo.Options{Unpaced: true})}})
+	require.Equal(t, []int{8000, 24000}, rt.AudioRates(cfg), "its prompts are rendered for both")
+	ph := &fakePhone{} // a µ-law caller
+	b := newBridge(rt, cfg, ph, zerolog.Nop())
+	var conv call.Conversation = b
+	require.Equal(t, call.LegG711Or(24000), conv.Format())
+	require.NoError(t, conv.Prepare(context.Background()))
+	require.Equal(t, media.FormatPCMU, b.Format())
+	sc := b.config()
+	require.Equal(t, realtime.FormatPCMU, sc.InputFormat().FormatType())
+	require.Equal(t, realtime.FormatPCMU, sc.OutputFormat().FormatType())
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- conv.Run(ctx) }()
+
+	// A second of a loud tone, then silence: one turn, echoed.
+	var said []byte
+	for f := range 50 {
+		pcm := make([]int16, 160)
+		for i := range pcm {
+			pcm[i] = int16(12000 * math.Sin(2*math.Pi*440*float64(f*160+i)/8000))
+		}
+		frame := media.PCMU.EncodeFrame(nil, pcm)
+		said = append(said, frame...)
+		conv.Audio(frame)
+	}
+	silence := bytes.Repeat([]byte{0xFF}, 160)
+	for range 40 {
+		conv.Audio(silence)
+	}
+	require.Eventually(t, func() bool { return bytes.Contains(ph.bytes(), said) }, 5*time.Second, 10*time.Millisecond,
+		"the caller's turn did not come back byte for byte")
+	cancel()
+	require.NoError(t, <-done)
+	require.NoError(t, conv.Close())
+
+	// A wideband caller (no G.711) keeps PCM16 at the model's rate.
+	conv = newBridge(rt, cfg, &widebandPhone{}, zerolog.Nop())
+	require.NoError(t, conv.Prepare(context.Background()))
+	require.Equal(t, media.PCM16(24000), conv.Format())
+	sc = conv.(*bridge).config()
+	require.Equal(t, realtime.FormatPCM, sc.InputFormat().FormatType())
+	require.NoError(t, conv.Close())
+}
+
+// widebandPhone is a caller whose leg has no G.711 (Opus, G.722).
+type widebandPhone struct{ fakePhone }
+
+func (*widebandPhone) Format() media.Format { return media.PCM16(24000) }
+func (*widebandPhone) Info() call.LegInfo   { return call.LegInfo{Rate: 24000} }

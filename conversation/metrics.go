@@ -5,6 +5,7 @@ import "github.com/prometheus/client_golang/prometheus"
 // Metrics are the conversation metrics, each defined here once.
 type Metrics struct {
 	providerErrors *prometheus.CounterVec
+	sttDrops       prometheus.Counter
 }
 
 // Kinds of provider errors (switchboard_provider_errors_total's kind).
@@ -22,9 +23,11 @@ const (
 // exported).
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{providerErrors: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "switchboard_provider_errors_total",
-		Help: "Model provider (realtime engine) failures, by engine and kind (open, error_event, dropped)."}, []string{"engine", "kind"})}
+		Help: "Model provider (realtime engine) failures, by engine and kind (open, error_event, dropped)."}, []string{"engine", "kind"}),
+		sttDrops: prometheus.NewCounter(prometheus.CounterOpts{Name: "switchboard_stt_fallback_dropped_total",
+			Help: "Caller turns (or pieces of a long one) the STT fallback did not transcribe because the transcriber was behind."})}
 	if reg != nil {
-		reg.MustRegister(m.providerErrors)
+		reg.MustRegister(m.providerErrors, m.sttDrops)
 	}
 	return m
 }
@@ -33,5 +36,13 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 func (m *Metrics) providerError(engine, kind string) {
 	if m != nil {
 		m.providerErrors.WithLabelValues(engine, kind).Inc()
+	}
+}
+
+// sttDropped counts n turns (or pieces) the STT fallback did not
+// transcribe.
+func (m *Metrics) sttDropped(n int) {
+	if m != nil {
+		m.sttDrops.Add(float64(n))
 	}
 }

@@ -4,9 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"switchboard/agent"
+	"runtime"
 	"time"
 
+	"switchboard/agent"
 	"switchboard/dtmf"
 	"switchboard/realtime"
 	"switchboard/stream"
@@ -70,6 +71,21 @@ type RuntimeOptions struct {
 	TranscriptWait time.Duration
 	// TranscribeTimeout bounds one Transcriber call (default 15 s).
 	TranscribeTimeout time.Duration
+	// TranscribePiece is the most of a turn the STT fallback keeps before
+	// it sends that much for transcription and goes on with the rest, so
+	// a caller who never pauses costs one piece (default 10 s: 80 KB of a
+	// telephone caller, kept as 8 kHz G.711; at least 2 s).
+	TranscribePiece time.Duration
+	// Transcriptions bounds the Transcriber calls in progress across all
+	// calls (default the number of CPUs, at least 2): a turn waits for
+	// one, compact, rather than holding its decoded audio in a queue of
+	// the Transcriber's.
+	Transcriptions int
+	// TranscribeBacklog bounds the caller audio waiting for the
+	// Transcriber across all calls, counted at 8 kHz G.711 (default 5 min:
+	// 2.4 MB); a turn past it is not transcribed (logged once a call,
+	// counted in switchboard_stt_fallback_dropped_total).
+	TranscribeBacklog time.Duration
 	// ComfortDelay is how long a tool (a keypad send, a transfer) may run
 	// before the caller hears the agent's comfort prompt, then a soft
 	// comfort tone (default 1 s).
@@ -121,6 +137,8 @@ type Agents interface {
 type Runtime struct {
 	agents Agents
 	opts   RuntimeOptions
+	// sttBounds are the STT fallback's bounds, shared by all calls.
+	sttBounds *sttBounds
 }
 
 // NewRuntime returns the runtime over the agent records.
@@ -146,16 +164,29 @@ func NewRuntime(agents Agents, opts RuntimeOptions) *Runtime {
 	if opts.DTMFIdle == 0 {
 		opts.DTMFIdle = dtmf.DefaultIdleTimeout
 	}
-	return &Runtime{agents: agents, opts: opts}
+	if opts.TranscribePiece == 0 {
+		opts.TranscribePiece = 10 * time.Second
+	}
+	if opts.Transcriptions <= 0 {
+		opts.Transcriptions = max(runtime.NumCPU(), 2)
+	}
+	if opts.TranscribeBacklog == 0 {
+		opts.TranscribeBacklog = 5 * time.Minute
+	}
+	return &Runtime{agents: agents, opts: opts, sttBounds: newSTTBounds(opts.Transcriptions, opts.TranscribeBacklog, opts.Metrics)}
 }
 
-// AudioRate is the sample rate of c's calls (8000 when its sessions speak
-// G.711, else 24000): the rate to pre-render its prompts at.
-func (r *Runtime) AudioRate(c *agent.Config) int {
-	if f := r.format(c.Settings.Engine); f == realtime.FormatPCMU || f == realtime.FormatPCMA {
-		return 8000
+// AudioRates are the sample rates of c's calls (8000 when its sessions
+// speak G.711, else 24000; both for the echo engine, which speaks the
+// caller's G.711 or 24 kHz PCM16): the rates to pre-render its prompts at.
+func (r *Runtime) AudioRates(c *agent.Config) []int {
+	if c.Settings.Engine == agent.EngineEcho {
+		return []int{8000, modelRate}
 	}
-	return 24000
+	if f := r.format(c.Settings.Engine); f == realtime.FormatPCMU || f == realtime.FormatPCMA {
+		return []int{8000}
+	}
+	return []int{modelRate}
 }
 
 // format is the audio format of an agent's sessions.
