@@ -98,11 +98,14 @@ bench: deps-go
 # upstream: the provider stand-in as its own process, speaking
 # PROVIDER_FORMAT pcm or pcmu, or stream: a number routed to the Twilio
 # Media Streams echo bot, its own process), callers on CODEC (pcma or
-# pcmu), RATE new calls a second; PROFILE=dir keeps the appliance's pprof
-# profiles.
+# pcmu) saying AUDIO (continuous: talking without a pause; pcap: sipp's
+# g711a.pcap, a turn every 7 s), RATE new calls a second, the appliance's
+# STT fallback STT (pocketsphinx, its default, or none); PROFILE=dir keeps
+# the appliance's pprof profiles. The report leads with peak RSS over idle
+# per call.
 bench-calls: deps build
 	$(GO) run ./test/loadbench -calls $${CALLS:-200} -duration $${DURATION:-30s} -engine $${ENGINE:-echo} \
-		-rate $${RATE:-20} -codec $${CODEC:-pcma} -audio $${AUDIO:-continuous} -provider-format $${PROVIDER_FORMAT:-pcm} $${PROFILE:+-profile $$PROFILE}
+		-rate $${RATE:-20} -codec $${CODEC:-pcma} -audio $${AUDIO:-continuous} -stt $${STT:-pocketsphinx} -provider-format $${PROVIDER_FORMAT:-pcm} $${PROFILE:+-profile $$PROFILE}
 
 # bench-cps: call setup, CPS calls a second (INVITE, answer, ACK, BYE) for
 # DURATION to the line test.
