@@ -151,7 +151,9 @@ func (a agentsOf) Load(_ context.Context, id string) (*agent.Config, error) {
 func TestEchoAgentSpeaksCallersG711(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	cfg := &agent.Config{ID: "ag_echo", Settings: agent.Settings{Engine: agent.EngineEcho, Voice: "eve", Model: agent.DefaultModel}}
-	rt := NewRuntime(agentsOf{cfg}, RuntimeOptions{Engines: map[string]realtime.Engine{agent.EngineEcho: echo.New(echo.Options{Unpaced: true})}})
+	stt := &recordingSTT{}
+	rt := NewRuntime(agentsOf{cfg}, RuntimeOptions{Engines: map[string]realtime.Engine{agent.EngineEcho: echo.New(echo.Options{Unpaced: true})},
+		Transcriber: stt})
 	require.Equal(t, []int{8000, 24000}, rt.AudioRates(cfg), "its prompts are rendered for both")
 	ph := &fakePhone{} // a µ-law caller
 	b := newBridge(rt, cfg, ph, zerolog.Nop())
@@ -183,6 +185,11 @@ func TestEchoAgentSpeaksCallersG711(t *testing.T) {
 	}
 	require.Eventually(t, func() bool { return bytes.Contains(ph.bytes(), said) }, 5*time.Second, 10*time.Millisecond,
 		"the caller's turn did not come back byte for byte")
+	// The echo gives no transcript: the STT fallback is sent the turn, the
+	// caller's bytes decoded at 8 kHz (a second of tone and what the VAD
+	// kept around it).
+	require.Eventually(t, func() bool { return len(stt.got()) == 1 }, 5*time.Second, 10*time.Millisecond, "the turn was not transcribed")
+	require.InDelta(t, 2*8000*1.5, stt.got()[0], 2*8000*0.6)
 	cancel()
 	require.NoError(t, <-done)
 	require.NoError(t, conv.Close())

@@ -36,7 +36,7 @@ type turnAudio struct {
 	quietBytes int // the span before a cut that is searched for a pause
 
 	mu  sync.Mutex
-	pre []byte // the last turnPreRoll of audio while no turn is open
+	pre []byte // the audio while no turn is open: its last turnPreRoll is the pre-roll
 	on  bool
 	buf []byte
 	cut [][]byte // pieces of the open turn, oldest first
@@ -106,10 +106,12 @@ func (t *turnAudio) add(frame []byte) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if !t.on {
-		t.pre = appendBounded(t.pre, g, t.preMax+len(g))
-		if n := len(t.pre) - t.preMax; n > 0 {
-			t.pre = t.pre[:copy(t.pre, t.pre[n:])]
+		// Up to twice the pre-roll, then its last part moves down: one
+		// copy of the pre-roll every pre-roll's worth of frames.
+		if len(t.pre)+len(g) > 2*t.preMax {
+			t.pre = t.pre[:copy(t.pre, t.preRoll())]
 		}
+		t.pre = appendBounded(t.pre, g, 2*t.preMax+len(g))
 		return
 	}
 	t.buf = appendBounded(t.buf, g, t.pieceBytes+t.quietBytes)
@@ -173,9 +175,13 @@ func (t *turnAudio) start() {
 		return
 	}
 	t.on = true
-	t.buf = append(make([]byte, 0, max(2*len(t.pre), 1024)), t.pre...)
+	pre := t.preRoll()
+	t.buf = append(make([]byte, 0, max(2*len(pre), 1024)), pre...)
 	t.pre = t.pre[:0]
 }
+
+// preRoll is the last turnPreRoll of the audio before the turn (t.mu held).
+func (t *turnAudio) preRoll() []byte { return t.pre[max(len(t.pre)-t.preMax, 0):] }
 
 // takeCut returns the pieces cut off the open turn since the last call,
 // and how many were lost meanwhile.
