@@ -73,7 +73,7 @@ type RuntimeOptions struct {
 	TranscribeTimeout time.Duration
 	// TranscribePiece is the most of a turn the STT fallback keeps before
 	// it sends that much for transcription and goes on with the rest, so
-	// a caller who never pauses costs one piece (default 10 s: 80 KB of a
+	// a caller who never pauses costs one piece (default 5 s: 40 KB of a
 	// telephone caller, kept as 8 kHz G.711; at least 2 s).
 	TranscribePiece time.Duration
 	// Transcriptions bounds the Transcriber calls in progress across all
@@ -165,7 +165,7 @@ func NewRuntime(agents Agents, opts RuntimeOptions) *Runtime {
 		opts.DTMFIdle = dtmf.DefaultIdleTimeout
 	}
 	if opts.TranscribePiece == 0 {
-		opts.TranscribePiece = 10 * time.Second
+		opts.TranscribePiece = 5 * time.Second
 	}
 	if opts.Transcriptions <= 0 {
 		opts.Transcriptions = max(runtime.NumCPU(), 2)

@@ -135,7 +135,7 @@ func appendBounded(dst, g []byte, limit int) []byte {
 // last second into cut (t.mu held), so a word is rarely split.
 func (t *turnAudio) cutPiece() {
 	at := quietest(t.codec, t.rate, t.buf, len(t.buf)-t.quietBytes)
-	piece := t.buf[:at:at]
+	piece := t.buf[:at] // its cap is the array it holds: the backlog counts that
 	// The turn is a long one: the next piece gets its whole array at once.
 	t.buf = append(make([]byte, 0, t.pieceBytes+t.quietBytes), t.buf[at:]...)
 	if len(t.cut) == maxCutPieces {
