@@ -208,7 +208,7 @@ func (b *bridge) adopt(p call.Phone) {
 		b.format = p.Format()
 		b.cfgMu.Lock()
 		if a := b.sessCfg.Audio; a != nil && a.Input != nil && a.Output != nil {
-			a.Input.Format, a.Output.Format = audioFormat(realtimeFormatOf(b.format)), audioFormat(realtimeFormatOf(b.format))
+			a.Input.Format, a.Output.Format = b.modelFormat(), b.modelFormat()
 		}
 		b.cfgMu.Unlock()
 		b.tools.rate = b.format.Rate

@@ -185,9 +185,10 @@ func (b *bridge) mergeConfig(u realtime.SessionConfig) {
 	}
 }
 
-// modelFormat is the audio format of the bridge's session.
+// modelFormat is the audio format of the bridge's session (an echo
+// agent's follows its caller: adopt).
 func (b *bridge) modelFormat() *realtime.AudioFormat {
-	return audioFormat(b.rt.format(b.cfg.Settings.Engine))
+	return audioFormat(realtimeFormatOf(b.format))
 }
 
 // ID is the call id.
