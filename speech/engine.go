@@ -76,6 +76,10 @@ type STTRequest struct {
 	// Fields holds the form fields as the client sent them (validated),
 	// keyterm repeated; they are forwarded unchanged.
 	Fields []Field
+	// Background marks a transcription nobody waits for (the STT
+	// fallback's turns of a call record): the local decoder then runs
+	// below the appliance's priority, so the calls' media goes first.
+	Background bool
 }
 
 // Field is one form field.

@@ -165,14 +165,15 @@ func (s *Service) Close() error {
 }
 
 // TranscribePCM transcribes raw PCM16LE mono audio at rate with the
-// configured STT engine (the agent runtime's transcript fallback). Without
-// an STT engine it returns ErrEngineUnavailable.
+// configured STT engine (the agent runtime's transcript fallback), in the
+// background: a local decoder yields to the calls. Without an STT engine
+// it returns ErrEngineUnavailable.
 func (s *Service) TranscribePCM(ctx context.Context, pcm []byte, rate int) (string, error) {
 	if s.stt == nil {
 		return "", ErrEngineUnavailable
 	}
 	tr, err := s.stt.Transcribe(ctx, &STTRequest{File: bytes.NewReader(pcm), FileSize: int64(len(pcm)),
-		Fields: []Field{{Name: "audio_format", Value: "pcm"}, {Name: "sample_rate", Value: strconv.Itoa(rate)}}})
+		Fields: []Field{{Name: "audio_format", Value: "pcm"}, {Name: "sample_rate", Value: strconv.Itoa(rate)}}, Background: true})
 	if err != nil {
 		return "", err
 	}

@@ -45,6 +45,15 @@ type InputError struct {
 
 func (e *InputError) Error() string { return e.Message }
 
+// decoderNice is how much lower than the appliance's the scheduling
+// priority (nice value) of a background decoder process is: a decoder
+// takes a core for a third of its audio's length, and the STT fallback
+// keeps decoders busy while callers speak, so on the cores the calls'
+// media share it takes what they leave (10 nice steps weigh about a tenth
+// when both want a core). A client of /v1/stt waits for its transcript:
+// its decoder keeps the appliance's priority.
+const decoderNice = 10
+
 // Pocketsphinx is the local STT engine.
 type Pocketsphinx struct {
 	path    string
@@ -81,8 +90,9 @@ func (p *Pocketsphinx) bin() (string, error) {
 }
 
 // decode transcribes 16 kHz mono PCM; word times are shifted by offset
-// seconds. It waits for a free decoder.
-func (p *Pocketsphinx) decode(ctx context.Context, pcm []int16, offset float64, fillers bool) ([]Word, error) {
+// seconds. It waits for a free decoder; a background decode runs below
+// the appliance's priority.
+func (p *Pocketsphinx) decode(ctx context.Context, pcm []int16, offset float64, fillers, background bool) ([]Word, error) {
 	if len(pcm) == 0 {
 		return nil, nil
 	}
@@ -92,7 +102,7 @@ func (p *Pocketsphinx) decode(ctx context.Context, pcm []int16, offset float64, 
 		return nil, ctx.Err()
 	}
 	defer func() { <-p.sem }()
-	return p.run(ctx, pcm, offset, fillers)
+	return p.run(ctx, pcm, offset, fillers, background)
 }
 
 // tryDecode is decode when a decoder is free at once; ok is false when
@@ -105,12 +115,13 @@ func (p *Pocketsphinx) tryDecode(ctx context.Context, pcm []int16, offset float6
 		return nil, false, nil
 	}
 	defer func() { <-p.sem }()
-	ws, err = p.run(ctx, pcm, offset, fillers)
+	ws, err = p.run(ctx, pcm, offset, fillers, false)
 	return ws, true, err
 }
 
-// run runs pocketsphinx_continuous on pcm (the caller holds a decoder).
-func (p *Pocketsphinx) run(ctx context.Context, pcm []int16, offset float64, fillers bool) ([]Word, error) {
+// run runs pocketsphinx_continuous on pcm (the caller holds a decoder),
+// below the appliance's priority when background.
+func (p *Pocketsphinx) run(ctx context.Context, pcm []int16, offset float64, fillers, background bool) ([]Word, error) {
 	bin, err := p.bin()
 	if err != nil {
 		return nil, err
@@ -130,7 +141,13 @@ func (p *Pocketsphinx) run(ctx context.Context, pcm []int16, offset float64, fil
 	cmd := exec.CommandContext(ctx, bin, "-infile", f.Name(), "-time", "yes", "-logfn", os.DevNull)
 	var out, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &stderr
-	if err := cmd.Run(); err != nil {
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("pocketsphinx: %w", err)
+	}
+	if background {
+		_ = lowerPriority(cmd.Process.Pid) // best effort: it decodes either way
+	}
+	if err := cmd.Wait(); err != nil {
 		return nil, fmt.Errorf("pocketsphinx: %w: %s", err, strings.TrimSpace(stderr.String()))
 	}
 	return parseSphinx(&out, offset, fillers), nil
@@ -219,7 +236,7 @@ func (p *Pocketsphinx) Transcribe(ctx context.Context, req *STTRequest) (*Transc
 	if isTrue(fields["multichannel"]) {
 		var texts []string
 		for i, ch := range channels {
-			ws, err := p.decode(ctx, media.Convert(ch, rate, sphinxRate), 0, fillers)
+			ws, err := p.decode(ctx, media.Convert(ch, rate, sphinxRate), 0, fillers, req.Background)
 			if err != nil {
 				return nil, err
 			}
@@ -233,7 +250,7 @@ func (p *Pocketsphinx) Transcribe(ctx context.Context, req *STTRequest) (*Transc
 		t.Text = strings.Join(texts, " ")
 		return t, nil
 	}
-	ws, err := p.decode(ctx, media.Convert(mixdown(channels), rate, sphinxRate), 0, fillers)
+	ws, err := p.decode(ctx, media.Convert(mixdown(channels), rate, sphinxRate), 0, fillers, req.Background)
 	if err != nil {
 		return nil, err
 	}

@@ -332,7 +332,7 @@ func (s *sphinxStream) work() {
 			}
 			continue
 		}
-		ws, err := s.p.decode(s.ctx, pcm, job.start, s.fillers)
+		ws, err := s.p.decode(s.ctx, pcm, job.start, s.fillers, false)
 		if err != nil {
 			if s.ctx.Err() == nil {
 				s.emitRaw(newWSError("transcription_failed", err.Error()))

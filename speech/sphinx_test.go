@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -111,10 +113,10 @@ func TestPocketsphinxWER(t *testing.T) {
 	var refWords, errs, phoneErrs int
 	for _, s := range werSentences {
 		pcm := speak(t, s, sphinxRate)
-		ws, err := p.decode(ctx, pcm, 0, false)
+		ws, err := p.decode(ctx, pcm, 0, false, false)
 		require.NoError(t, err)
 		phone := media.PCMU.DecodeFrame(nil, media.PCMU.EncodeFrame(nil, media.Convert(pcm, sphinxRate, 8000)))
-		pws, err := p.decode(ctx, media.Convert(phone, 8000, sphinxRate), 0, false)
+		pws, err := p.decode(ctx, media.Convert(phone, 8000, sphinxRate), 0, false, false)
 		require.NoError(t, err)
 		ref := strings.Fields(s)
 		e, pe := wordErrors(ref, strings.Fields(wordsText(ws))), wordErrors(ref, strings.Fields(wordsText(pws)))
@@ -228,4 +230,48 @@ func TestParseSphinx(t *testing.T) {
 	ws := parseSphinx(strings.NewReader(out), 2, false)
 	require.Equal(t, []Word{{Text: "hello", Start: 2.03, End: 2.4, Confidence: 0.5}, {Text: "world", Start: 2.7, End: 3, Confidence: 0.25}}, ws)
 	require.Len(t, parseSphinx(strings.NewReader(out), 0, true), 3, "um kept with filler_words")
+}
+
+// TestDecoderLowerPriority: a decoder process runs decoderNice steps
+// below the appliance (at most nice 19), so it takes the cores the calls'
+// media leave.
+func TestDecoderLowerPriority(t *testing.T) {
+	nice := func(pid string) int {
+		raw, err := os.ReadFile("/proc/" + pid + "/stat")
+		require.NoError(t, err)
+		f := strings.Fields(string(raw[strings.LastIndexByte(string(raw), ')')+2:]))
+		n, err := strconv.Atoi(f[16]) // field 19: nice
+		require.NoError(t, err)
+		return n
+	}
+	own := nice("self")
+	cmd := exec.Command("sleep", "10")
+	require.NoError(t, cmd.Start())
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	require.Equal(t, own, nice(strconv.Itoa(cmd.Process.Pid)), "a child starts at its parent's")
+	require.NoError(t, lowerPriority(cmd.Process.Pid))
+	require.Equal(t, min(own+decoderNice, 19), nice(strconv.Itoa(cmd.Process.Pid)))
+}
+
+// bgSTT records whether each request was a background one.
+type bgSTT struct {
+	Transcriber
+	background []bool
+}
+
+func (b *bgSTT) Transcribe(_ context.Context, req *STTRequest) (*Transcript, error) {
+	b.background = append(b.background, req.Background)
+	return &Transcript{Text: "ok"}, nil
+}
+
+// TestTranscribePCMIsBackground: the STT fallback's transcriptions (call
+// records, nobody waiting) are background ones, so a local decoder yields
+// to the calls; a client of /v1/stt keeps the appliance's priority.
+func TestTranscribePCMIsBackground(t *testing.T) {
+	b := &bgSTT{}
+	s := &Service{stt: b, sttReady: true}
+	text, err := s.TranscribePCM(context.Background(), make([]byte, 3200), 8000)
+	require.NoError(t, err)
+	require.Equal(t, "ok", text)
+	require.Equal(t, []bool{true}, b.background)
 }

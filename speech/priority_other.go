@@ -1,0 +1,6 @@
+//go:build !linux
+
+package speech
+
+// lowerPriority does nothing where the appliance is not deployed.
+func lowerPriority(int) error { return nil }
