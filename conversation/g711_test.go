@@ -168,9 +168,15 @@ func TestEchoAgentSpeaksCallersG711(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- conv.Run(ctx) }()
 
-	// A second of a loud tone, then silence: one turn, echoed.
+	// A second of a loud tone, then silence: one turn, echoed. The frames
+	// come at a phone's pace: the turn opens when the engine's VAD reports
+	// speech, and frames pushed all at once were all before it (only the
+	// pre-roll reached the STT fallback).
+	tk := time.NewTicker(20 * time.Millisecond)
+	defer tk.Stop()
 	var said []byte
 	for f := range 50 {
+		<-tk.C
 		pcm := make([]int16, 160)
 		for i := range pcm {
 			pcm[i] = int16(12000 * math.Sin(2*math.Pi*440*float64(f*160+i)/8000))
@@ -181,6 +187,7 @@ func TestEchoAgentSpeaksCallersG711(t *testing.T) {
 	}
 	silence := bytes.Repeat([]byte{0xFF}, 160)
 	for range 40 {
+		<-tk.C
 		conv.Audio(silence)
 	}
 	require.Eventually(t, func() bool { return bytes.Contains(ph.bytes(), said) }, 5*time.Second, 10*time.Millisecond,
