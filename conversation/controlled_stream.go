@@ -32,7 +32,10 @@ func (cc *Controlled) SendToStream(ctx context.Context, target call.StreamTarget
 	}
 	cc.streaming = true
 	cc.mu.Unlock()
-	st, err := cc.b.rt.Stream(cc.phone, target, cc.Format())
+	// The call's format, resolved when its media started: the bridge's
+	// own may still be the leg's placeholder (an echo engine's follows
+	// the caller), adopted only once a controller's session opens.
+	st, err := cc.b.rt.Stream(cc.phone, target, cc.phone.Format())
 	if err == nil {
 		if err = st.Connect(ctx); err != nil {
 			_ = st.Close()
