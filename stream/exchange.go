@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	"switchboard/call"
 )
@@ -12,6 +13,11 @@ import (
 // messages in order, one reader goroutine handles the bot's; the media
 // goroutine (Audio) queues the caller's frames and ticks the playback
 // mirror.
+
+// writeFailGrace is how long a failed write waits for the reader to say
+// why the bot's side ended (its close frame) before the write's error
+// stands as the cause.
+const writeFailGrace = 200 * time.Millisecond
 
 // writer writes the queued messages to the bot, in order, until stop or
 // the end of the exchange.
@@ -29,6 +35,13 @@ func (s *Stream) writer() {
 				return
 			}
 			if err != nil {
+				// A bot that closed its socket fails our next write; its
+				// close frame, already read or on its way, says why: the
+				// reader's verdict comes first if it comes at once.
+				select {
+				case <-s.done:
+				case <-time.After(writeFailGrace):
+				}
 				s.end(fmt.Errorf("write to the bot: %s", scrub(err)))
 				s.closeWire("write failed")
 				return
