@@ -96,6 +96,12 @@ func (d *dialog) do(ctx context.Context, req *sip.Request) (*sip.Response, error
 	if err != nil {
 		return nil, fmt.Errorf("send %s: %w", req.Method, err)
 	}
+	return finalResponse(ctx, tx, req.Method)
+}
+
+// finalResponse waits for tx's final response (provisional ones are
+// skipped) and ends the transaction; the error names method.
+func finalResponse(ctx context.Context, tx sip.ClientTransaction, method sip.RequestMethod) (*sip.Response, error) {
 	defer tx.Terminate()
 	for {
 		select {
@@ -106,11 +112,11 @@ func (d *dialog) do(ctx context.Context, req *sip.Request) (*sip.Response, error
 			return res, nil
 		case <-tx.Done():
 			if err := tx.Err(); err != nil {
-				return nil, fmt.Errorf("%s: %w", req.Method, err)
+				return nil, fmt.Errorf("%s: %w", method, err)
 			}
-			return nil, fmt.Errorf("%s: transaction ended without response", req.Method)
+			return nil, fmt.Errorf("%s: transaction ended without response", method)
 		case <-ctx.Done():
-			return nil, fmt.Errorf("%s: %w", req.Method, context.Cause(ctx))
+			return nil, fmt.Errorf("%s: %w", method, context.Cause(ctx))
 		}
 	}
 }

@@ -429,23 +429,7 @@ func (r *Registration) do(ctx context.Context, req *sip.Request) (*sip.Response,
 	if err != nil {
 		return nil, fmt.Errorf("send %s: %w", req.Method, err)
 	}
-	defer tx.Terminate()
-	for {
-		select {
-		case res := <-tx.Responses():
-			if res.IsProvisional() {
-				continue
-			}
-			return res, nil
-		case <-tx.Done():
-			if err := tx.Err(); err != nil {
-				return nil, fmt.Errorf("%s: %w", req.Method, err)
-			}
-			return nil, fmt.Errorf("%s: transaction ended without response", req.Method)
-		case <-ctx.Done():
-			return nil, fmt.Errorf("%s: %w", req.Method, context.Cause(ctx))
-		}
-	}
+	return finalResponse(ctx, tx, req.Method)
 }
 
 // udpServing waits until sipgo serves the UDP socket (Serve hands it over
