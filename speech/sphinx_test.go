@@ -232,18 +232,20 @@ func TestParseSphinx(t *testing.T) {
 	require.Len(t, parseSphinx(strings.NewReader(out), 0, true), 3, "um kept with filler_words")
 }
 
-// TestDecoderLowerPriority: a decoder process runs decoderNice steps
-// below the appliance (at most nice 19), so it takes the cores the calls'
-// media leave.
+// TestDecoderLowerPriority: a decoder process runs under SCHED_IDLE and
+// decoderNice steps below the appliance (at most nice 19), so it takes
+// the cores the calls' media leave.
 func TestDecoderLowerPriority(t *testing.T) {
-	nice := func(pid string) int {
+	stat := func(pid string, field int) int {
 		raw, err := os.ReadFile("/proc/" + pid + "/stat")
 		require.NoError(t, err)
 		f := strings.Fields(string(raw[strings.LastIndexByte(string(raw), ')')+2:]))
-		n, err := strconv.Atoi(f[16]) // field 19: nice
+		n, err := strconv.Atoi(f[field-3]) // fields count from 1; these from the state, field 3
 		require.NoError(t, err)
 		return n
 	}
+	nice := func(pid string) int { return stat(pid, 19) }
+	policy := func(pid string) int { return stat(pid, 41) }
 	own := nice("self")
 	cmd := exec.Command("sleep", "10")
 	require.NoError(t, cmd.Start())
@@ -251,6 +253,7 @@ func TestDecoderLowerPriority(t *testing.T) {
 	require.Equal(t, own, nice(strconv.Itoa(cmd.Process.Pid)), "a child starts at its parent's")
 	require.NoError(t, lowerPriority(cmd.Process.Pid))
 	require.Equal(t, min(own+decoderNice, 19), nice(strconv.Itoa(cmd.Process.Pid)))
+	require.Equal(t, schedIdle, policy(strconv.Itoa(cmd.Process.Pid)), "SCHED_IDLE")
 }
 
 // bgSTT records whether each request was a background one.

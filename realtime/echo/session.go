@@ -380,7 +380,7 @@ func boolOr(b *bool, def bool) bool {
 
 // commit turns input samples [from, to) into a user audio item.
 func (s *session) commit(itemID string, from, to, speechEnd int64) {
-	from = max(from, s.bufStart)
+	from = max(from, s.bufStart, to-s.turnLimit())
 	audio := append([]byte(nil), s.buf[s.off(from):s.off(to)]...)
 	s.advance(to-s.bufStart, false)
 	// What is left is a moment of the next turn: let the turn's array go

@@ -1,9 +1,14 @@
 package echo
 
 import (
+	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/zaf/g711"
+
+	"switchboard/realtime"
 )
 
 func TestVADHangoverAndClicks(t *testing.T) {
@@ -54,5 +59,32 @@ func BenchmarkDecodePCMUFrame(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		out = f.decode(out[:0], in)
+	}
+}
+
+// BenchmarkLongTurnFrame is a frame of a caller who talks without a
+// pause (µ-law 8 kHz in, the turn already past MaxTurn): what every frame
+// of make bench-calls' continuous callers costs the engine. A copy of the
+// whole turn per frame made it ~80 KB of memmove a frame.
+func BenchmarkLongTurnFrame(b *testing.B) {
+	e := New(Options{Synthesizer: fixedSynth{}})
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	s := &session{e: e, ctx: ctx, cancel: cancel, events: make(chan realtime.Event, 1<<10)}
+	s.cfg = e.defaultConfig("sess_bench")
+	s.applyFormats()
+	s.apply(realtime.SessionConfig{Audio: &realtime.AudioConfig{Input: &realtime.AudioInput{Format: &realtime.AudioFormat{Type: realtime.FormatPCMU}}}})
+	go func() {
+		for range s.events {
+		}
+	}()
+	defer close(s.events)
+	frame := g711.EncodeUlaw(pcm(20, 8000))[:160] // a tone's code words
+	for range int(DefaultMaxTurn/(20*time.Millisecond)) + 100 {
+		s.onAudio(frame)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		s.onAudio(frame)
 	}
 }
