@@ -47,8 +47,9 @@ var G722 = Codec{PayloadType: PayloadTypeG722, Name: "G722", ClockRate: ClockRat
 // IsG722 reports whether c is G.722.
 func (c Codec) IsG722() bool { return c.g722 }
 
-// IsG711 reports whether c is PCMU or PCMA.
-func (c Codec) IsG711() bool { return c.Name != "" && !c.g722 && !c.opus }
+// IsG711 reports whether c is PCMU or PCMA (by name: a Codec that is
+// neither, such as a deferred session's "PCM" source, is not A-law).
+func (c Codec) IsG711() bool { return c.Name == PCMU.Name || c.Name == PCMA.Name }
 
 // IsOpus reports whether c is Opus.
 func (c Codec) IsOpus() bool { return c.opus }

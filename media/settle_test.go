@@ -1,6 +1,7 @@
 package media
 
 import (
+	"sync"
 	"testing"
 	"time"
 
@@ -63,4 +64,44 @@ func TestSettleCodecNotDeferred(t *testing.T) {
 	pool := newPool(t)
 	s := newSession(t, pool, SessionOptions{Codec: PCMU})
 	require.ErrorIs(t, s.SettleCodec(G722, EncoderOptions{}), errNotDeferred)
+}
+
+// TestDeferredSessionG711Listener: a deferred session's listeners take
+// its audio as PCM whatever the wire carries, so one asking for G.711
+// (a leg relaying it to another leg's phone) gets its audio encoded, not
+// the wire's code words taken for the other law. A placed call offered
+// PCMA first and answered in PCMU relayed the peer's silence (µ-law
+// 0xFF) as A-law 0xFF, a constant 848 the other phone heard as a hum
+// (TestTransferWarmBaresip).
+func TestDeferredSessionG711Listener(t *testing.T) {
+	for _, f := range []Format{FormatPCMU, FormatPCMA} {
+		t.Run(f.String(), func(t *testing.T) {
+			pool := newPool(t)
+			a := newSession(t, pool, SessionOptions{Codec: PCMA, Deferred: true, Rate: ClockRate})
+			require.NoError(t, a.SettleCodec(PCMU, EncoderOptions{}))
+			var mu sync.Mutex
+			var got []byte
+			l, err := a.Listen(f, func(b []byte) {
+				mu.Lock()
+				got = append(got, b...)
+				mu.Unlock()
+			})
+			require.NoError(t, err)
+			require.NotContains(t, l.String(), "PCM -> ", "a relay of code words the wire may change")
+			b := newSession(t, pool, SessionOptions{Codec: PCMU}) // sends silence: nothing queued
+			a.SetRemote(addr(b.LocalPort()))
+			b.SetRemote(addr(a.LocalPort()))
+			require.Eventually(t, func() bool {
+				mu.Lock()
+				defer mu.Unlock()
+				return len(got) >= 1600
+			}, 5*time.Second, 10*time.Millisecond)
+			mu.Lock()
+			defer mu.Unlock()
+			law, _ := f.G711()
+			for i, v := range law.DecodeFrame(nil, got) {
+				require.Less(t, abs(int(v)), 16, "sample %d of the peer's silence", i)
+			}
+		})
+	}
 }
