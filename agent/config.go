@@ -94,7 +94,10 @@ type Tool struct {
 	TimeoutMS int `json:"timeout_ms,omitempty"`
 }
 
-// TransferTarget is a destination of the transfer_call tool.
+// TransferTarget is a destination of the transfer_call tool. Without a
+// mode the tool sends a REFER (blind); with one it runs a transfer of
+// that mode (package transfer), and the model's summary of the call is
+// added to the briefing.
 type TransferTarget struct {
 	Name        string `json:"name"`
 	URI         string `json:"uri"`
@@ -102,6 +105,24 @@ type TransferTarget struct {
 	// Headers are added to the REFER; their values may name the call's
 	// variables ({{sip.X-Account-Id}}), rendered at the transfer.
 	Headers map[string]string `json:"headers,omitempty"`
+	// Mode is refer, bridge, warm or auto ("": a bare REFER).
+	Mode string `json:"mode,omitempty"`
+	// Replaces (mode refer) consults the target first, then REFERs the
+	// caller with Replaces.
+	Replaces bool `json:"replaces,omitempty"`
+	// Briefing is what the human hears first (warm), before the model's
+	// summary.
+	Briefing string `json:"briefing,omitempty"`
+	// HoldAudio is what the caller hears meanwhile: music, silence, a
+	// WAV file or a prompt.
+	HoldAudio string `json:"hold_audio,omitempty"`
+	// Accept is dtmf or answer (warm).
+	Accept string `json:"accept,omitempty"`
+	// TimeoutS bounds the ring (0: the appliance's default).
+	TimeoutS int `json:"timeout_s,omitempty"`
+	// KeepListening keeps the model session, silent, once the caller is
+	// bridged (for the transcript).
+	KeepListening bool `json:"keep_listening,omitempty"`
 }
 
 // Engines and fallbacks.

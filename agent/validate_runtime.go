@@ -8,12 +8,14 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"switchboard/api/httpx"
 	"switchboard/call"
 	"switchboard/dtmf"
 	"switchboard/sip"
+	"switchboard/transfer"
 )
 
 // Limits of the runtime settings.
@@ -235,6 +237,17 @@ func checkTargets(ts []TransferTarget) error {
 			if err := CheckTemplate(v); err != nil {
 				return httpx.BadRequest(p+".headers."+name, "%v", err)
 			}
+		}
+		if t.Mode == "" {
+			if t.Replaces || t.Briefing != "" || t.HoldAudio != "" || t.Accept != "" || t.TimeoutS != 0 || t.KeepListening {
+				return httpx.BadRequest(p+".mode", "mode is required with replaces, briefing, hold_audio, accept, timeout_s or keep_listening: refer, bridge, warm or auto")
+			}
+			continue
+		}
+		r := transfer.Request{TargetURI: t.URI, Mode: transfer.Mode(t.Mode), Replaces: t.Replaces, Briefing: t.Briefing,
+			HoldAudio: t.HoldAudio, Accept: transfer.Accept(t.Accept), Timeout: time.Duration(t.TimeoutS) * time.Second}
+		if err := transfer.Check(p+".", &r); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -35,6 +35,7 @@ import (
 	"switchboard/sipleg"
 	"switchboard/speech"
 	"switchboard/store"
+	"switchboard/transfer"
 	"switchboard/usage"
 	"switchboard/webhook"
 )
@@ -66,6 +67,8 @@ type App struct {
 	ports      *media.PortPool
 	calls      *call.Manager
 	phones     *sipleg.Handler
+	dialer     *legDialer
+	transfers  *transfer.Service
 	outbound   *outbound.Service
 	control    *control.Service
 	browsers   *rtc.Server

@@ -65,6 +65,9 @@ func (a *App) buildCalls(cfg *config.Config, log zerolog.Logger) error {
 		return err
 	}
 	a.greeter = newGreeter(a.speech, log)
+	if err := a.buildTransfers(cfg, addrs); err != nil {
+		return err
+	}
 	secret, created, err := loadToolSecret(cfg.DataDir, cfg.ToolsSecret)
 	if err != nil {
 		return err
@@ -84,7 +87,7 @@ func (a *App) buildCalls(cfg *config.Config, log zerolog.Logger) error {
 		MaxQueue: cfg.Streams.MaxQueue, Addresses: addrs, Metrics: stream.NewMetrics(a.metrics)})
 	a.runtime = conversation.NewRuntime(a.agents, conversation.RuntimeOptions{Metrics: conversation.NewMetrics(a.metrics), Engines: engines, Greeter: a.greeter, Tools: toolCaller{tools},
 		Contexts: tools, Transcriber: stt, AnswerTimeout: cfg.AnswerTimeout, DTMFIdle: cfg.DTMF.IdleTimeout, ReconnectTimeout: cfg.Upstream.ReconnectTimeout, UpstreamFormat: "audio/" + cfg.Upstream.AudioFormat,
-		Streams: streams})
+		Streams: streams, Transfers: a.transfers})
 	a.webhooks = webhook.NewDispatcher(webhook.Options{Addresses: addrs, Metrics: webhook.NewMetrics(a.metrics)}, log.With().Str("component", "webhook").Logger())
 	a.routed = conversation.NewRegistry()
 	router, err := conversation.NewRouter(a.runtime, a.webhooks, a.routed, conversation.ControlledOptions{
@@ -154,6 +157,7 @@ func (a *App) buildCalls(cfg *config.Config, log zerolog.Logger) error {
 	if err := a.buildRegistrations(cfg); err != nil {
 		return fmt.Errorf("registrations: %w", err)
 	}
+	a.dialer.sip, a.dialer.legs = a.sip, a.phones
 	if a.outbound, err = outbound.NewService(outbound.Options{Numbers: originNumbers{a.numbers}, Agents: a.agents, Placer: a.sip,
 		Calls: a.phones, Records: func(s call.Snapshot) any { return records.Of(s) }, Slots: a.st.Outbound(), NodeID: a.nodeID,
 		MaxConcurrent:  cfg.Outbound.MaxConcurrent,
@@ -281,3 +285,7 @@ func (a *App) registerFloodMetrics() {
 			stat(func(s sip.FloodStats) float64 { return float64(s.Blocks) })),
 	)
 }
+
+// RTPPortsInUse is how many RTP port pairs calls hold (tests: nothing
+// leaks).
+func (a *App) RTPPortsInUse() int { return a.ports.InUse() }

@@ -119,6 +119,7 @@ type Phone interface {
 	Speaker
 	Controls
 	Record
+	Parties
 }
 
 // Facts are what a call is: its ids, route, party and figures.
@@ -169,6 +170,24 @@ type Controls interface {
 	Transfer(ctx context.Context, target string, progress func(status int), headers ...Header) error
 	// SendDTMF plays digits to the caller's side and returns once sent.
 	SendDTMF(ctx context.Context, digits string) error
+}
+
+// Parties are the call's parties and their routes, for a conversation
+// that hands its caller on (a transfer, hold): who hears what, and whom
+// the conversation hears (party.go).
+type Parties interface {
+	// Caller is the call's first party.
+	Caller() *Party
+	// Join adds a leg to the live call (it starts the leg's media; a
+	// placed leg dials on its Answer).
+	Join(leg Leg, inband Inband) (*Party, error)
+	// Leave hangs up a party and takes it out of the call.
+	Leave(p *Party, reason string) error
+	// Hear sets what p hears from the next frame on.
+	Hear(p *Party, s Source) error
+	// ConversationHears sets whose voice the conversation hears (nil:
+	// nobody).
+	ConversationHears(p *Party) error
 }
 
 // Record is the call's record as a conversation adds to it.

@@ -388,13 +388,16 @@ func (r *routes) addParty(p *Party) error {
 	return nil
 }
 
-// Join adds leg, already answered (a callee the appliance placed and that
-// answered, a browser that connected), to the live call as a party that
-// hears nothing and is heard by nobody until the call routes it. Its keys
-// go nowhere until OnKey or a route takes them. Its leg's end (the party
-// hung up, its connection or its media was lost) takes it out of the
-// call; if the caller was hearing it and the conversation has ended, the
-// caller has nobody left and the call ends too.
+// Join adds leg to the live call as a party that hears nothing and is
+// heard by nobody until the call routes it: a leg already answered (a
+// callee the appliance placed and that answered, a browser that
+// connected), or one the appliance places to join the call, whose Answer
+// dials once it joined (its media is ready to go out with the answer; a
+// dial that fails is followed by Leave). Its keys go nowhere until OnKey
+// or a route takes them. Its leg's end (the party hung up, its connection
+// or its media was lost) takes it out of the call; if the caller was
+// hearing it and the conversation has ended, the caller has nobody left
+// and the call ends too.
 func (c *Call) Join(leg Leg, inband Inband) (*Party, error) {
 	return c.join(leg, inband, nil)
 }

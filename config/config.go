@@ -56,6 +56,8 @@ type Config struct {
 	Registration Registration `yaml:"registration"`
 	// Streams times the bots' media streams (a number's or a call's stream route).
 	Streams Streams `yaml:"streams"`
+	// Transfer configures transfers to humans and hold.
+	Transfer Transfer `yaml:"transfer"`
 	// AnswerTimeout bounds how long a caller hears ringing while the
 	// conversation gets ready.
 	AnswerTimeout time.Duration `yaml:"answer_timeout"`
@@ -597,6 +599,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Keys.RotationGrace <= 0 || c.Keys.RotationGrace > 7*24*time.Hour {
 		errs = append(errs, errors.New("keys.rotation_grace: must be in (0, 168h]"))
+	}
+	if err := c.Transfer.validate(); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }

@@ -21,15 +21,17 @@ import (
 	"switchboard/realtime"
 	"switchboard/realtime/echo"
 	"switchboard/store"
+	"switchboard/transfer"
 )
 
 // fakePhone is a call as the control endpoints see it.
 type fakePhone struct {
-	id    string
-	state call.State
-	ctx   context.Context
-	mu    sync.Mutex
-	notes []call.Note
+	call.Parties // not used by the endpoints
+	id           string
+	state        call.State
+	ctx          context.Context
+	mu           sync.Mutex
+	notes        []call.Note
 }
 
 func (p *fakePhone) ID() string                                                        { return p.id }
@@ -122,6 +124,11 @@ func (c *fakeCall) SendToStream(_ context.Context, t call.StreamTarget) (string,
 	c.stream = t
 	return "MZ1", c.streamErr
 }
+func (c *fakeCall) Handoff(context.Context, transfer.Request) (*transfer.Transfer, error) {
+	return nil, conversation.ErrNoTransfers
+}
+func (c *fakeCall) Hold(context.Context, string) error { return conversation.ErrNoTransfers }
+func (c *fakeCall) Resume(context.Context) error       { return conversation.ErrNoTransfers }
 
 type fakeCalls map[string]*fakeCall
 

@@ -16,6 +16,7 @@ import (
 	"switchboard/conversation"
 	"switchboard/realtime"
 	"switchboard/store"
+	"switchboard/transfer"
 	"switchboard/webhook"
 )
 
@@ -64,6 +65,12 @@ type Call interface {
 	// SendToStream hands a webhook-routed call to a bot's stream and
 	// returns the stream's sid once it is open.
 	SendToStream(ctx context.Context, target call.StreamTarget) (string, error)
+	// Handoff starts a transfer that may place a leg (bridged, warm,
+	// refer, auto); it runs in the background.
+	Handoff(ctx context.Context, req transfer.Request) (*transfer.Transfer, error)
+	// Hold puts the caller on hold with audio; Resume takes them off.
+	Hold(ctx context.Context, audio string) error
+	Resume(ctx context.Context) error
 }
 
 var _ Call = (*conversation.Routed)(nil)
@@ -207,6 +214,9 @@ func (s *Service) Routes() []httpx.Route {
 		{Method: http.MethodPost, Pattern: "/v1/calls/{call_id}/listen", Endpoint: auth.EndpointCalls, Handler: s.listen},
 		{Method: http.MethodPost, Pattern: "/v1/calls/{call_id}/takeover", Endpoint: auth.EndpointCalls, Handler: s.takeOver},
 		{Method: http.MethodPost, Pattern: "/v1/calls/{call_id}/stream", Endpoint: auth.EndpointCalls, Handler: s.sendToStream},
+		{Method: http.MethodPost, Pattern: "/v1/calls/{call_id}/transfer", Endpoint: auth.EndpointCalls, Handler: s.transfer},
+		{Method: http.MethodPost, Pattern: "/v1/calls/{call_id}/hold", Endpoint: auth.EndpointCalls, Handler: s.hold},
+		{Method: http.MethodPost, Pattern: "/v1/calls/{call_id}/resume", Endpoint: auth.EndpointCalls, Handler: s.resume},
 	}
 }
 

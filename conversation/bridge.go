@@ -15,6 +15,7 @@ import (
 	"switchboard/call"
 	"switchboard/media"
 	"switchboard/realtime"
+	xfer "switchboard/transfer"
 )
 
 // bridge is the conversation of one call with an agent: it joins the
@@ -61,6 +62,16 @@ type bridge struct {
 	keypad      *keypad      // the caller's keys: buffered here, flushed to the model
 	reconnected time.Time    // last reconnect: one per ReconnectWindow
 	greetQueued bool         // Prepare queued the greeting
+	// Transfers that place a leg, and hold (handoff.go): requests of the
+	// API come in on handoffs; the transfer in progress, its outcome on
+	// handoffDone; the human the caller is bridged to; the caller held.
+	handoffs    chan handoffCmd
+	handoff     *handoffRun
+	handoffDone chan handoffEnd
+	human       *call.Party
+	held        bool
+	reporter    xfer.Reporter // a controlled call's (nil for an agent's)
+	runDone     chan struct{} // closed when Run returns
 	// A placed call (outbound.go): the greeting waits for Opened.
 	outbound bool
 	opened   chan call.Opening
@@ -99,13 +110,13 @@ func newBridge(rt *Runtime, cfg *agent.Config, p call.Phone, log zerolog.Logger)
 // realtime format: a stream's fallback agent speaks the stream's µ-law).
 func newBridgeIn(rt *Runtime, cfg *agent.Config, p call.Phone, log zerolog.Logger, format string) *bridge {
 	b := &bridge{rt: rt, cfg: cfg, phone: p, log: log, sessCfg: sessionConfig(cfg, format), format: audioFormatOf(format),
-		opened: make(chan call.Opening, 1)}
+		opened: make(chan call.Opening, 1), handoffs: make(chan handoffCmd), handoffDone: make(chan handoffEnd, 1), runDone: make(chan struct{})}
 	st, o := &cfg.Settings, &rt.opts
 	b.turns = newTurnTaking(p, p, b.send, b.notify, o.CancelGrace, time.Duration(st.IdleTimeoutMS)*time.Millisecond, log)
 	b.tools = newTools(p, p, p, b.send, b.spawn, log)
 	b.tools.caller, b.tools.callID, b.tools.delay, b.tools.rate = o.Tools, p.ID(), o.ComfortDelay, b.format.Rate
 	b.transfer = newTransfer(p, p, p, b.send, b.spawn, log)
-	b.transfer.targets, b.transfer.headers = st.TransferTargets, b.targetHeaders
+	b.transfer.targets, b.transfer.headers, b.transfer.handoff = st.TransferTargets, b.targetHeaders, b.startHandoff
 	b.keypad = newKeypad(st.DTMF, o.DTMFIdle, p, p, b.spawn, b.userTurn, log)
 	if o.Transcriber != nil { // its recorder follows the call's audio (adopt)
 		b.stt = newSTTFallback(o.Transcriber, b.format, rt.sttBounds, p, &b.hist, b.spawn, log)
@@ -296,6 +307,7 @@ const tick = 20 * time.Millisecond
 
 // Run drives the conversation after answer.
 func (b *bridge) Run(ctx context.Context) error {
+	defer close(b.runDone)
 	defer b.released(ctx)
 	defer b.stt.drop()
 	if b.failure != nil {
@@ -349,6 +361,17 @@ func (b *bridge) Run(ctx context.Context) error {
 			}
 			b.tools.busyEnd(b.turns.active, time.Now())
 			b.transfer.failed(ctx, err)
+		case cmd := <-b.handoffs:
+			b.command(ctx, cmd)
+		case d := <-b.handoffDone:
+			if err := b.handoffEnded(ctx, d); err != nil {
+				if errors.Is(err, errHandedOff) {
+					return b.handedOff(ctx, s)
+				}
+				return err
+			}
+		case <-b.humanGone():
+			return call.Hangup("the transfer target hung up")
 		case <-maxC:
 			b.log.Info().Int("max_duration_s", b.cfg.Settings.MaxDurationS).Msg("maximum call duration reached")
 			return call.Hangup("maximum call duration reached")
@@ -441,10 +464,15 @@ func (b *bridge) functionCall(ctx context.Context, e *realtime.ResponseFunctionC
 		b.tools.sendDTMF(ctx, e.CallID, e.Arguments, now)
 	case agent.ToolTransferCall:
 		var args struct {
-			Target string `json:"target"`
+			Target  string `json:"target"`
+			Summary string `json:"summary"`
 		}
 		_ = json.Unmarshal([]byte(e.Arguments), &args)
-		if b.transfer.request(e.CallID, args.Target) {
+		if err := b.busyWith(); err != nil {
+			b.tools.output(ctx, e.CallID, e.Name, errorJSON(err.Error()), true)
+			return
+		}
+		if b.transfer.request(e.CallID, args.Target, args.Summary) {
 			b.turns.quiet()
 			return
 		}
@@ -497,7 +525,9 @@ func (b *bridge) onTick(ctx context.Context, now time.Time) error {
 	if b.transfer.due() && drained && b.transfer.step(ctx) {
 		b.tools.busyStart(now)
 	}
-	b.turns.idleDue(ctx, now)
+	if !b.away() {
+		b.turns.idleDue(ctx, now)
+	}
 	b.tools.comfortDue(now)
 	b.keypad.tick(ctx, now)
 	b.stt.dispatch(ctx, now)

@@ -25,6 +25,8 @@ import (
 //
 //	switchboard.call.state     {"type":…, "event_id":…, "call_id":…, "state":"ringing"|"active"|"ended", "reason":…}
 //	switchboard.call.transfer  {"type":…, "event_id":…, "call_id":…, "target_uri":…, "status":"accepted"|"progress"|"completed"|"failed", "sip_status":202}
+//	                           (a REFER of /v1/realtime/calls/{id}/refer); a transfer of /v1/calls/{id}/transfer adds
+//	                           "transfer_id", "mode" and "reason", its status one of package transfer's steps
 const (
 	EventCallState    = "switchboard.call.state"
 	EventCallTransfer = "switchboard.call.transfer"
@@ -158,6 +160,7 @@ func (r *Runtime) Controlled(p call.Phone, hooks Webhooks, opts ControlledOption
 	cc := &Controlled{b: b, phone: p, hooks: hooks, opts: opts, log: log, attached: make(chan struct{}), ready: make(chan struct{}),
 		over: make(chan struct{}), streamed: make(chan struct{})}
 	b.Observe(cc)
+	b.reporter = cc
 	return cc
 }
 

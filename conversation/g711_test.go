@@ -65,8 +65,9 @@ func (e fakeEngine) Open(_ context.Context, cfg realtime.SessionConfig) (realtim
 
 // fakePhone records what the bridge plays.
 type fakePhone struct {
-	mu     sync.Mutex
-	played []byte
+	call.Parties // not used by the bridge's audio
+	mu           sync.Mutex
+	played       []byte
 }
 
 func (p *fakePhone) ID() string               { return "call-1" }

@@ -8,6 +8,7 @@ import (
 	"switchboard/call"
 	"switchboard/realtime"
 	"switchboard/sip"
+	xfer "switchboard/transfer"
 	"switchboard/webhook"
 )
 
@@ -108,6 +109,20 @@ func (cc *Controlled) ended(by string) {
 	}
 	cc.lifecycle(webhook.NewCallEnded(time.Now(), webhook.CallEnded{CallID: cc.phone.ID(), PhoneNumberID: cc.phone.Route().NumberID,
 		Reason: reason, EndedBy: by, DurationMS: dur}))
+}
+
+// Update reports a step of a transfer that places a leg (or a REFER of
+// the transfer endpoint) to the controller, as switchboard.call.transfer,
+// and to the webhook, as realtime.call.transfer (transfer.Reporter).
+func (cc *Controlled) Update(u xfer.Update) {
+	d := map[string]any{"transfer_id": u.TransferID, "mode": string(u.Mode), "target_uri": u.TargetURI, "status": string(u.Status),
+		"sip_status": u.SIPStatus}
+	if u.Reason != "" {
+		d["reason"] = u.Reason
+	}
+	cc.notify(cc.custom(EventCallTransfer, d))
+	cc.lifecycle(webhook.NewCallTransfer(u.At, webhook.CallTransfer{CallID: cc.phone.ID(), TransferID: u.TransferID, Mode: string(u.Mode),
+		TargetURI: u.TargetURI, Status: string(u.Status), SIPStatus: u.SIPStatus, Reason: u.Reason}))
 }
 
 // transferred reports a transfer's progress to the controller and, but

@@ -9,6 +9,7 @@ import (
 
 	"switchboard/call"
 	"switchboard/sip"
+	xfer "switchboard/transfer"
 	"switchboard/webhook"
 )
 
@@ -200,4 +201,49 @@ func (r *Routed) transfer(target string, headers []call.Header, accepted chan<- 
 			log.Debug().Err(err).Msg("model not told about the failed transfer")
 		}
 	}
+}
+
+// bridge is the conversation's bridge: an agent's, or a controlled
+// call's (nil for the line test).
+func (r *Routed) bridge() *bridge {
+	if r.cc != nil {
+		return r.cc.b
+	}
+	return r.b
+}
+
+// Handoff starts a transfer of the call (POST /v1/calls/{id}/transfer):
+// the request is checked (a 400 *httpx.Error names the field), then the
+// caller holds while the transfer runs in the background; its steps go
+// to the call record, the controller and the webhook. ErrTransferRunning
+// while another transfer runs, ErrHandedOff once the caller talks with a
+// human, ErrNoTransfers for the line test.
+func (r *Routed) Handoff(ctx context.Context, req xfer.Request) (*xfer.Transfer, error) {
+	b := r.bridge()
+	if b == nil {
+		return nil, ErrNoTransfers
+	}
+	req.By = "api"
+	return b.request(ctx, handoffCmd{op: opTransfer, req: req})
+}
+
+// Hold puts the caller on hold with audio (music, silence, a WAV file or
+// a prompt): the model hears nothing until Resume.
+func (r *Routed) Hold(ctx context.Context, audio string) error {
+	b := r.bridge()
+	if b == nil {
+		return ErrNoTransfers
+	}
+	_, err := b.request(ctx, handoffCmd{op: opHold, audio: audio})
+	return err
+}
+
+// Resume takes the caller off hold: they hear the conversation again.
+func (r *Routed) Resume(ctx context.Context) error {
+	b := r.bridge()
+	if b == nil {
+		return ErrNoTransfers
+	}
+	_, err := b.request(ctx, handoffCmd{op: opResume})
+	return err
 }

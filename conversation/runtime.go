@@ -105,6 +105,11 @@ type RuntimeOptions struct {
 	// long without a key (default dtmf.DefaultIdleTimeout, the spec's
 	// 2.5 s).
 	DTMFIdle time.Duration
+	// Transfers carries out the transfers that place a leg (bridged,
+	// warm, REFER with Replaces, auto) and holds callers (optional:
+	// without it they are refused and transfer_call targets with a mode
+	// fail).
+	Transfers Transfers
 	// UpstreamFormat is the audio format spoken with the upstream engine:
 	// realtime.FormatPCM (24 kHz, the default), or FormatPCMU / FormatPCMA
 	// for a provider that takes G.711 at 8 kHz (no resampling at all).
@@ -235,7 +240,8 @@ func sessionConfig(c *agent.Config, format string) realtime.SessionConfig {
 			}
 		}
 		params, _ := json.Marshal(map[string]any{"type": "object", "required": []string{"target"},
-			"properties": map[string]any{"target": map[string]any{"type": "string", "enum": names}}})
+			"properties": map[string]any{"target": map[string]any{"type": "string", "enum": names},
+				"summary": map[string]any{"type": "string", "description": "for a warm transfer: one or two sentences the person taking the call hears first (who is calling and what they need)"}}})
 		cfg.Tools = append(cfg.Tools, realtime.Tool{Type: "function", Name: agent.ToolTransferCall, Description: desc + ".", Parameters: params})
 	}
 	endParams, _ := json.Marshal(map[string]any{"type": "object", "properties": map[string]any{

@@ -76,6 +76,9 @@ type Record struct {
 	ToolCalls []Entry `json:"tool_calls"`
 	// Events holds every other entry (DTMF, transfers, webhook attempts).
 	Events []Entry `json:"events"`
+	// Transfers lists the call's transfers (to a human: bridged, warm,
+	// refer, auto) with their outcome and the time of each step.
+	Transfers []Transfer `json:"transfers"`
 	// NodeID is the node of the fleet that holds (or held) the call.
 	NodeID string `json:"node_id"`
 	// Direction is "inbound" (answered) or "outbound" (placed with
@@ -193,6 +196,7 @@ func (r *Record) split(entries []Entry) {
 			r.Events = append(r.Events, e)
 		}
 	}
+	r.Transfers = transfersOf(entries)
 }
 
 func durationMS(answered, ended, now time.Time) int64 {

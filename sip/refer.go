@@ -137,3 +137,33 @@ func parseSipfrag(body []byte) (int, bool) {
 	}
 	return code, true
 }
+
+// Replaces is the value of a Replaces header (RFC 3891) naming this
+// call's dialog: Call-ID;to-tag=…;from-tag=…, the tags as the dialog's
+// INVITE carried them in To and From (RFC 3891 section 6.1; RFC 5589
+// section 7 puts it in the Refer-To of an attended transfer, so the
+// transferee's INVITE takes this dialog's place). "" before the dialog
+// is confirmed.
+func (c *Call) Replaces() string {
+	d := c.dlg
+	d.mu.Lock()
+	local, remote := d.localTag, d.remoteTag
+	d.mu.Unlock()
+	if remote == "" || local == "" {
+		return ""
+	}
+	from, to := remote, local // a call we received: the caller's INVITE
+	if c.placed != nil {
+		from, to = local, remote // a call we placed: our INVITE
+	}
+	return d.callID + ";to-tag=" + to + ";from-tag=" + from
+}
+
+// ReferTarget is a Refer-To URI that asks the referred party to call
+// target and replace the dialog named by replaces (a Replaces value, see
+// Call.Replaces) with the new one: target?Replaces=<escaped value>
+// (RFC 3261 section 19.1.1 escapes the header's ';' and '=').
+func ReferTarget(target, replaces string) string {
+	esc := strings.NewReplacer("%", "%25", ";", "%3B", "=", "%3D", "@", "%40", "?", "%3F", "&", "%26", " ", "%20")
+	return target + "?Replaces=" + esc.Replace(replaces)
+}

@@ -41,3 +41,8 @@ func dialError(err error) error {
 	}
 	return out
 }
+
+// Replaces is the value of a Replaces header naming the leg's dialog
+// (RFC 3891): a REFER with it asks another party to take the leg's place
+// (an attended transfer).
+func (l *Leg) Replaces() string { return l.in.Replaces() }

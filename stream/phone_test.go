@@ -110,4 +110,14 @@ func (p *testPhone) noteTexts() []string {
 	return out
 }
 
+// The call's parties: a stream-routed call's conversation never hands
+// its caller on.
+func (p *testPhone) Caller() *call.Party { return nil }
+func (p *testPhone) Join(call.Leg, call.Inband) (*call.Party, error) {
+	return nil, call.ErrNotSupported
+}
+func (p *testPhone) Leave(*call.Party, string) error     { return call.ErrNotSupported }
+func (p *testPhone) Hear(*call.Party, call.Source) error { return call.ErrNotSupported }
+func (p *testPhone) ConversationHears(*call.Party) error { return call.ErrNotSupported }
+
 var _ call.Phone = (*testPhone)(nil)

@@ -168,10 +168,20 @@ const (
 type CallTransfer struct {
 	// CallID is the appliance's call id.
 	CallID string `json:"call_id"`
-	// TargetURI is the Refer-To URI.
+	// TransferID and Mode name a transfer of POST
+	// /v1/calls/{call_id}/transfer or of an agent's target with a mode
+	// (absent for a bare REFER).
+	TransferID string `json:"transfer_id,omitempty"`
+	Mode       string `json:"mode,omitempty"`
+	// TargetURI is the Refer-To URI, or the human a transfer calls.
 	TargetURI string `json:"target_uri"`
-	// Status is one of the Transfer* values.
+	// Status is one of the Transfer* values for a bare REFER; a
+	// transfer's step otherwise (package transfer: dialing, ringing,
+	// answered, briefing, bridged, referred, declined, no_answer, busy,
+	// voicemail, failed, caller_left).
 	Status string `json:"status"`
+	// Reason says more about a step (why a transfer ended).
+	Reason string `json:"reason,omitempty"`
 	// SIPStatus is the SIP status code behind Status: the REFER's final
 	// response, or the status line of the last NOTIFY sipfrag. 0 when no
 	// SIP response was received (timeout).

@@ -1,0 +1,191 @@
+package transfer
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"switchboard/call"
+	"switchboard/media"
+)
+
+// Transfer is one transfer of one call, prepared by Service.Prepare and
+// carried out by Run.
+type Transfer struct {
+	s      *Service
+	c      Call
+	req    Request
+	id     string
+	target Target
+	log    zerolog.Logger
+
+	rep   Reporter
+	start time.Time
+	// human is the human's party once their leg joined the call, leg
+	// its leg.
+	human *call.Party
+	leg   Leg
+	// wg counts the transfer's helpers (the briefing's rendering, the
+	// REFER's transaction); Run waits for them.
+	wg sync.WaitGroup
+
+	mu     sync.Mutex
+	status Status
+}
+
+// ID is the transfer's id (tr_…).
+func (t *Transfer) ID() string { return t.id }
+
+// Request is the transfer as checked, its defaults filled.
+func (t *Transfer) Request() Request { return t.req }
+
+// Status is the transfer's last step ("" before Run).
+func (t *Transfer) Status() Status {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.status
+}
+
+// Run carries the transfer out and returns once it is decided: the
+// caller bridged to the human or referred (the conversation then closes
+// its model session, or ends the call), or, for every other outcome, the
+// caller back with the conversation (it hears them again, and they hear
+// it) and the human's leg released. Each step goes to rep and to the
+// call record. ctx is the call's: its end is the caller leaving.
+func (t *Transfer) Run(ctx context.Context, rep Reporter) Result {
+	t.rep, t.start = rep, time.Now()
+	defer t.wg.Wait()
+	t.log.Info().Str("target_uri", t.req.TargetURI).Dur("timeout", t.req.Timeout).Str("accept", string(t.req.Accept)).Msg("transfer started")
+	res := t.run(ctx)
+	if ctx.Err() != nil && res.Status != StatusReferred {
+		res = Result{Status: StatusCallerLeft, Reason: "the caller hung up"}
+	}
+	switch {
+	case res.Status == StatusBridged:
+	case res.Status == StatusReferred:
+	case res.Status == StatusCallerLeft:
+		t.release("caller left")
+	default:
+		t.release("transfer " + string(res.Status))
+		if err := Resume(t.c); err != nil {
+			t.log.Warn().Err(err).Msg("caller not back with the conversation")
+		}
+	}
+	t.update(res.Status, res.SIPStatus, res.Reason)
+	t.log.Info().Str("status", string(res.Status)).Int("sip_status", res.SIPStatus).Str("reason", res.Reason).
+		Bool("fell_back", res.FellBack).Dur("elapsed", time.Since(t.start)).Msg("transfer ended")
+	return res
+}
+
+func (t *Transfer) run(ctx context.Context) Result {
+	if err := t.hold(ctx); err != nil {
+		return Result{Status: StatusFailed, Reason: "hold: " + err.Error()}
+	}
+	switch t.req.Mode {
+	case ModeRefer:
+		if t.req.Replaces {
+			return t.attended(ctx)
+		}
+		res, _ := t.refer(ctx, false)
+		return res
+	case ModeAuto:
+		res, fallback := t.refer(ctx, true)
+		if !fallback {
+			return res
+		}
+		t.log.Info().Str("reason", res.Reason).Msg("REFER not taken: bridging instead")
+		res = t.bridged(ctx)
+		res.FellBack = true
+		return res
+	case ModeWarm:
+		return t.warm(ctx)
+	}
+	return t.bridged(ctx)
+}
+
+// hold routes the caller to the hold audio and the conversation to
+// nobody: from now on the caller hears neither the model nor silence.
+func (t *Transfer) hold(ctx context.Context) error {
+	return t.s.Hold(ctx, t.c, t.req.HoldAudio, t.req.Voice)
+}
+
+// bridged calls the human and connects the caller to them once they
+// answer.
+func (t *Transfer) bridged(ctx context.Context) Result {
+	if res := t.dial(ctx); res != nil {
+		return *res
+	}
+	return t.connect()
+}
+
+// warm calls the human, briefs them (the briefing is rendered while their
+// phone rings), and connects the caller once they accept.
+func (t *Transfer) warm(ctx context.Context) Result {
+	brief := t.render(ctx)
+	if res := t.dial(ctx); res != nil {
+		return *res
+	}
+	if res := t.brief(ctx, brief); res != nil {
+		return *res
+	}
+	return t.connect()
+}
+
+// connect makes the caller and the human hear each other; the
+// conversation hears the caller only when asked to keep listening.
+func (t *Transfer) connect() Result {
+	c, caller, human := t.c, t.c.Caller(), t.human
+	human.OnKey(nil)
+	if err := c.Hear(human, call.FromParty(caller)); err != nil {
+		return Result{Status: StatusFailed, Reason: "bridge: " + err.Error()}
+	}
+	if err := c.Hear(caller, call.FromParty(human)); err != nil {
+		return Result{Status: StatusFailed, Reason: "bridge: " + err.Error()}
+	}
+	var hears *call.Party
+	if t.req.KeepListening {
+		hears = caller
+	}
+	if err := c.ConversationHears(hears); err != nil {
+		t.log.Debug().Err(err).Msg("conversation route after the bridge")
+	}
+	return Result{Status: StatusBridged, Human: human}
+}
+
+// release hangs up the human's leg, if it joined.
+func (t *Transfer) release(reason string) {
+	if t.human == nil {
+		return
+	}
+	if err := t.c.Leave(t.human, reason); err != nil && !errors.Is(err, call.ErrNotInCall) {
+		t.log.Debug().Err(err).Msg("human's leg not released")
+	}
+	t.human = nil
+}
+
+// update records a step: the call record, the reporter, the log.
+func (t *Transfer) update(s Status, sipStatus int, reason string) {
+	now := time.Now()
+	u := Update{TransferID: t.id, Mode: t.req.Mode, TargetURI: t.req.TargetURI, Status: s, SIPStatus: sipStatus,
+		Reason: reason, At: now, Elapsed: now.Sub(t.start)}
+	t.mu.Lock()
+	t.status = s
+	t.mu.Unlock()
+	t.c.Note(note(u, t.req.By))
+	if t.rep != nil {
+		t.rep.Update(u)
+	}
+	t.log.Debug().Str("status", string(s)).Int("sip_status", sipStatus).Str("reason", reason).Msg("transfer step")
+}
+
+// codecs are the human's codecs in the order of the caller's law, so a
+// G.711 bridge relays code words.
+func (t *Transfer) codecs() []string {
+	if a := t.c.Caller().Leg().Audio(); a != nil && a.Format() == media.FormatPCMA {
+		return []string{"PCMA", "PCMU"}
+	}
+	return []string{"PCMU", "PCMA"}
+}
