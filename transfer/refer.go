@@ -33,7 +33,7 @@ func (t *Transfer) refer(ctx context.Context, auto bool) (res Result, fallback b
 // refuses leaves the caller bridged through the appliance.
 func (t *Transfer) attended(ctx context.Context) Result {
 	var brief <-chan []byte
-	if t.briefingText() != "" {
+	if t.req.Accept != "" {
 		brief = t.render(ctx)
 	}
 	if res := t.dial(ctx); res != nil {

@@ -80,7 +80,9 @@ type Request struct {
 	// HoldAudio is what the caller hears meanwhile: music, silence, a WAV
 	// file or a prompt ("": the appliance's default).
 	HoldAudio string
-	// Accept is how the human of a warm transfer accepts ("": dtmf).
+	// Accept is how the human of a warm transfer accepts ("": dtmf). A
+	// refer with Replaces asks the human to accept only when it has a
+	// briefing or an accept.
 	Accept Accept
 	// Timeout bounds the ring (0: the appliance's default).
 	Timeout time.Duration
@@ -137,7 +139,7 @@ func Check(prefix string, r *Request) error {
 	}
 	switch r.Accept {
 	case "":
-		if briefed {
+		if r.Mode == ModeWarm || (briefed && r.Briefing != "") {
 			r.Accept = AcceptDTMF
 		}
 	case AcceptDTMF, AcceptAnswer:

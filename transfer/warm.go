@@ -167,7 +167,9 @@ func (t *Transfer) brief(ctx context.Context, brief <-chan []byte) *Result {
 		case <-tick.C:
 			if !played && audio.Playout().Len() == 0 {
 				played = true
-				accept.Reset(t.s.opts.AcceptTimeout)
+				if t.req.Accept == AcceptDTMF {
+					accept.Reset(t.s.opts.AcceptTimeout)
+				}
 			}
 		case <-accept.C:
 			return &Result{Status: StatusNoAnswer, Reason: fmt.Sprintf("the human did not accept within %s of the briefing", t.s.opts.AcceptTimeout)}
