@@ -111,7 +111,7 @@ func (l *fakeLeg) Answer(ctx context.Context) error {
 	return l.ansErr
 }
 func (l *fakeLeg) Reject(int, string, time.Duration) error { return nil }
-func (l *fakeLeg) Hangup(_ context.Context, reason string) error {
+func (l *fakeLeg) Hangup(_ context.Context, reason string, _ ...call.Header) error {
 	l.mu.Lock()
 	if l.hungUp == "" {
 		l.hungUp = reason
@@ -120,7 +120,7 @@ func (l *fakeLeg) Hangup(_ context.Context, reason string) error {
 	l.cancel(errors.New("hung up: " + reason))
 	return nil
 }
-func (l *fakeLeg) Transfer(ctx context.Context, target string, progress func(int)) error {
+func (l *fakeLeg) Transfer(ctx context.Context, target string, progress func(int), _ ...call.Header) error {
 	l.mu.Lock()
 	l.referred = append(l.referred, target)
 	l.mu.Unlock()
