@@ -94,7 +94,7 @@ func callerID(route call.Route) string {
 func (d *legDialer) Dial(ctx context.Context, t transfer.Target, o transfer.DialOptions) (transfer.Leg, error) {
 	r := t.Route
 	pr := sip.PlaceRequest{Target: t.URI, From: t.From, AuthUsername: t.AuthUsername, AuthPassword: t.AuthPassword,
-		Codecs: o.Codecs, RingTimeout: o.RingTimeout,
+		Codecs: o.Codecs, RingTimeout: o.RingTimeout, Headers: sipHeaders(o.Headers),
 		Route: &sip.Route{NumberID: r.NumberID, PhoneNumber: r.PhoneNumber, SRTP: sip.SRTPPolicy(t.SRTP), Call: &r}}
 	in, err := d.sip.Place(ctx, pr)
 	if err != nil {
@@ -115,4 +115,14 @@ func (a *App) buildTransfers(cfg *config.Config, addrs webhook.AddressPolicy) er
 	a.transfers, err = transfer.NewService(transfer.Options{Dialer: a.dialer, Voice: a.greeter, AudioDir: dir, HoldAudio: cfg.Transfer.HoldAudio,
 		RingTimeout: cfg.Transfer.RingTimeout, AcceptTimeout: cfg.Transfer.AcceptTimeout, ReferNotifyTimeout: cfg.Transfer.ReferNotifyTimeout})
 	return err
+}
+
+// sipHeaders are hs as package sip's (checked by sip.CheckHeaders where
+// the request came in).
+func sipHeaders(hs []call.Header) []sip.Header {
+	var out []sip.Header
+	for _, h := range hs {
+		out = append(out, sip.Header{Name: h.Name, Value: h.Value})
+	}
+	return out
 }

@@ -57,7 +57,7 @@ func (s *Service) transfer(w http.ResponseWriter, r *http.Request) error {
 	if err := transfer.Check("", &req); err != nil {
 		return err
 	}
-	headers, err := decodeHeaders(body.Headers)
+	headers, err := sipHeaders(body.Headers)
 	if err != nil {
 		return err
 	}
@@ -142,15 +142,4 @@ func handoffErr(rc Call, err error) error {
 		return httpx.Conflict("call_id", "call %s is not active", id)
 	}
 	return err
-}
-
-// decodeHeaders reads the headers of the human's INVITE. The one
-// validator of headers the API adds to SIP requests comes with the
-// headers of placed calls and REFERs (sip.CheckHeaders); until it is
-// here, headers are refused rather than checked twice.
-func decodeHeaders(raw json.RawMessage) ([]call.Header, error) {
-	if s := string(raw); s == "" || s == "null" || s == "{}" {
-		return nil, nil
-	}
-	return nil, httpx.BadRequest("headers", "headers on the human's INVITE are not supported by this appliance yet")
 }
