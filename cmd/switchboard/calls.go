@@ -10,9 +10,10 @@ import (
 )
 
 func init() {
-	register("calls", "calls: list|show, dial (place a call), and live call control: refer|hangup|dtmf", func(env *cliEnv, args []string) error {
+	register("calls", "calls: list|show, dial (place a call), and live call control: refer|hangup|dtmf, transfer|hold|resume", func(env *cliEnv, args []string) error {
 		return subcommand(env, "calls", args, map[string]func(*cliEnv, []string) error{
 			"list": callsList, "show": callsShow, "dial": callsDial, "refer": callsRefer, "hangup": callsHangup, "dtmf": callsDTMF,
+			"transfer": callsTransfer, "hold": callsHold, "resume": callsResume,
 		})
 	})
 }

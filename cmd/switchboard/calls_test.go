@@ -117,7 +117,7 @@ func TestCLICallsListAndShow(t *testing.T) {
 		{[]string{"calls", "list", "--state", "done"}, "(param state)"},
 		{[]string{"calls", "list", "--since", "yesterday"}, "--since"},
 		{[]string{"calls", "list", "--limit", "-1"}, "--limit"},
-		{[]string{"calls", "purge"}, "usage: switchboard calls dial|dtmf|hangup|list|refer|show"},
+		{[]string{"calls", "purge"}, "usage: switchboard calls dial|dtmf|hangup|hold|list|refer|resume|show|transfer"},
 	} {
 		_, errs, code = runIn(t, getenv, tc.args...)
 		require.NotEqual(t, 0, code, tc.args)
