@@ -138,6 +138,9 @@ type sippControl struct {
 	RejectReason string // its reason phrase ("Busy Here")
 	Audio        bool
 	ReferTo      string
+	// ReferRefuse refuses the REFER with this status line ("501 Not
+	// Implemented"); NotifyStatus "" accepts it and never NOTIFYs.
+	ReferRefuse  string
 	NotifyStatus string
 	ByeReason    string
 }

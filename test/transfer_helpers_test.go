@@ -156,8 +156,10 @@ const (
 )
 
 // classify labels each 100 ms window of pcm.
-func classify(pcm []int16) string {
-	const win = 800
+func classify(pcm []int16) string { return classifyWin(pcm, 800) }
+
+// classifyWin labels each window of win samples of pcm (8 kHz).
+func classifyWin(pcm []int16, win int) string {
 	var b strings.Builder
 	for off := 0; off+win <= len(pcm); off += win {
 		w := pcm[off : off+win]
@@ -165,7 +167,7 @@ func classify(pcm []int16) string {
 		for _, v := range w {
 			e += float64(v) * float64(v)
 		}
-		rms := math.Sqrt(e / win)
+		rms := math.Sqrt(e / float64(win))
 		switch {
 		case rms < 100:
 			b.WriteString(heardSilence)
@@ -238,4 +240,23 @@ func recordTransfer(t *testing.T, rec map[string]any, id string) map[string]any 
 	}
 	t.Fatalf("no transfer %s in the record: %v", id, rec["transfers"])
 	return nil
+}
+
+// switchMS is how long the silence lasted, in what pcm (8 kHz) heard,
+// between the end of a run of other audio (music, speech) and the start
+// of the first run of to ("A" or "B", ten 20 ms windows at least) after
+// it: how quickly a party heard the other once the appliance switched
+// its route. -1 when there is no such switch.
+func switchMS(pcm []int16, to string) int {
+	const win = 160 // 20 ms
+	heard := classifyWin(pcm, win)
+	start := strings.Index(heard, strings.Repeat(to, 10))
+	if start <= 0 {
+		return -1
+	}
+	before := strings.LastIndex(heard[:start], heardOther)
+	if before < 0 {
+		return -1
+	}
+	return (start - before - 1) * 20
 }

@@ -97,8 +97,12 @@ func (t *Transfer) run(ctx context.Context) Result {
 			return res
 		}
 		t.log.Info().Str("reason", res.Reason).Msg("REFER not taken: bridging instead")
+		refused := res.Reason
 		res = t.bridged(ctx)
 		res.FellBack = true
+		if res.Reason == "" {
+			res.Reason = "bridged: the REFER was not taken (" + refused + ")"
+		}
 		return res
 	case ModeWarm:
 		return t.warm(ctx)
