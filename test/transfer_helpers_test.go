@@ -260,3 +260,19 @@ func switchMS(pcm []int16, to string) int {
 	}
 	return (start - before - 1) * 20
 }
+
+// gapAfterMS is the silence, at 20 ms resolution, between the end of the
+// run of other audio (music, speech) that starts at sample from and the
+// next other audio: how long a caller put back from the hold music waited
+// for the agent. -1 when there is none.
+func gapAfterMS(pcm []int16, from int) int {
+	const win = 160 // 20 ms
+	heard := classifyWin(pcm[from:], win)
+	end := len(heard) - len(strings.TrimLeft(heard, heardOther))
+	rest := heard[end:]
+	next := strings.Index(rest, strings.Repeat(heardOther, 5))
+	if next < 0 {
+		return -1
+	}
+	return next * 20
+}

@@ -142,6 +142,13 @@ func TestTransferWarmKeys(t *testing.T) {
 				a := musicMatch(seg)
 				t.Logf("after the decline vs the hold music: %.2f", a)
 				require.Less(t, a, 0.6, "the caller still hears the music after the decline")
+				// The music stops when the caller is put back; how long until
+				// the agent's voice (the echo engine speaks the system
+				// message with the TTS engine).
+				back := gapAfterMS(pcm, (end-1)*800)
+				t.Logf("decline to the agent speaking again: %d ms of silence after the music", back)
+				require.GreaterOrEqual(t, back, 0)
+				require.Less(t, back, 1000, "the caller waited more than a second for the agent")
 			}
 			require.Zero(t, d.App.RTPPortsInUse())
 		})
