@@ -2,6 +2,7 @@ package sip
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 
 	"github.com/emiago/sipgo/sip"
@@ -42,7 +43,11 @@ func zerologLevel(l slog.Level) zerolog.Level {
 }
 
 func (h *slogHandler) Handle(_ context.Context, r slog.Record) error {
-	ev := h.log.WithLevel(zerologLevel(r.Level))
+	lvl := zerologLevel(r.Level)
+	if harmless(r) {
+		lvl = zerolog.DebugLevel
+	}
+	ev := h.log.WithLevel(lvl)
 	if ev == nil {
 		return nil
 	}
@@ -55,6 +60,24 @@ func (h *slogHandler) Handle(_ context.Context, r slog.Record) error {
 	})
 	ev.Msg(r.Message)
 	return nil
+}
+
+// harmless reports a record sipgo logs as an error that is not one: its
+// timer for 100 Trying fired as the transaction ended (the final answer
+// went first, as for every INVITE a loaded appliance answers in about
+// 200 ms, a flood's included).
+func harmless(r slog.Record) bool {
+	if r.Message != "send '100 Trying' response failed" {
+		return false
+	}
+	terminated := false
+	r.Attrs(func(a slog.Attr) bool {
+		if err, ok := a.Value.Resolve().Any().(error); ok && errors.Is(err, sip.ErrTransactionTerminated) {
+			terminated = true
+		}
+		return !terminated
+	})
+	return terminated
 }
 
 func addAttr(ev *zerolog.Event, prefix string, a slog.Attr) *zerolog.Event {
