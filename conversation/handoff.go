@@ -161,6 +161,7 @@ func (b *bridge) startHandoff(ctx context.Context, req xfer.Request, callID stri
 		case b.handoffDone <- handoffEnd{run: run, res: res}:
 		case <-ctx.Done():
 		}
+		t.Wait()
 	})
 	return t, nil
 }

@@ -48,8 +48,11 @@ type fakeLeg struct {
 
 	answer chan struct{}
 	ansErr error
-	ring   bool
-	refer  func(ctx context.Context, target string, progress func(int)) error
+	// byeLost, when set, keeps Hangup waiting until it is closed (or its
+	// context ends): a BYE nobody answers.
+	byeLost chan struct{}
+	ring    bool
+	refer   func(ctx context.Context, target string, progress func(int)) error
 
 	mu       sync.Mutex
 	sink     call.LegSink
@@ -111,13 +114,20 @@ func (l *fakeLeg) Answer(ctx context.Context) error {
 	return l.ansErr
 }
 func (l *fakeLeg) Reject(int, string, time.Duration) error { return nil }
-func (l *fakeLeg) Hangup(_ context.Context, reason string, _ ...call.Header) error {
+func (l *fakeLeg) Hangup(ctx context.Context, reason string, _ ...call.Header) error {
 	l.mu.Lock()
 	if l.hungUp == "" {
 		l.hungUp = reason
 	}
 	l.mu.Unlock()
 	l.cancel(errors.New("hung up: " + reason))
+	if l.byeLost != nil {
+		select {
+		case <-l.byeLost:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 	return nil
 }
 func (l *fakeLeg) Transfer(ctx context.Context, target string, progress func(int), _ ...call.Header) error {

@@ -31,6 +31,9 @@ type Transfer struct {
 	// wg counts the transfer's helpers (the briefing's rendering, the
 	// REFER's transaction); Run waits for them.
 	wg sync.WaitGroup
+	// bg counts what outlives Run: the release of the human's leg once
+	// the caller is back (Wait).
+	bg sync.WaitGroup
 
 	mu     sync.Mutex
 	status Status
@@ -53,8 +56,9 @@ func (t *Transfer) Status() Status {
 // caller bridged to the human or referred (the conversation then closes
 // its model session, or ends the call), or, for every other outcome, the
 // caller back with the conversation (it hears them again, and they hear
-// it) and the human's leg released. Each step goes to rep and to the
-// call record. ctx is the call's: its end is the caller leaving.
+// it) and the human's leg being released (Wait waits for that). Each
+// step goes to rep and to the call record. ctx is the call's: its end is
+// the caller leaving.
 func (t *Transfer) Run(ctx context.Context, rep Reporter) Result {
 	t.rep, t.start = rep, time.Now()
 	defer t.wg.Wait()
@@ -69,10 +73,14 @@ func (t *Transfer) Run(ctx context.Context, rep Reporter) Result {
 	case res.Status == StatusCallerLeft:
 		t.release("caller left")
 	default:
-		t.release("transfer " + string(res.Status))
+		// The caller first: the human's leg is hung up in the background,
+		// so a phone that never answers the BYE (gone from the network)
+		// keeps neither the caller on hold nor the model waiting for the
+		// outcome until the BYE times out.
 		if err := Resume(t.c); err != nil {
 			t.log.Warn().Err(err).Msg("caller not back with the conversation")
 		}
+		t.releaseLater("transfer " + string(res.Status))
 	}
 	t.update(res.Status, res.SIPStatus, res.Reason)
 	t.log.Info().Str("status", string(res.Status)).Int("sip_status", res.SIPStatus).Str("reason", res.Reason).
@@ -159,15 +167,39 @@ func (t *Transfer) connect() Result {
 	return Result{Status: StatusBridged, Human: human}
 }
 
+// Wait waits for what Run left running: the release of the human's leg
+// after an outcome that put the caller back (its BYE may take up to the
+// call's hangup timeout).
+func (t *Transfer) Wait() { t.bg.Wait() }
+
 // release hangs up the human's leg, if it joined.
 func (t *Transfer) release(reason string) {
 	if t.human == nil {
 		return
 	}
-	if err := t.c.Leave(t.human, reason); err != nil && !errors.Is(err, call.ErrNotInCall) {
-		t.log.Debug().Err(err).Msg("human's leg not released")
+	t.leave(t.human, reason)
+	t.human = nil
+}
+
+// releaseLater hangs up the human's leg, if it joined, in the background
+// (Wait waits for it).
+func (t *Transfer) releaseLater(reason string) {
+	h := t.human
+	if h == nil {
+		return
 	}
 	t.human = nil
+	t.bg.Add(1)
+	go func() {
+		defer t.bg.Done()
+		t.leave(h, reason)
+	}()
+}
+
+func (t *Transfer) leave(h *call.Party, reason string) {
+	if err := t.c.Leave(h, reason); err != nil && !errors.Is(err, call.ErrNotInCall) {
+		t.log.Debug().Err(err).Msg("human's leg not released")
+	}
 }
 
 // update records a step: the call record, the reporter, the log.
