@@ -32,6 +32,12 @@ type human struct {
 	Key        string
 	KeyAfterMs int
 	Voice      string // a capture played after the key
+	// HangupAfterMs > 0: the human hangs up (BYE) that long after the
+	// ACK, instead of pressing a key or waiting for the appliance's BYE.
+	HangupAfterMs int
+	// IgnoreBye > 0: the appliance's BYE is never answered (a phone gone
+	// from the network); sipp quits IgnoreBye ms after it.
+	IgnoreBye int
 	// ByeTimeoutMs bounds the wait for the appliance's BYE.
 	ByeTimeoutMs int
 }
