@@ -53,6 +53,9 @@ type fakeLeg struct {
 	ctx      context.Context
 	cancel   context.CancelCauseFunc
 	wire     wire
+	// sched runs the leg's session (nil: media's shared scheduler); a
+	// test in a synctest bubble gives its legs one of the bubble.
+	sched *media.Scheduler
 
 	mu        sync.Mutex
 	sink      LegSink
@@ -93,7 +96,7 @@ func (l *fakeLeg) Start(sink LegSink, opts LegOptions) error {
 		return l.startErr
 	}
 	sess, err := media.NewSession(nil, media.SessionOptions{Codec: l.codec, Rate: opts.Rate, Transport: &l.wire, Tap: opts.Tap,
-		JitterDelay: 80 * time.Millisecond}) // room for the test's senders, which sleep between frames
+		JitterDelay: 80 * time.Millisecond, Scheduler: l.sched}) // room for the test's senders, which sleep between frames
 	if err != nil {
 		return err
 	}
@@ -166,6 +169,13 @@ func (l *fakeLeg) send(payload []byte) {
 	h := rtp.Header{Version: 2, PayloadType: l.codec.PayloadType, SequenceNumber: l.seq, Timestamp: l.ts, SSRC: 7}
 	l.mu.Unlock()
 	sess.Receive(&rtp.Packet{Header: h, Payload: payload}, time.Now())
+}
+
+// taken counts the frames the leg's session handed on since its first
+// packet (played, concealed or silence): its frame clock.
+func (l *fakeLeg) taken() uint64 {
+	s := l.Stats()
+	return s.Played + s.Concealed + s.Silenced
 }
 
 // key presses a key on the leg.

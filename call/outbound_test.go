@@ -69,16 +69,16 @@ func TestOpeningGatesTheCallee(t *testing.T) {
 		leg.sink.Ringing() // after the answer: no second ringing step
 		speech := media.PCMU.EncodeFrame(nil, tone(160, 140, 3000))
 		silence := media.PCMU.EncodeFrame(nil, make([]int16, 160))
-		// 500 ms of "hello", 1.2 s of silence, in real time (the
-		// detector's clock is the audio's).
-		for i := 0; i < 85; i++ {
+		// 500 ms of "hello", 1.2 s of silence, at the session's frame
+		// rate (the detector's clock is the audio's).
+		greeting := make([][]byte, 85)
+		for i := range greeting {
+			greeting[i] = silence
 			if i < 25 {
-				leg.send(speech)
-			} else {
-				leg.send(silence)
+				greeting[i] = speech
 			}
-			time.Sleep(20 * time.Millisecond) // the callee's frame clock
 		}
+		talk(t, leg, greeting)
 		require.Eventually(t, func() bool {
 			conv.mu.Lock()
 			defer conv.mu.Unlock()

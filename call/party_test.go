@@ -29,15 +29,25 @@ func codeFrames(n int, seed uint64) [][]byte {
 	return out
 }
 
-// talk sends frames on leg in real time, one every 20 ms.
-func talk(leg *fakeLeg, frames [][]byte) {
+// talk sends frames on leg as a phone does, one a frame, paced by the
+// leg's own frame clock: each frame goes once the session took all but
+// talkLead of those sent before it, so its jitter buffer (80 ms) neither
+// runs dry nor piles up, however late the test's goroutine is woken.
+func talk(t *testing.T, leg *fakeLeg, frames [][]byte) {
+	t.Helper()
+	base := leg.taken()
 	for i, f := range frames {
-		if i > 0 {
-			time.Sleep(20 * time.Millisecond) // a phone's frame clock
+		if i > talkLead {
+			require.Eventually(t, func() bool { return leg.taken() >= base+uint64(i-talkLead) }, 3*time.Second, time.Millisecond,
+				"%s: the session's frame clock stopped", leg.id)
 		}
 		leg.send(f)
 	}
 }
+
+// talkLead is how many frames a talking leg sends ahead of its session's
+// frame clock (talk).
+const talkLead = 2
 
 // TestPartiesBridge: a second leg joins a live call; the caller and it
 // hear each other (code words relayed untouched between two legs of one
@@ -63,14 +73,14 @@ func TestPartiesBridge(t *testing.T) {
 				heardBefore := len(conv.heard())
 
 				fromHuman := codeFrames(5, 1)
-				talk(human, fromHuman)
+				talk(t, human, fromHuman)
 				want := bytes.Join(fromHuman, nil)
 				if law != media.PCMU {
 					want = media.PCMU.Transcode(nil, law, want)
 				}
 				caller.heard(t, want)
 				fromCaller := codeFrames(5, 9)
-				talk(caller, fromCaller)
+				talk(t, caller, fromCaller)
 				want = bytes.Join(fromCaller, nil)
 				if law != media.PCMU {
 					want = law.Transcode(nil, media.PCMU, want)
@@ -151,16 +161,16 @@ func TestSwitchIsGlitchFree(t *testing.T) {
 		p.Play("answer", bytes.Join(speech, nil))
 		caller.heard(t, speech[10])
 		require.NoError(t, c.Hear(c.Caller(), FromParty(party)))
+		// A few frames of the stream after the switch.
 		require.Eventually(t, func() bool {
-			w := caller.wire.bytes()
+			w, n := caller.wire.bytes(), 0
 			for _, f := range stream {
 				if bytes.Contains(w, f) {
-					return true
+					n++
 				}
 			}
-			return false
+			return n >= 5
 		}, 3*time.Second, 5*time.Millisecond)
-		time.Sleep(100 * time.Millisecond) // a few frames of the stream after the switch
 		w := caller.wire.bytes()
 		last := -1
 		for _, f := range speech {

@@ -7,6 +7,7 @@ import (
 	"math"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -69,81 +70,87 @@ func endlessTalk(leg *fakeLeg, frames [][]byte, stop <-chan struct{}) {
 // their leg; the call goes on with its conversation.
 func TestSuperviseListen(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	caller := newFakeLeg(media.PCMU, Route{AgentID: "ag_1"})
-	sup := newFakeLeg(media.PCMU, Route{})
-	sup.id = "supervisor-1"
-	conv := &fakeConv{format: media.FormatPCMU}
-	conv.run = func(ctx context.Context, p Phone) error {
-		c := p.(*Call)
-		stop := make(chan struct{})
-		var wg sync.WaitGroup
-		defer func() { close(stop); wg.Wait() }()
-		wg.Add(2)
-		go func() { defer wg.Done(); endlessTalk(caller, toneFrames(1000, 50), stop) }()
-		party, err := c.Supervise(sup, Supervision{KeyID: "key_1", KeyName: "desk"})
-		require.NoError(t, err)
-		require.Equal(t, sup, party.Leg())
-		fromSup := codeFrames(50, 7)
-		go func() { defer wg.Done(); endlessTalk(sup, fromSup, stop) }()
-		// The conversation speaks: 440 Hz for 2 s.
-		p.Play("agent", media.PCMU.EncodeFrame(nil, sine(440, 8000, 16000)))
+	synctest.Test(t, func(t *testing.T) {
+		sched := media.NewScheduler(1) // of the bubble: its clock is synctest's
+		caller := newFakeLeg(media.PCMU, Route{AgentID: "ag_1"})
+		sup := newFakeLeg(media.PCMU, Route{})
+		sup.id = "supervisor-1"
+		caller.sched, sup.sched = sched, sched
+		conv := &fakeConv{format: media.FormatPCMU}
+		conv.run = func(ctx context.Context, p Phone) error {
+			c := p.(*Call)
+			stop := make(chan struct{})
+			var wg sync.WaitGroup
+			defer func() { close(stop); wg.Wait() }()
+			wg.Add(2)
+			go func() { defer wg.Done(); endlessTalk(caller, toneFrames(1000, 50), stop) }()
+			party, err := c.Supervise(sup, Supervision{KeyID: "key_1", KeyName: "desk"})
+			require.NoError(t, err)
+			require.Equal(t, sup, party.Leg())
+			fromSup := codeFrames(50, 7)
+			go func() { defer wg.Done(); endlessTalk(sup, fromSup, stop) }()
+			// The conversation speaks: 440 Hz for 2 s.
+			p.Play("agent", media.PCMU.EncodeFrame(nil, sine(440, 8000, 16000)))
 
-		require.Eventually(t, func() bool {
+			require.Eventually(t, func() bool {
+				pcm := lastPCM(sup, 200*time.Millisecond)
+				return len(pcm) == 1600 && toneAmp(pcm, 1000, 8000) > 2000 && toneAmp(pcm, 440, 8000) > 2000
+			}, 3*time.Second, 20*time.Millisecond, "the supervisor hears the caller and the conversation")
 			pcm := lastPCM(sup, 200*time.Millisecond)
-			return len(pcm) == 1600 && toneAmp(pcm, 1000, 8000) > 2000 && toneAmp(pcm, 440, 8000) > 2000
-		}, 3*time.Second, 20*time.Millisecond, "the supervisor hears the caller and the conversation")
-		pcm := lastPCM(sup, 200*time.Millisecond)
-		t.Logf("the supervisor hears 1000 Hz (caller) at %.0f and 440 Hz (conversation) at %.0f", toneAmp(pcm, 1000, 8000), toneAmp(pcm, 440, 8000))
-		require.Less(t, toneAmp(pcm, 1700, 8000), 300.0, "nothing else")
+			t.Logf("the supervisor hears 1000 Hz (caller) at %.0f and 440 Hz (conversation) at %.0f", toneAmp(pcm, 1000, 8000), toneAmp(pcm, 440, 8000))
+			require.Less(t, toneAmp(pcm, 1700, 8000), 300.0, "nothing else")
 
-		for _, f := range fromSup {
-			require.False(t, bytes.Contains(caller.wire.bytes(), f), "the caller never hears the supervisor")
-			require.False(t, bytes.Contains(conv.heard(), f), "the conversation never hears the supervisor")
-		}
-		require.Empty(t, c.hearers(c.Caller()), "a listener is not one of the caller's hearers")
-		sup.key('7')
-		caller.key('5')
-		require.Eventually(t, func() bool {
-			conv.mu.Lock()
-			defer conv.mu.Unlock()
-			return bytes.Equal(conv.keys, []byte("5"))
-		}, 3*time.Second, 5*time.Millisecond, "the caller's key reaches the conversation, the supervisor's does not")
-		// A relayed key would go by a goroutine of the call: give it the
-		// time it takes (nothing is sent to wait for).
-		time.Sleep(50 * time.Millisecond)
-		sup.mu.Lock()
-		require.Empty(t, sup.dtmf, "the caller's keys are not relayed to a listener")
-		sup.mu.Unlock()
-		caller.mu.Lock()
-		require.Empty(t, caller.dtmf, "the supervisor's keys reach nobody")
-		caller.mu.Unlock()
-
-		// The supervisor closes the page: they leave, the call goes on.
-		sup.cancel(errors.New("the browser closed the connection"))
-		require.Eventually(t, func() bool {
+			for _, f := range fromSup {
+				require.False(t, bytes.Contains(caller.wire.bytes(), f), "the caller never hears the supervisor")
+				require.False(t, bytes.Contains(conv.heard(), f), "the conversation never hears the supervisor")
+			}
+			require.Empty(t, c.hearers(c.Caller()), "a listener is not one of the caller's hearers")
+			sup.key('7')
+			caller.key('5')
+			require.Eventually(t, func() bool {
+				conv.mu.Lock()
+				defer conv.mu.Unlock()
+				return bytes.Equal(conv.keys, []byte("5"))
+			}, 3*time.Second, 5*time.Millisecond, "the caller's key reaches the conversation, the supervisor's does not")
+			// A relayed key would go by a goroutine of the call: once every
+			// goroutine of the bubble is blocked, it would have been sent.
+			synctest.Wait()
 			sup.mu.Lock()
-			defer sup.mu.Unlock()
-			return sup.closeRuns == 1
-		}, 3*time.Second, 5*time.Millisecond, "the supervisor's leg is released")
-		require.NoError(t, ctx.Err(), "the call goes on")
-		require.ErrorIs(t, c.Hear(party, Nothing()), ErrNotInCall)
-		return Hangup("done")
-	}
-	c := runCall(t, caller, conv, nil, Options{})
-	var steps []string
-	for _, n := range c.Snapshot().Notes {
-		if n.Kind == NoteSupervisor {
-			d := n.Data.(map[string]any)
-			require.Equal(t, "key_1", d["key_id"])
-			require.Equal(t, "desk", d["key_name"])
-			require.Equal(t, "supervisor-1", d["party_id"])
-			require.False(t, n.At.IsZero())
-			steps = append(steps, n.Text)
+			relayed := append([]string(nil), sup.dtmf...)
+			sup.mu.Unlock()
+			require.Empty(t, relayed, "the caller's keys are not relayed to a listener")
+			caller.mu.Lock()
+			relayed = append([]string(nil), caller.dtmf...)
+			caller.mu.Unlock()
+			require.Empty(t, relayed, "the supervisor's keys reach nobody")
+
+			// The supervisor closes the page: they leave, the call goes on.
+			sup.cancel(errors.New("the browser closed the connection"))
+			require.Eventually(t, func() bool {
+				sup.mu.Lock()
+				defer sup.mu.Unlock()
+				return sup.closeRuns == 1
+			}, 3*time.Second, 5*time.Millisecond, "the supervisor's leg is released")
+			require.NoError(t, ctx.Err(), "the call goes on")
+			require.ErrorIs(t, c.Hear(party, Nothing()), ErrNotInCall)
+			return Hangup("done")
 		}
-	}
-	require.Equal(t, []string{SuperviseListen, SuperviseLeft}, steps)
-	require.Equal(t, EndedByAppliance, c.Snapshot().EndedBy)
-	require.Equal(t, 1, conv.closed)
+		c := runCall(t, caller, conv, nil, Options{})
+		var steps []string
+		for _, n := range c.Snapshot().Notes {
+			if n.Kind == NoteSupervisor {
+				d := n.Data.(map[string]any)
+				require.Equal(t, "key_1", d["key_id"])
+				require.Equal(t, "desk", d["key_name"])
+				require.Equal(t, "supervisor-1", d["party_id"])
+				require.False(t, n.At.IsZero())
+				steps = append(steps, n.Text)
+			}
+		}
+		require.Equal(t, []string{SuperviseListen, SuperviseLeft}, steps)
+		require.Equal(t, EndedByAppliance, c.Snapshot().EndedBy)
+		require.Equal(t, 1, conv.closed)
+	})
 }
 
 // TestSuperviseTakeOver: a supervisor takes the call over: the caller
@@ -289,7 +296,7 @@ func TestSuperviseCallerHangsUp(t *testing.T) {
 			}
 			// The caller talks to the supervisor (transcoded to A-law),
 			// then hangs up.
-			talk(caller, codeFrames(5, 2))
+			talk(t, caller, codeFrames(5, 2))
 			caller.cancel(errors.New("BYE"))
 		}()
 		<-ctx.Done()
@@ -313,43 +320,52 @@ func TestSuperviseCallerHangsUp(t *testing.T) {
 // hangs up.
 func TestSuperviseRefusals(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	caller := newFakeLeg(media.PCMU, Route{AgentID: "ag_1"})
-	conv := &fakeConv{format: media.PCM16(24000)}
-	conv.prepare = func(p Phone) {
-		_, err := p.(*Call).Supervise(newFakeLeg(media.PCMU, Route{}), Supervision{TakeOver: true, KeyID: "k"})
-		require.ErrorIs(t, err, ErrNotActive, "not before the answer")
-	}
-	conv.run = func(ctx context.Context, p Phone) error {
-		c := p.(*Call)
-		broken := newFakeLeg(media.PCMU, Route{})
-		broken.startErr = errors.New("no media")
-		_, err := c.Supervise(broken, Supervision{TakeOver: true, KeyID: "k"})
-		require.ErrorContains(t, err, "no media")
-		require.Empty(t, c.ConversationEnded(), "a failed takeover changes nothing")
-		require.NoError(t, ctx.Err())
-		human := newFakeLeg(media.PCMU, Route{})
-		human.id = "human"
-		party, err := c.Join(human, InbandOff)
-		require.NoError(t, err)
-		sup := newFakeLeg(media.PCMU, Route{})
-		sp, err := c.Join(sup, InbandOff)
-		require.NoError(t, err)
-		require.ErrorContains(t, c.Hear(sp, FromMix(party)), "only the caller's line")
-		require.ErrorContains(t, c.Hear(c.Caller(), FromMix(c.Caller())), "cannot hear itself")
-		require.NoError(t, c.Hear(c.Caller(), FromParty(party)))
-		require.NoError(t, c.EndConversation("handed over"))
-		go func() {
-			// The human hangs up once this Run has returned (nothing
-			// of the call says when it did: a moment after).
-			time.Sleep(50 * time.Millisecond)
-			human.cancel(errors.New("BYE"))
-		}()
-		<-ctx.Done()
-		return nil
-	}
-	c := runCall(t, caller, conv, nil, Options{})
-	require.Equal(t, "the other party hung up", c.Snapshot().EndReason)
-	require.Equal(t, EndedByAppliance, c.Snapshot().EndedBy)
+	synctest.Test(t, func(t *testing.T) {
+		sched := media.NewScheduler(1) // of the bubble: its clock is synctest's
+		leg := func(route Route) *fakeLeg {
+			l := newFakeLeg(media.PCMU, route)
+			l.sched = sched
+			return l
+		}
+		caller := leg(Route{AgentID: "ag_1"})
+		conv := &fakeConv{format: media.PCM16(24000)}
+		conv.prepare = func(p Phone) {
+			_, err := p.(*Call).Supervise(leg(Route{}), Supervision{TakeOver: true, KeyID: "k"})
+			require.ErrorIs(t, err, ErrNotActive, "not before the answer")
+		}
+		conv.run = func(ctx context.Context, p Phone) error {
+			c := p.(*Call)
+			broken := leg(Route{})
+			broken.startErr = errors.New("no media")
+			_, err := c.Supervise(broken, Supervision{TakeOver: true, KeyID: "k"})
+			require.ErrorContains(t, err, "no media")
+			require.Empty(t, c.ConversationEnded(), "a failed takeover changes nothing")
+			require.NoError(t, ctx.Err())
+			human := leg(Route{})
+			human.id = "human"
+			party, err := c.Join(human, InbandOff)
+			require.NoError(t, err)
+			sup := leg(Route{})
+			sp, err := c.Join(sup, InbandOff)
+			require.NoError(t, err)
+			require.ErrorContains(t, c.Hear(sp, FromMix(party)), "only the caller's line")
+			require.ErrorContains(t, c.Hear(c.Caller(), FromMix(c.Caller())), "cannot hear itself")
+			require.NoError(t, c.Hear(c.Caller(), FromParty(party)))
+			require.NoError(t, c.EndConversation("handed over"))
+			go func() {
+				// The human hangs up once this Run has returned and the
+				// call waits on its parties: every other goroutine of the
+				// bubble is blocked.
+				synctest.Wait()
+				human.cancel(errors.New("BYE"))
+			}()
+			<-ctx.Done()
+			return nil
+		}
+		c := runCall(t, caller, conv, nil, Options{})
+		require.Equal(t, "the other party hung up", c.Snapshot().EndReason)
+		require.Equal(t, EndedByAppliance, c.Snapshot().EndedBy)
+	})
 }
 
 // TestSuperviseTakeOverReserved: a takeover under way (its browser still

@@ -38,8 +38,9 @@ func NewScheduler(n int) *Scheduler {
 		n = runtime.GOMAXPROCS(0)
 	}
 	s := &Scheduler{workers: make([]*schedWorker, n)}
+	epoch := time.Now()
 	for i := range s.workers {
-		s.workers[i] = &schedWorker{wake: make(chan struct{}, 1)}
+		s.workers[i] = &schedWorker{wake: make(chan struct{}, 1), epoch: epoch}
 	}
 	return s
 }
@@ -91,6 +92,10 @@ type schedWorker struct {
 	stop chan struct{}
 	done chan struct{}
 	wake chan struct{}
+	// epoch is the origin of the worker's due times: when its scheduler
+	// was made, so that due 0 ("at once") is never in the future, also
+	// on a test's synctest clock.
+	epoch time.Time
 
 	batch []*Session // run only
 }
@@ -148,7 +153,7 @@ func (w *schedWorker) run(stop, done chan struct{}) {
 			return
 		default:
 		}
-		horizon := monoNow() + int64(SchedulerSlack)
+		horizon := w.monoNow() + int64(SchedulerSlack)
 		w.mu.Lock()
 		w.batch = w.batch[:0]
 		for len(w.h) > 0 && w.h[0].due <= horizon {
@@ -159,7 +164,7 @@ func (w *schedWorker) run(stop, done chan struct{}) {
 			s.tickMu.Lock()
 			if !s.removed.Load() {
 				// A session due a little later runs now as if it were due.
-				s.due = mono(s.tick(time.Duration(max(0, s.due-monoNow()))))
+				s.due = w.mono(s.tick(time.Duration(max(0, s.due-w.monoNow()))))
 			}
 			s.tickMu.Unlock()
 		}
@@ -175,7 +180,7 @@ func (w *schedWorker) run(stop, done chan struct{}) {
 		}
 		wait := time.Hour
 		if len(w.h) > 0 {
-			wait = time.Duration(w.h[0].due - monoNow())
+			wait = time.Duration(w.h[0].due - w.monoNow())
 		}
 		w.mu.Unlock()
 		if wait <= SchedulerSlack {
@@ -217,11 +222,8 @@ func (h *schedHeap) Pop() any {
 	return s
 }
 
-// schedEpoch is the origin of the scheduler's monotonic due times.
-var schedEpoch = time.Now()
+// mono is t as nanoseconds since the worker's epoch (monotonic when t has
+// a monotonic reading, as time.Now's do).
+func (w *schedWorker) mono(t time.Time) int64 { return int64(t.Sub(w.epoch)) }
 
-// mono is t as nanoseconds since schedEpoch (monotonic when t has a
-// monotonic reading, as time.Now's do).
-func mono(t time.Time) int64 { return int64(t.Sub(schedEpoch)) }
-
-func monoNow() int64 { return int64(time.Since(schedEpoch)) }
+func (w *schedWorker) monoNow() int64 { return int64(time.Since(w.epoch)) }

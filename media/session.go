@@ -150,7 +150,7 @@ type Session struct {
 	// The frame clock (scheduler): worker and the heap fields are the
 	// worker's (under its mutex), the rest is the tick's (under tickMu).
 	worker       *schedWorker
-	due          int64 // mono()
+	due          int64 // schedWorker.mono()
 	idx          int
 	woken        bool
 	removed      atomic.Bool

@@ -52,8 +52,14 @@ func TestSessionSettleCodec(t *testing.T) {
 			require.Positive(t, out)
 			require.Equal(t, 160, tap.lastIn(), "the tap counts 8 kHz samples")
 			seq, ts := a.Pacer().Last()
-			time.Sleep(100 * time.Millisecond)
-			seq2, ts2 := a.Pacer().Last()
+			var (
+				seq2 uint16
+				ts2  uint32
+			)
+			require.Eventually(t, func() bool { // a few packets more
+				seq2, ts2 = a.Pacer().Last()
+				return seq2-seq >= 5
+			}, 2*time.Second, 5*time.Millisecond)
 			require.Equal(t, uint32(seq2-seq)*uint32(c.ClockRate/50), ts2-ts, "the settled codec's ticks per packet")
 		})
 	}

@@ -98,7 +98,9 @@ func TestSessionSRTPWire(t *testing.T) {
 			_, err = peer.WriteToUDPAddrPort(sec, to)
 			require.NoError(t, err)
 		}
-		time.Sleep(20 * time.Millisecond) // a phone's packet clock, for the jitter buffer
+		// One packet a frame, as a phone sends them: the next once the
+		// session's frame tick read this one.
+		require.Eventually(t, func() bool { return s.Stats().PacketsIn == uint64(i+1) }, 2*time.Second, time.Millisecond)
 	}
 	require.Eventually(t, func() bool { n, _ := sink.get(); return n >= 10 }, 2*time.Second, 10*time.Millisecond)
 	// Packets are read at the session's next frame tick: all of them first.
