@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
@@ -66,15 +67,14 @@ func TestCalls(t *testing.T) {
 // target (0: until it stops changing) and returns it.
 func settledGoroutines(target int) int {
 	n := runtime.NumGoroutine()
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
-		// Polls the runtime's goroutine count: nothing reports it settled.
-		time.Sleep(100 * time.Millisecond)
+	// Polls the runtime's goroutine count (nothing reports it settled); a
+	// count that does not settle is judged by the caller, with a dump.
+	assert.Eventually(new(assert.CollectT), func() bool {
 		m := runtime.NumGoroutine()
-		if (target > 0 && m <= target) || (target == 0 && m == n) {
-			return m
-		}
+		settled := (target > 0 && m <= target) || (target == 0 && m == n)
 		n = m
-	}
+		return settled
+	}, 10*time.Second, 100*time.Millisecond)
 	return n
 }
 
@@ -259,11 +259,15 @@ func testHold(t *testing.T, d *apptest.Daemon) {
 	time.Sleep(200 * time.Millisecond) // the pacer pauses right after the update
 	onHold := peer.count()
 	var held int
-	for dir() == sip.SendOnly {
-		held = peer.count()
-		// Counts what the peer gets while the call is on hold (real RTP).
-		time.Sleep(5 * time.Millisecond)
-	}
+	// Counts what the peer gets while the call is on hold (real RTP),
+	// until the caller resumes.
+	require.Eventually(t, func() bool {
+		if dir() == sip.SendOnly {
+			held = peer.count()
+			return false
+		}
+		return true
+	}, 20*time.Second, 5*time.Millisecond, "resume")
 	require.Equal(t, sip.SendRecv, dir())
 	require.Equal(t, onHold, held, "RTP sent while the caller held the call")
 	require.Eventually(t, func() bool { return peer.count() > held+20 }, 5*time.Second, 10*time.Millisecond, "RTP after resume")

@@ -49,15 +49,38 @@ func TestFleetOutboundLimits(t *testing.T) {
 		require.Equal(t, 201, st, "%s", r["raw"])
 		return r["call_id"].(string)
 	}
+	// The fleet's call rate counts wall-clock seconds across processes:
+	// nextSecond places on n until the rate lets a call by (a refusal for
+	// the rate takes nothing from it), and returns what the other limits
+	// then say.
+	nextSecond := func(n *fleetNode) (int, map[string]any) {
+		t.Helper()
+		var (
+			st int
+			r  map[string]any
+		)
+		require.Eventually(t, func() bool {
+			st, r = place(n)
+			return st != 429 || r["code"] != "rate_limited"
+		}, 5*time.Second, 50*time.Millisecond, "the next second's call")
+		return st, r
+	}
+	placedNext := func(n *fleetNode) {
+		t.Helper()
+		st, r := nextSecond(n)
+		require.Equal(t, 201, st, "%s", r["raw"])
+	}
+	refusedNext := func(n *fleetNode, code string) {
+		t.Helper()
+		st, r := nextSecond(n)
+		require.Equal(t, 429, st, "%s", r["raw"])
+		require.Equal(t, code, r["code"], "%s", r["raw"])
+	}
 
 	first := placed(a)
 	refused(b, "rate_limited") // the same second, on the other node
-	// The fleet's call rate counts wall-clock seconds across processes: the next one.
-	time.Sleep(1100 * time.Millisecond)
-	placed(b)
-	// The fleet's call rate counts wall-clock seconds across processes: the next one.
-	time.Sleep(1100 * time.Millisecond)
-	refused(a, "too_many_calls") // one call in progress on each node
+	placedNext(b)
+	refusedNext(a, "too_many_calls") // one call in progress on each node
 	refused(b, "too_many_calls")
 
 	// The first call ends (hung up while it rings): its slot is free for
@@ -72,9 +95,7 @@ func TestFleetOutboundLimits(t *testing.T) {
 		}
 		return st == 201
 	}, 10*time.Second, 50*time.Millisecond, "the ended call's slot frees")
-	// The fleet's call rate counts wall-clock seconds across processes: the next one.
-	time.Sleep(1100 * time.Millisecond)
-	refused(a, "too_many_calls") // both in progress on node b
+	refusedNext(a, "too_many_calls") // both in progress on node b
 
 	// Node b dies with its two calls: once the fleet finds it lost, its
 	// slots no longer count.
@@ -90,12 +111,8 @@ func TestFleetOutboundLimits(t *testing.T) {
 		return st == 201
 	}, 10*time.Second, 100*time.Millisecond, "node b's slots must free once it is found lost")
 	t.Logf("a call placed on node-a %v after node-b was killed with its 2 calls (node timeout 1.5 s)", time.Since(killed).Round(time.Millisecond))
-	// The fleet's call rate counts wall-clock seconds across processes: the next one.
-	time.Sleep(1100 * time.Millisecond)
-	placed(a)
-	// The fleet's call rate counts wall-clock seconds across processes: the next one.
-	time.Sleep(1100 * time.Millisecond)
-	refused(a, "too_many_calls")
+	placedNext(a)
+	refusedNext(a, "too_many_calls")
 }
 
 // errCode is the code of an error body ("" when none).

@@ -14,6 +14,7 @@ import (
 	"text/template"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"switchboard/app/apptest"
@@ -161,17 +162,15 @@ func outboundNumber(t *testing.T, d *apptest.Daemon, number string, port int, us
 func waitRecord(t *testing.T, d *apptest.Daemon, id string, within time.Duration, ok func(map[string]any) bool) map[string]any {
 	t.Helper()
 	var last map[string]any
-	deadline := time.Now().Add(within)
-	for time.Now().Before(deadline) {
-		last = d.JSON(t, "GET", "/v1/calls/"+id, d.OwnerKey, nil, 200)
-		if ok(last) {
-			return last
-		}
-		// Polls the API: nothing pushes a call record's changes.
-		time.Sleep(50 * time.Millisecond)
+	// Polls the API: nothing pushes a call record's changes.
+	if !assert.Eventually(t, func() bool {
+		rec := d.JSON(t, "GET", "/v1/calls/"+id, d.OwnerKey, nil, 200)
+		last = rec
+		return ok(rec)
+	}, within, 50*time.Millisecond) {
+		t.Fatalf("call %s: record never as expected within %s; last: %v", id, within, last)
 	}
-	t.Fatalf("call %s: record never as expected within %s; last: %v", id, within, last)
-	return nil
+	return last
 }
 
 // recordEvents are the record's events of kind.

@@ -14,6 +14,7 @@ import (
 	"text/template"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"switchboard/app/apptest"
@@ -101,18 +102,16 @@ func proxyCall(t *testing.T, target, service string, holdMs int) sippResult {
 func registrationOf(t *testing.T, d *apptest.Daemon, id string, within time.Duration, ok func(map[string]any) bool) map[string]any {
 	t.Helper()
 	var last map[string]any
-	deadline := time.Now().Add(within)
-	for time.Now().Before(deadline) {
+	// Polls the API: nothing pushes a number's registration state.
+	if !assert.Eventually(t, func() bool {
 		n := d.JSON(t, "GET", "/v2/phone-numbers/"+id, d.OwnerKey, nil, 200)
-		last, _ = n["registration"].(map[string]any)
-		if last != nil && ok(last) {
-			return last
-		}
-		// Polls the API: nothing pushes a number's registration state.
-		time.Sleep(50 * time.Millisecond)
+		reg, _ := n["registration"].(map[string]any)
+		last = reg
+		return reg != nil && ok(reg)
+	}, within, 50*time.Millisecond) {
+		t.Fatalf("number %s: registration never as expected within %s; last: %v", id, within, last)
 	}
-	t.Fatalf("number %s: registration never as expected within %s; last: %v", id, within, last)
-	return nil
+	return last
 }
 
 func stateIs(s string) func(map[string]any) bool {

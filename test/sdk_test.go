@@ -223,15 +223,10 @@ func TestOfficialSDKAcceptReject(t *testing.T) {
 func waitState(t *testing.T, d *apptest.Daemon, id string, st call.State, within time.Duration) time.Duration {
 	t.Helper()
 	start := time.Now()
-	deadline := start.Add(within)
-	for {
-		if c, ok := d.App.Calls().Get(id); ok && c.Snapshot().State == st {
-			return time.Since(start).Round(time.Millisecond)
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("call %s not %s within %s", id, st, within)
-		}
-		// Polls the call's state: the SDK's side has no event for it.
-		time.Sleep(20 * time.Millisecond)
-	}
+	// Polls the call's state: the SDK's side has no event for it.
+	require.Eventually(t, func() bool {
+		c, ok := d.App.Calls().Get(id)
+		return ok && c.Snapshot().State == st
+	}, within, 20*time.Millisecond, "call %s not %s within %s", id, st, within)
+	return time.Since(start).Round(time.Millisecond)
 }
