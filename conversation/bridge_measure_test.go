@@ -42,8 +42,9 @@ func TestAgentBargeIn(t *testing.T) {
 		}()
 		first := c.waitHeard(begin, 3*time.Second)
 		// The caller speaks at a point of the answer the bridge cannot
-		// predict: this is a measurement in real time, on real RTP.
-		time.Sleep(time.Duration(300+rand.IntN(700)) * time.Millisecond)
+		// predict (300 ms to 1 s of it heard): this is a measurement in
+		// real time, on real RTP.
+		c.hear(first.at.Add(-time.Millisecond), 15+rand.IntN(35), 5*time.Second)
 		started := time.Now()
 		require.NoError(t, conn.Send(&realtime.InputAudioBufferSpeechStarted{ItemID: fmt.Sprintf("item_user_%d", i), AudioStartMs: 1000 * i}))
 		tr, err := conn.Expect(ctx, realtime.TypeConversationItemTruncate)
@@ -109,8 +110,7 @@ func TestAgentBargeIn(t *testing.T) {
 	require.NoError(t, conn.Send(&realtime.ResponseCreated{Response: realtime.Response{ID: "resp_self", Object: "realtime.response", Status: realtime.StatusInProgress}}))
 	require.NoError(t, conn.Send(&realtime.ResponseOutputItemAdded{ResponseID: "resp_self", Item: it}))
 	require.NoError(t, conn.Send(&realtime.ResponseOutputAudioDelta{ResponseID: "resp_self", ItemID: "item_self", Delta: realtimetest.Tone(realtime.FormatPCM, 3*time.Second, 0)}))
-	c.waitHeard(begin, 2*time.Second)
-	time.Sleep(300 * time.Millisecond) // some of the answer is heard (real time, real RTP)
+	c.hear(begin, 15, 3*time.Second) // some of the answer is heard (300 ms, real RTP)
 	require.NoError(t, conn.Send(&realtime.InputAudioBufferSpeechStarted{ItemID: "item_user_self"}))
 	tr, err := conn.Expect(ctx, realtime.TypeConversationItemTruncate)
 	require.NoError(t, err)
@@ -162,7 +162,8 @@ func answerTurn(t *testing.T, conn *realtimetest.Conn, n int, audio time.Duratio
 func TestAgentTurnLatency(t *testing.T) {
 	e := startUpstream(t, realtimetest.Options{}, nil)
 	c, conn := e.callNoGreeting(t, nil)
-	time.Sleep(200 * time.Millisecond) // let the media settle
+	// The media settles: 200 ms of the appliance's RTP reached the caller.
+	require.Eventually(t, func() bool { return len(c.frames()) >= 10 }, 5*time.Second, 5*time.Millisecond)
 	var raw, upstream dist
 	type phased struct {
 		phi  time.Duration // delta sent this long before the next slot

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -85,75 +86,80 @@ func TestSTTFallbackLongTurn(t *testing.T) {
 // backlog is given back as turns are sent and when a call ends.
 func TestSTTFallbackSharedBounds(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	reg := prometheus.NewRegistry()
-	m := NewMetrics(reg)
-	stt := &blockingSTT{release: make(chan struct{}), rates: make(chan int, 16)}
-	fs1, fs2 := newFakeSession(), newFakeSession()
-	rt := NewRuntime(nil, RuntimeOptions{Metrics: m, Transcriber: stt, Transcriptions: 1, TranscribeBacklog: 3 * time.Second,
-		Engines: map[string]realtime.Engine{agent.EngineUpstream: fakeEngine{fs1}, "upstream-2": fakeEngine{fs2}}})
-	type callUnder struct {
-		b    *bridge
-		fs   *fakeSession
-		ph   *notePhone
-		done chan error
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	var calls []callUnder
-	for _, c := range []struct {
-		engine string
-		fs     *fakeSession
-	}{{agent.EngineUpstream, fs1}, {"upstream-2", fs2}} {
-		ph := &notePhone{}
-		b := newBridge(rt, &agent.Config{ID: "ag_" + c.engine, Settings: agent.Settings{Engine: c.engine, Voice: "eve", Model: agent.DefaultModel}}, ph, zerolog.Nop())
-		require.NoError(t, b.Prepare(context.Background()))
-		cu := callUnder{b: b, fs: c.fs, ph: ph, done: make(chan error, 1)}
-		go func() { cu.done <- b.Run(ctx) }()
-		calls = append(calls, cu)
-	}
-	second := make([]byte, 48000) // 1 s at 24 kHz: 8,000 bytes kept
-	on := func(cu callUnder) bool {
-		cu.b.stt.turns.mu.Lock()
-		defer cu.b.stt.turns.mu.Unlock()
-		return cu.b.stt.turns.on
-	}
-	turn := func(cu callUnder, item string) {
-		cu.fs.events <- &realtime.InputAudioBufferSpeechStarted{ItemID: item}
-		require.Eventually(t, func() bool { return on(cu) }, time.Second, time.Millisecond)
-		cu.b.Audio(second)
-		cu.fs.events <- &realtime.InputAudioBufferSpeechStopped{ItemID: item}
-		require.Eventually(t, func() bool { return !on(cu) }, time.Second, time.Millisecond, "the turn ended")
-	}
-	turn(calls[0], "a1")
-	require.Eventually(t, func() bool { return stt.calls.Load() == 1 }, 2*time.Second, 5*time.Millisecond)
-	// One in progress; three seconds may wait (in pieces' arrays: a 1 s
-	// turn's array is 8 KB or a little more), the rest is dropped.
-	for i := range 3 {
-		turn(calls[1], fmt.Sprint("b", i))
-	}
-	turn(calls[0], "a2")
-	require.Eventually(t, func() bool { return dropped(t, reg) == 1 }, 2*time.Second, 5*time.Millisecond, "a2 is past the backlog")
-	require.LessOrEqual(t, rt.sttBounds.backlog.Load(), int64(3*8000))
-	time.Sleep(100 * time.Millisecond)
-	require.EqualValues(t, 1, stt.calls.Load(), "one Transcriber call at once across the calls")
-	close(stt.release)
-	lines := func() int { return len(calls[0].ph.userLines()) + len(calls[1].ph.userLines()) }
-	require.Eventually(t, func() bool { return lines() == 5-int(dropped(t, reg)) }, 2*time.Second, 5*time.Millisecond)
-	require.EqualValues(t, 1, stt.peak.Load())
-	require.Zero(t, rt.sttBounds.backlog.Load(), "all sent")
+	synctest.Test(t, func(t *testing.T) {
+		reg := prometheus.NewRegistry()
+		m := NewMetrics(reg)
+		stt := &blockingSTT{release: make(chan struct{}), rates: make(chan int, 16)}
+		fs1, fs2 := newFakeSession(), newFakeSession()
+		rt := NewRuntime(nil, RuntimeOptions{Metrics: m, Transcriber: stt, Transcriptions: 1, TranscribeBacklog: 3 * time.Second,
+			Engines: map[string]realtime.Engine{agent.EngineUpstream: fakeEngine{fs1}, "upstream-2": fakeEngine{fs2}}})
+		type callUnder struct {
+			b    *bridge
+			fs   *fakeSession
+			ph   *notePhone
+			done chan error
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		var calls []callUnder
+		for _, c := range []struct {
+			engine string
+			fs     *fakeSession
+		}{{agent.EngineUpstream, fs1}, {"upstream-2", fs2}} {
+			ph := &notePhone{}
+			b := newBridge(rt, &agent.Config{ID: "ag_" + c.engine, Settings: agent.Settings{Engine: c.engine, Voice: "eve", Model: agent.DefaultModel}}, ph, zerolog.Nop())
+			require.NoError(t, b.Prepare(context.Background()))
+			cu := callUnder{b: b, fs: c.fs, ph: ph, done: make(chan error, 1)}
+			go func() { cu.done <- b.Run(ctx) }()
+			calls = append(calls, cu)
+		}
+		second := make([]byte, 48000) // 1 s at 24 kHz: 8,000 bytes kept
+		on := func(cu callUnder) bool {
+			cu.b.stt.turns.mu.Lock()
+			defer cu.b.stt.turns.mu.Unlock()
+			return cu.b.stt.turns.on
+		}
+		turn := func(cu callUnder, item string) {
+			cu.fs.events <- &realtime.InputAudioBufferSpeechStarted{ItemID: item}
+			require.Eventually(t, func() bool { return on(cu) }, time.Second, time.Millisecond)
+			cu.b.Audio(second)
+			cu.fs.events <- &realtime.InputAudioBufferSpeechStopped{ItemID: item}
+			require.Eventually(t, func() bool { return !on(cu) }, time.Second, time.Millisecond, "the turn ended")
+		}
+		turn(calls[0], "a1")
+		require.Eventually(t, func() bool { return stt.calls.Load() == 1 }, 2*time.Second, 5*time.Millisecond)
+		// One in progress; three seconds may wait (in pieces' arrays: a 1 s
+		// turn's array is 8 KB or a little more), the rest is dropped.
+		for i := range 3 {
+			turn(calls[1], fmt.Sprint("b", i))
+		}
+		turn(calls[0], "a2")
+		require.Eventually(t, func() bool { return dropped(t, reg) == 1 }, 2*time.Second, 5*time.Millisecond, "a2 is past the backlog")
+		require.LessOrEqual(t, rt.sttBounds.backlog.Load(), int64(3*8000))
+		// Ticks of both bridges pass (synctest's clock): a second
+		// Transcriber call would have started by then.
+		time.Sleep(time.Second)
+		synctest.Wait()
+		require.EqualValues(t, 1, stt.calls.Load(), "one Transcriber call at once across the calls")
+		close(stt.release)
+		lines := func() int { return len(calls[0].ph.userLines()) + len(calls[1].ph.userLines()) }
+		require.Eventually(t, func() bool { return lines() == 5-int(dropped(t, reg)) }, 2*time.Second, 5*time.Millisecond)
+		require.EqualValues(t, 1, stt.peak.Load())
+		require.Zero(t, rt.sttBounds.backlog.Load(), "all sent")
 
-	// A call that ends gives its waiting turns' backlog back.
-	stt.release = make(chan struct{})
-	turn(calls[0], "a3")
-	require.Eventually(t, func() bool { return stt.active.Load() == 1 }, 2*time.Second, 5*time.Millisecond)
-	turn(calls[1], "b3")
-	require.Eventually(t, func() bool { return rt.sttBounds.backlog.Load() > 0 }, 2*time.Second, 5*time.Millisecond)
-	cancel()
-	for _, cu := range calls {
-		require.NoError(t, <-cu.done)
-		require.NoError(t, cu.b.Close())
-	}
-	require.Zero(t, rt.sttBounds.backlog.Load())
-	require.Empty(t, rt.sttBounds.slots, "every slot given back")
+		// A call that ends gives its waiting turns' backlog back.
+		stt.release = make(chan struct{})
+		turn(calls[0], "a3")
+		require.Eventually(t, func() bool { return stt.active.Load() == 1 }, 2*time.Second, 5*time.Millisecond)
+		turn(calls[1], "b3")
+		require.Eventually(t, func() bool { return rt.sttBounds.backlog.Load() > 0 }, 2*time.Second, 5*time.Millisecond)
+		cancel()
+		for _, cu := range calls {
+			require.NoError(t, <-cu.done)
+			require.NoError(t, cu.b.Close())
+		}
+		require.Zero(t, rt.sttBounds.backlog.Load())
+		require.Empty(t, rt.sttBounds.slots, "every slot given back")
+	})
 }
 
 // dropped reads switchboard_stt_fallback_dropped_total from reg.

@@ -34,10 +34,10 @@ func TestEchoAgentEndToEnd(t *testing.T) {
 
 	// Barge in two seconds into the answer (of 3.3 s: the 300 ms of
 	// padding before the tone, and the tone).
-	time.Sleep(time.Until(first.at.Add(2 * time.Second)))
+	c.hear(first.at.Add(-time.Millisecond), 100, 5*time.Second)
 	barge := time.Now()
 	c.say(callerTone(2 * time.Second))
-	time.Sleep(2 * time.Second)
+	c.waitPast(barge.Add(1900*time.Millisecond), 5*time.Second)
 	// From 500 ms after the barge-in (the caller's packetization, the
 	// jitter buffer, 30 ms of speech for the VAD, slack for a loaded
 	// machine) until the caller stops again, the caller hears nothing.

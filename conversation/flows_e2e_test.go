@@ -246,15 +246,49 @@ func callerTone(d time.Duration) []int16 {
 }
 
 // speakTurn has the caller speak for d while the provider reports the
-// turn (speech_started, then speech_stopped once the audio arrived); it
-// returns when speech_stopped was sent.
+// turn (speech_started, then speech_stopped once the audio arrived: the
+// provider got d and the jitter buffer's delay more of the caller's
+// audio); it returns when speech_stopped was sent.
 func speakTurn(t *testing.T, c *caller, conn *realtimetest.Conn, item string, d time.Duration) time.Time {
 	t.Helper()
 	require.NoError(t, conn.Send(&realtime.InputAudioBufferSpeechStarted{ItemID: item}))
+	before := appended(conn)
 	c.say(callerTone(d))
-	time.Sleep(d + 150*time.Millisecond) // the jitter buffer's delay
+	want := before + audioBytes(conn, d+150*time.Millisecond)
+	require.Eventually(t, func() bool { return appended(conn) >= want }, d+5*time.Second, 5*time.Millisecond,
+		"the caller's turn reaches the provider")
 	require.NoError(t, conn.Send(&realtime.InputAudioBufferSpeechStopped{ItemID: item}))
 	return time.Now()
+}
+
+// appended is how many bytes of the caller's audio the provider got
+// (input_audio_buffer.append).
+func appended(conn *realtimetest.Conn) int {
+	n := 0
+	for _, e := range conn.Received() {
+		if a, ok := e.(*realtime.InputAudioBufferAppend); ok {
+			n += len(a.Audio)
+		}
+	}
+	return n
+}
+
+// audioBytes is d of audio in the session's input format.
+func audioBytes(conn *realtimetest.Conn, d time.Duration) int {
+	perSecond := 8000 // G.711
+	if s := conn.Session(); s.Audio != nil && s.Audio.Input != nil && s.Audio.Input.Format != nil && s.Audio.Input.Format.Type == realtime.FormatPCM {
+		perSecond = 2 * s.Audio.Input.Format.Rate
+	}
+	return int(int64(perSecond) * int64(d) / int64(time.Second))
+}
+
+// audioFlows waits until the caller's RTP reaches the provider's session:
+// 100 ms of its audio came in input_audio_buffer.append events.
+func audioFlows(t *testing.T, conn *realtimetest.Conn) {
+	t.Helper()
+	want := audioBytes(conn, 100*time.Millisecond)
+	require.Eventually(t, func() bool { return appended(conn) >= want }, 5*time.Second, 5*time.Millisecond,
+		"the caller's audio reaches the provider")
 }
 
 // TestAgentSTTFallback: with the STT engine configured (an upstream on
@@ -272,7 +306,7 @@ func TestAgentSTTFallback(t *testing.T) {
 	t.Run("session without transcription", func(t *testing.T) {
 		c, conn := e.callNoGreeting(t, nil)
 		ctx := ctxFor(t, 10*time.Second)
-		time.Sleep(200 * time.Millisecond) // the caller's RTP reaches the session (nothing reports it)
+		audioFlows(t, conn)
 		before := len(stt.requests())
 		stopped := speakTurn(t, c, conn, "item_u1", time.Second)
 		require.Eventually(t, func() bool { return len(stt.requests()) > before }, 5*time.Second, 10*time.Millisecond)
@@ -300,7 +334,7 @@ func TestAgentSTTFallback(t *testing.T) {
 
 	t.Run("session with transcription", func(t *testing.T) {
 		c, conn := e.callNoGreeting(t, nil)
-		time.Sleep(200 * time.Millisecond) // the caller's RTP reaches the session (nothing reports it)
+		audioFlows(t, conn)
 		sess := conn.Session()
 		require.NotNil(t, sess.Audio)
 		sess.Audio.Input.Transcription = realtime.Some(realtime.Transcription{Model: "whisper-1"})

@@ -348,6 +348,32 @@ func (c *caller) waitHeard(since time.Time, timeout time.Duration) rxFrame {
 	return first
 }
 
+// hear waits until the caller heard n frames of audio (20 ms each) after
+// since.
+func (c *caller) hear(since time.Time, n int, timeout time.Duration) {
+	c.t.Helper()
+	if !c.framesUntil(timeout, func(fs []rxFrame) bool {
+		k := 0
+		for _, f := range fs {
+			if f.at.After(since) && f.heard() {
+				k++
+			}
+		}
+		return k >= n
+	}) {
+		c.t.Fatalf("caller did not hear %d frames within %v", n, timeout)
+	}
+}
+
+// waitPast waits until the caller received a packet after at: the call's
+// media ran until then.
+func (c *caller) waitPast(at time.Time, timeout time.Duration) {
+	c.t.Helper()
+	if !c.framesUntil(timeout, func(fs []rxFrame) bool { return len(fs) > 0 && fs[len(fs)-1].at.After(at) }) {
+		c.t.Fatalf("caller received nothing after %v within %v", at, timeout)
+	}
+}
+
 // waitSilence waits until the caller received n silent frames in a row
 // after since.
 func (c *caller) waitSilence(since time.Time, n int, timeout time.Duration) {
