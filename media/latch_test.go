@@ -215,16 +215,23 @@ func TestSessionNATLatch(t *testing.T) {
 	var sink levelSink
 	s := newListeningSession(t, pool, SessionOptions{Remote: addr(9), NATGrace: 100 * time.Millisecond}, 8000, sink.onAudio)
 	s.Playout().Write("x", make([]int16, 8000)) // we send (to the silent SDP address)
-	// The session's real clock must pass the NAT grace (the latch's own
-	// clock is injected in TestSourceLatch).
-	time.Sleep(150 * time.Millisecond)
-	caller.send(t, addr(s.LocalPort()), 5, 1, 10, 1000)
+	// The caller sends until the NAT grace passed on the session's clock
+	// and it is latched (the latch's own clock is injected in
+	// TestSourceLatch); its packets before are a stranger's.
+	seq := uint16(1)
+	require.Eventually(t, func() bool {
+		caller.send(t, addr(s.LocalPort()), 5, seq, 1, 1000)
+		seq++
+		return s.Remote() == caller.addr()
+	}, 2*time.Second, time.Millisecond)
+	early := s.Stats().Strangers
+	caller.send(t, addr(s.LocalPort()), 5, seq, 10, 1000)
 	stranger.send(t, addr(s.LocalPort()), 6, 1, 10, 8000)
 	require.Eventually(t, func() bool { return caller.got.Load() > 0 }, 2*time.Second, 5*time.Millisecond)
 	require.Equal(t, caller.addr(), s.Remote())
 	require.Zero(t, stranger.got.Load())
 	// Packets are read at the session's next frame tick: all of them first.
-	require.Eventually(t, func() bool { return s.Stats().Strangers == 10 }, 2*time.Second, 5*time.Millisecond)
+	require.Eventually(t, func() bool { return s.Stats().Strangers == early+10 }, 2*time.Second, 5*time.Millisecond)
 }
 
 // TestSessionRelatch: the caller's NAT mapping changes (same SSRC, new

@@ -168,12 +168,14 @@ func TestSessionSymmetricLatching(t *testing.T) {
 
 	// The peer's source port changes (NAT rebinding): once the old one
 	// fell silent, B follows the same stream to its new source.
-	// The old source falls silent past RelatchAfter on the session's real
-	// clock (TestSourceLatch injects the latch's).
-	time.Sleep(150 * time.Millisecond)
-	send(peer2, 2)
-	require.Eventually(t, func() bool { return b.Remote() == peer2.LocalAddr().(*net.UDPAddr).AddrPort() },
-		2*time.Second, 5*time.Millisecond)
+	// The new source sends until the old one was silent past RelatchAfter
+	// on the session's clock (TestSourceLatch injects the latch's).
+	seq := uint16(2)
+	require.Eventually(t, func() bool {
+		send(peer2, seq)
+		seq++
+		return b.Remote() == peer2.LocalAddr().(*net.UDPAddr).AddrPort()
+	}, 2*time.Second, 20*time.Millisecond)
 	p = recv(peer2)
 	require.Equal(t, uint32(b.Pacer().SSRC()), p.SSRC)
 	require.Equal(t, uint64(2), b.Stats().Latches)
