@@ -1,7 +1,9 @@
 package test
 
 import (
+	bin "encoding/binary"
 	"math"
+	"os"
 	"slices"
 
 	"switchboard/media"
@@ -33,6 +35,16 @@ func readWAV(path string) ([]int16, int, error) {
 		return nil, 0, err
 	}
 	return a.Mono(), a.SampleRate, nil
+}
+
+// wavClosed reports whether the WAV file at path was finalized: its RIFF
+// header counts every byte of the file (a writer fills it in at close).
+func wavClosed(path string) bool {
+	b, err := os.ReadFile(path)
+	if err != nil || len(b) <= 44 || string(b[:4]) != "RIFF" {
+		return false
+	}
+	return int(bin.LittleEndian.Uint32(b[4:8]))+8 == len(b)
 }
 
 // envelope is the RMS of each block of n samples.

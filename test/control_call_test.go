@@ -201,12 +201,15 @@ func TestControlHangupAndGrace(t *testing.T) {
 		c, status, body := dialController(t, wsURL(d, "?call_id="+id), bearer(d.OwnerKey))
 		require.Equal(t, 101, status, "%s", body)
 		c.nextWhere(t, "switchboard.call.state", "state", "active", 5*time.Second)
+		const detached = "controller detached: the call goes on"
+		before := strings.Count(d.Logs.String(), detached)
 		require.NoError(t, c.conn.Close())
 		dropped := time.Now()
 
 		// Within the grace the call goes on and a controller may come
 		// back; it gets session.created with the configuration so far.
-		time.Sleep(300 * time.Millisecond)
+		require.Eventually(t, func() bool { return strings.Count(d.Logs.String(), detached) > before }, 5*time.Second, 5*time.Millisecond,
+			"the call notices its controller left")
 		live, ok := d.App.Calls().Get(id)
 		require.True(t, ok)
 		require.Equal(t, call.StateActive, live.Snapshot().State)

@@ -548,8 +548,12 @@ func TestDial(t *testing.T) {
 		rec := filepath.Join(t.TempDir(), "out.wav")
 		r := startDial(t, sipTarget(sipAddr, demoNumber), "--duration", "30s", "--record", rec)
 		r.waitLine(t, "first RTP in")
-		// Some of the call is recorded before the signal (real RTP).
-		time.Sleep(500 * time.Millisecond)
+		// Some of the call is recorded before the signal (real RTP): the
+		// recorder's first buffer (32 KB, 2 s) reached the file.
+		require.Eventually(t, func() bool {
+			fi, err := os.Stat(rec)
+			return err == nil && fi.Size() > 0
+		}, 10*time.Second, 20*time.Millisecond, "the recording reaches the file")
 		require.NoError(t, r.cmd.Process.Signal(syscall.SIGTERM))
 		out, code := r.wait(t)
 		require.Equal(t, 0, code)

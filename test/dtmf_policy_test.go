@@ -32,12 +32,12 @@ func TestDTMFRedact(t *testing.T) {
 			if source == "rtp" {
 				p.press(t, card+"#", 60*time.Millisecond, 60*time.Millisecond)
 			} else {
-				// 20 ms apart: back-to-back INFOs can be taken out of order
-				// (sip answers 200 before queueing the INFO, and sipgo runs
-				// each request in its own goroutine).
-				for _, k := range card + "#" {
+				// Each once the call took the one before: back-to-back INFOs
+				// can be taken out of order (sip answers 200 before queueing
+				// the INFO, and sipgo runs each request in its own goroutine).
+				for i, k := range card + "#" {
 					require.NoError(t, p.oc.SendInfo(ctx, dtmf.ContentTypeDTMFRelay, []byte("Signal="+string(k)+"\r\nDuration=100\r\n")))
-					time.Sleep(20 * time.Millisecond)
+					require.Eventually(t, func() bool { return len(e.keyLogs()) == i+1 }, 5*time.Second, 5*time.Millisecond, "key %d taken", i)
 				}
 			}
 			want := dtmf.Policy{Mode: dtmf.ModeRedact}.ModelText(dtmf.Flush{Digits: card, Reason: dtmf.FlushHash})

@@ -203,15 +203,19 @@ func TestRecordingSurvivesSIGKILL(t *testing.T) {
 				}
 				return id != ""
 			}, 20*time.Second, 50*time.Millisecond)
-			// Seconds of the call are recorded (real RTP) before the crash.
-			time.Sleep(3500 * time.Millisecond)
-			d.kill()
-
 			ext := ".wav"
 			if encrypt {
 				ext = ".wav.sealed"
 			}
 			file := filepath.Join(dataDir, "recordings", id+ext)
+			// Seconds of the call are recorded (real RTP) before the crash:
+			// the file on disk holds 3 s of stereo 8 kHz PCM16 (sealed: a
+			// little more).
+			require.Eventually(t, func() bool {
+				fi, err := os.Stat(file)
+				return err == nil && fi.Size() >= 44+3*8000*4
+			}, 20*time.Second, 20*time.Millisecond, "the recording grows on disk")
+			d.kill()
 			fileRaw, err := os.ReadFile(file)
 			require.NoError(t, err)
 			var body []byte
@@ -234,7 +238,7 @@ func TestRecordingSurvivesSIGKILL(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, 2, a.Channels)
 			secs := float64(a.Frames()) / 8000
-			t.Logf("after SIGKILL at 3.5 s: %d bytes, header says %.2f s", len(body), secs)
+			t.Logf("after SIGKILL with 3 s on disk: %d bytes, header says %.2f s", len(body), secs)
 			require.GreaterOrEqual(t, secs, 2.0)
 			require.LessOrEqual(t, int64(44+a.Frames()*4), int64(len(body)))
 			require.Greater(t, maxAbs(stereoChannel(a, 0)), int16(1000), "the caller's pcap is on the left")

@@ -181,10 +181,13 @@ func runBaresip(t *testing.T, d *apptest.Daemon, number, wav string) (heard []in
 	c = liveCall(t, d, func() string { return tail(buf.String(), 3000) })
 	require.Eventually(t, func() bool { return d.App.Calls().Active() == 0 }, 40*time.Second, 50*time.Millisecond,
 		"baresip did not hang up at the end of its WAV: %s", tail(buf.String(), 3000))
-	time.Sleep(500 * time.Millisecond) // the recording closes after the BYE
-	decs, err := filepath.Glob(filepath.Join(rec, "dump-*-dec.wav"))
-	require.NoError(t, err)
-	require.Len(t, decs, 1, "baresip's recording: %s", tail(buf.String(), 3000))
+	// The recording closes after the BYE: its header then gives its
+	// whole length.
+	var decs []string
+	require.Eventually(t, func() bool {
+		decs, _ = filepath.Glob(filepath.Join(rec, "dump-*-dec.wav"))
+		return len(decs) == 1 && wavClosed(decs[0])
+	}, 10*time.Second, 20*time.Millisecond, "baresip's recording: %s", tail(buf.String(), 3000))
 	heard, rate, err := readWAV(decs[0])
 	require.NoError(t, err)
 	require.Equal(t, 8000, rate)
@@ -255,7 +258,7 @@ func TestStreamClearAndHangup(t *testing.T) {
 		s.mu.Lock()
 		s.say(tone, "announcement")
 		s.mu.Unlock()
-		time.Sleep(time.Second)
+		s.waitChunks(50, 10*time.Second) // a second of the call
 		cleared <- time.Now()
 		s.send(map[string]any{"event": "clear", "streamSid": s.streamSid})
 	}
@@ -368,8 +371,7 @@ func TestStreamBotUnreachable(t *testing.T) {
 	streamNumber(t, d, "+14155550195", map[string]any{"url": url, "fallback_agent_id": ag["agent_id"]})
 	r = startSipp(t, d, "14155550195", sippControl{Audio: true, ByeReason: "hung up by the API"}, 1, 1)
 	c = liveCall(t, d)
-	time.Sleep(time.Second)
-	require.Equal(t, call.StateActive, c.Snapshot().State, "the fallback agent holds the call")
+	goesOn(t, c, 50, "the fallback agent holds the call")
 	d.JSON(t, "POST", "/v1/realtime/calls/"+c.ID()+"/hangup", d.OwnerKey, map[string]any{}, 200)
 	r.wait(t, 20*time.Second)
 	rec = endedRecord(t, d, c.ID())
@@ -382,7 +384,7 @@ func TestStreamBotUnreachable(t *testing.T) {
 func TestStreamBotLeaves(t *testing.T) {
 	bot := newTwilioBot(t, "")
 	bot.onStart = func(s *botStream) {
-		time.Sleep(500 * time.Millisecond)
+		s.waitChunks(25, 10*time.Second) // half a second of the call
 		s.wmu.Lock()
 		_ = s.conn.WriteMessage(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, "goodbye"))
 		s.wmu.Unlock()
@@ -404,10 +406,20 @@ func TestStreamBotLeaves(t *testing.T) {
 	require.Eventually(t, func() bool {
 		return hasPrefixIn(noteTexts(c), "stream fallback")
 	}, 10*time.Second, 20*time.Millisecond, "the fallback agent takes the call")
-	time.Sleep(500 * time.Millisecond)
-	require.Equal(t, call.StateActive, c.Snapshot().State)
+	goesOn(t, c, 25, "the fallback agent holds the call")
 	d.JSON(t, "POST", "/v1/realtime/calls/"+c.ID()+"/hangup", d.OwnerKey, map[string]any{}, 200)
 	r.wait(t, 20*time.Second)
+}
+
+// goesOn waits until the appliance sent the caller n more frames of c
+// (n × 20 ms of its frame clock: the call was up all along), then
+// requires c still active.
+func goesOn(t *testing.T, c *call.Call, n int, msg string) {
+	t.Helper()
+	sent := c.Leg().Stats().PacketsOut
+	require.Eventually(t, func() bool { return c.Leg().Stats().PacketsOut >= sent+uint64(n) }, 20*time.Second, 10*time.Millisecond,
+		"the appliance stopped sending the caller's media: %s", msg)
+	require.Equal(t, call.StateActive, c.Snapshot().State, msg)
 }
 
 // noteTexts are the texts of a live call's notes.
@@ -446,8 +458,7 @@ func TestStreamHostileBot(t *testing.T) {
 	require.Eventually(t, func() bool { return hasPrefixIn(noteTexts(c), "stream: the bot sends audio faster than real time") },
 		10*time.Second, 20*time.Millisecond)
 	require.LessOrEqual(t, c.Pending(), 2*time.Second, "the queue is bounded")
-	time.Sleep(500 * time.Millisecond)
-	require.Equal(t, call.StateActive, c.Snapshot().State, "the call goes on")
+	goesOn(t, c, 25, "the call goes on")
 	d.JSON(t, "POST", "/v1/realtime/calls/"+c.ID()+"/hangup", d.OwnerKey, map[string]any{}, 200)
 	r.wait(t, 20*time.Second)
 	rec := endedRecord(t, d, c.ID())

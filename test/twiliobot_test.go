@@ -16,6 +16,7 @@ import (
 
 	"github.com/gorilla/websocket"
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -382,6 +383,17 @@ func (s *botStream) sendRaw(text string) {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	_ = s.conn.WriteMessage(websocket.TextMessage, []byte(text))
+}
+
+// waitChunks waits until the stream got n media messages of the caller's
+// track (n × 20 ms of the call's audio: the appliance sends them at its
+// frame clock); a stream that does not reports an error of the test.
+func (s *botStream) waitChunks(n int, within time.Duration) {
+	assert.Eventually(s.bot.t, func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.chunks["inbound"] >= n
+	}, within, 5*time.Millisecond, "the bot got %d chunks of the caller's audio", n)
 }
 
 // snapshot returns what the stream received so far.

@@ -192,6 +192,21 @@ func (p *browserPeer) heardPCM() []int16 {
 	return append([]int16(nil), p.heard...)
 }
 
+// waitPlayed waits until the peer heard audio and then quiet for quiet
+// (an answer or a greeting played out).
+func (p *browserPeer) waitPlayed(quiet, within time.Duration) {
+	p.t.Helper()
+	require.Eventually(p.t, func() bool {
+		pcm := p.heardPCM()
+		for i := len(pcm) - 1; i >= 0; i-- {
+			if pcm[i] > 1000 || pcm[i] < -1000 {
+				return len(pcm)-1-i >= int(quiet*24000/time.Second)
+			}
+		}
+		return false
+	}, within, 20*time.Millisecond, "audio, then %v of quiet", quiet)
+}
+
 // nextEvent waits for a server event of type typ on the data channel.
 func (p *browserPeer) nextEvent(typ string, within time.Duration) map[string]any {
 	p.t.Helper()

@@ -70,7 +70,7 @@ func TestWebRTCAgentEcho(t *testing.T) {
 			require.Equal(t, "webrtc", live["channel"])
 			require.Equal(t, "agent:"+agentID, live["route"])
 
-			time.Sleep(4 * time.Second) // the greeting plays first
+			p.waitPlayed(700*time.Millisecond, 15*time.Second) // the greeting plays first
 			start := len(p.heardPCM())
 			p.speak(said)
 			p.speak(make([]int16, 24000*6)) // silence: the turn ends, the echo plays
