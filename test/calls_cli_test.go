@@ -33,8 +33,9 @@ func TestCLICalls(t *testing.T) {
 	require.Contains(t, out, "State        active")
 	require.Contains(t, out, "SIP Call-ID  "+oc.SIPCallID())
 
-	// The call lasts a while (real time) before it is hung up.
-	time.Sleep(500 * time.Millisecond)
+	// The call lasts a while (half a second of its media) before it is
+	// hung up.
+	require.True(t, p.lasts(t, 25))
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	require.NoError(t, oc.Hangup(ctx, "done"))

@@ -371,6 +371,28 @@ func digitString(evs []dtmf.Event) string {
 // play queues audio on the caller's line (sent at real time).
 func (c *caller) play(pcm []int16) { c.w.WritePCM("caller", pcm) }
 
+// playedOut waits until the caller's audio played out over RTP (its
+// playout is empty) and live's session then took n more of the caller's
+// frames (n × 20 ms past the end of it through the appliance's jitter
+// buffer and detectors): whatever the audio holds has been heard.
+func (c *caller) playedOut(t *testing.T, live *call.Call, n int) {
+	t.Helper()
+	require.Eventually(t, func() bool { return c.sess.Playout().Len() == 0 }, time.Minute, 5*time.Millisecond, "the caller's audio plays out")
+	taken := func() uint64 { s := live.Leg().Stats(); return s.Played + s.Concealed + s.Silenced }
+	from := taken()
+	require.Eventually(t, func() bool { return taken() >= from+uint64(n) }, 10*time.Second, 5*time.Millisecond,
+		"the call takes the caller's frames")
+}
+
+// sentFor waits until the caller's session sent d of audio past the
+// count from (its PacketsOut when the audio started): the caller's own
+// audio clock.
+func (c *caller) sentFor(t *testing.T, from uint64, d time.Duration) {
+	t.Helper()
+	n := from + uint64(d/(20*time.Millisecond))
+	require.Eventually(t, func() bool { return c.sess.Stats().PacketsOut >= n }, d+10*time.Second, time.Millisecond, "the caller's audio is sent")
+}
+
 // press sends keys as RFC 4733 events, each on for `on` and followed by
 // `gap` of audio, and waits until they are sent.
 func (c *caller) press(t *testing.T, keys string, on, gap time.Duration) {

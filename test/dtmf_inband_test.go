@@ -185,8 +185,8 @@ func TestDTMFInbandTones(t *testing.T) {
 	for _, want := range []string{"123", "456", "789", "*0AD"} {
 		require.Equal(t, modelText(want, dtmf.FlushHash), userText(t, ctx, c))
 	}
-	// No digit may come from the speech: the rest of it plays out in real time first.
-	time.Sleep(time.Until(time.Now().Add(p.sess.Playout().Len() + 300*time.Millisecond)))
+	// No digit may come from the speech: the rest of it plays out first.
+	p.playedOut(t, live, 15)
 	require.Len(t, userTexts(c), 4, "no digit from the speech after the last key")
 	var keys string
 	for _, k := range e.keyLogs() {
@@ -235,8 +235,8 @@ func TestDTMFInbandSetting(t *testing.T) {
 		m.silence(100 * time.Millisecond)
 		m.generated(t, "5#", -10, on, off)
 		p.play(m.noise(-60, 2))
-		// No key may be detected: the tones play out in real time first.
-		time.Sleep(time.Duration(len(m.pcm))*time.Second/rate + 500*time.Millisecond)
+		// No key may be detected: the tones play out first.
+		p.playedOut(t, e.liveCall(t), 25)
 		require.Empty(t, e.keyLogs())
 		require.Empty(t, userTexts(c))
 	})
@@ -264,12 +264,13 @@ func TestDTMFInbandSetting(t *testing.T) {
 			m.generated(t, "24", -12, on, off)
 			m.silence(on + off)
 			m.generated(t, "#", -12, on, off)
-			start := time.Now()
+			live := e.liveCall(t)
+			start := p.sess.Stats().PacketsOut
 			p.play(m.noise(-60, 3))
 			slot := on + off
 			for i, info := range []string{"2", "", "6", "#"} {
-				// Each INFO goes in its tone slot of the audio playing in real time.
-				time.Sleep(time.Until(start.Add(200*time.Millisecond + time.Duration(i)*slot + 30*time.Millisecond)))
+				// Each INFO goes in its tone slot of the audio as the caller sends it.
+				p.sentFor(t, start, 200*time.Millisecond+time.Duration(i)*slot+30*time.Millisecond)
 				if info == "" {
 					continue
 				}
@@ -279,8 +280,9 @@ func TestDTMFInbandSetting(t *testing.T) {
 			}
 			ctx := ctxFor(t, 10*time.Second)
 			require.Equal(t, modelText(tc.want, dtmf.FlushHash), userText(t, ctx, c))
-			// No second flush may come: a while passes in which none must.
-			time.Sleep(500 * time.Millisecond)
+			// No second flush may come: the rest of the audio and half a
+			// second more pass through the call first.
+			p.playedOut(t, live, 25)
 			require.Len(t, userTexts(c), 1)
 			keys := e.keyLogs()
 			require.Len(t, keys, len(tc.want)+1, "%v", keys)

@@ -43,8 +43,8 @@ func TestRecordingRedactsKeys(t *testing.T) {
 			p.play(pcm)
 			ctx := ctxFor(t, 15*time.Second)
 			require.NotEmpty(t, userText(t, ctx, c), "the keys reached the keypad")
-			// The caller's audio plays out in real time over RTP; then the appliance's jitter buffer.
-			time.Sleep(p.sess.Playout().Len() + 300*time.Millisecond)
+			// The caller's audio plays out over RTP, then through the appliance's jitter buffer.
+			p.playedOut(t, live, 15)
 			require.NoError(t, p.oc.Hangup(ctx, "done"))
 			require.Eventually(t, func() bool { return e.d.App.Calls().Active() == 0 }, 5*time.Second, 10*time.Millisecond)
 

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"switchboard/app/apptest"
@@ -54,6 +55,16 @@ func (p *phone) call(t *testing.T, d *apptest.Daemon, from string) *sip.Softphon
 	}
 	p.sess.Playout().Write("tone", tone)
 	return oc
+}
+
+// lasts waits until the appliance sent the phone n more frames of the
+// call: n × 20 ms of its frame clock, which never runs ahead of real time
+// (a stalled pacer skips frames rather than catching up by more than a
+// few); false (an error of the test) if the media stopped.
+func (p *phone) lasts(t *testing.T, n int) bool {
+	from := p.sess.Stats().PacketsIn
+	return assert.Eventually(t, func() bool { return p.sess.Stats().PacketsIn >= from+uint64(n) }, 10*time.Second, 10*time.Millisecond,
+		"%d frames of the call's media", n)
 }
 
 // callRecord is the part of a call record the tests read.
@@ -141,8 +152,9 @@ func TestCallRecordsOfRealCalls(t *testing.T) {
 		return err == nil && sc.State == "active" && !sc.AnswerTime.IsZero() && sc.EndTime.IsZero() && !sc.AliveTime.IsZero()
 	}, 5*time.Second, 20*time.Millisecond, "the answered call's record is stored while it goes on")
 
-	// The call lasts a second (real time): its record's figures show it.
-	time.Sleep(time.Second)
+	// The call lasts a second (real time: 55 frames, a few of them maybe
+	// caught up after a stall): its record's figures show it.
+	require.True(t, p.lasts(t, 55))
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	require.NoError(t, oc.Hangup(ctx, "done"))

@@ -29,8 +29,9 @@ func TestUsageOfRealCalls(t *testing.T) {
 		p := newPhone(t)
 		oc := p.call(t, d, from)
 		wg.Go(func() {
-			// The call lasts a second (real time): billed seconds count it.
-			time.Sleep(time.Second)
+			// The call lasts a second (real time: 55 frames, a few of them
+			// maybe caught up after a stall): billed seconds count it.
+			p.lasts(t, 55)
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
 			errs <- oc.Hangup(ctx, "done")
