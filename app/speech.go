@@ -138,6 +138,8 @@ func (g *greeter) Warm(voice string, rates []int, texts ...string) {
 				}
 				if _, err := g.Render(g.ctx, text, voice, rate); err != nil && g.ctx.Err() == nil {
 					g.log.Warn().Err(err).Str("text", text).Msg("prompt not pre-rendered")
+				} else if err == nil {
+					g.log.Debug().Str("text", text).Int("rate", rate).Msg("prompt pre-rendered")
 				}
 			}
 		}

@@ -115,7 +115,7 @@ func TestAgentBargeIn(t *testing.T) {
 	tr, err := conn.Expect(ctx, realtime.TypeConversationItemTruncate)
 	require.NoError(t, err)
 	require.Equal(t, "item_self", tr.(*realtime.ConversationItemTruncate).ItemID)
-	time.Sleep(30 * time.Millisecond) // the provider cancels itself, well within the 150 ms grace
+	time.Sleep(30 * time.Millisecond) // the provider's own reaction time: it cancels itself, well within the 150 ms grace
 	it.Status = realtime.StatusIncomplete
 	require.NoError(t, conn.Send(&realtime.ResponseDone{Response: realtime.Response{ID: "resp_self", Object: "realtime.response", Status: realtime.StatusCancelled,
 		StatusDetails: realtime.Some(realtime.StatusDetails{Type: realtime.StatusCancelled, Reason: "turn_detected"}), Output: []realtime.Item{it}}}))

@@ -72,6 +72,7 @@ func (b *bridge) renderPrompts(ctx context.Context) {
 				b.log.Warn().Err(err).Str("prompt", p.text).Msg("prompt not rendered")
 			} else {
 				p.pcm.Store(&pcm)
+				b.log.Debug().Str("prompt", p.text).Msg("prompt rendered")
 			}
 			close(p.done)
 		}

@@ -16,6 +16,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -83,9 +84,12 @@ func TestAgentComfortPrompt(t *testing.T) {
 			if tc.prompt != nil {
 				settings["comfort_prompt"] = tc.prompt
 			}
+			rendered := e.rendered()
 			c, conn := e.callNoGreeting(t, settings)
 			ctx := ctxFor(t, 10*time.Second)
-			time.Sleep(300 * time.Millisecond) // the prompts are rendered
+			if tc.prompt == nil { // the comfort prompt is rendered
+				e.waitRendered(t, rendered+1)
+			}
 			start := time.Now()
 			callID, err := conn.FunctionCall("slow_lookup", `{}`)
 			require.NoError(t, err)
@@ -133,9 +137,10 @@ func TestAgentComfortPrompt(t *testing.T) {
 func TestAgentTransferAnnouncement(t *testing.T) {
 	t.Parallel()
 	e := startUpstream(t, realtimetest.Options{}, nil)
+	rendered := e.rendered()
 	c, conn := e.callNoGreeting(t, map[string]any{"transfer_targets": []map[string]any{{"name": "sales", "uri": "sip:sales@127.0.0.1"}}})
 	ctx := ctxFor(t, 10*time.Second)
-	time.Sleep(300 * time.Millisecond) // the announcement is rendered
+	e.waitRendered(t, rendered+2) // the comfort prompt and the announcement
 	start := time.Now()
 	_, err := conn.StreamResponse(ctx, realtimetest.Response{Audio: 600 * time.Millisecond, Transcript: "Let me connect you."})
 	require.NoError(t, err)
@@ -233,6 +238,17 @@ func (f *fakeSTT) requests() []sttRequest {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return append([]sttRequest(nil), f.reqs...)
+}
+
+// rendered counts the prompts the daemon's calls rendered so far.
+func (e *upstreamEnv) rendered() int {
+	return strings.Count(e.d.Logs.String(), `"message":"prompt rendered"`)
+}
+
+// waitRendered waits until the daemon's calls rendered n prompts in all.
+func (e *upstreamEnv) waitRendered(t *testing.T, n int) {
+	t.Helper()
+	require.Eventually(t, func() bool { return e.rendered() >= n }, 10*time.Second, 5*time.Millisecond, "the call's prompts are rendered")
 }
 
 // callerTone is d of a 440 Hz tone at 8 kHz, loud enough for any VAD.
@@ -415,7 +431,14 @@ func TestAgentGreetingCache(t *testing.T) {
 	number := fmt.Sprintf("+1415555%04d", 2000+numberSeq.Add(1))
 	e.d.JSON(t, "POST", "/v2/phone-numbers", e.d.OwnerKey, map[string]any{
 		"origin": "byo_trunk", "name": "E2E " + number, "phone_number": number, "agent_id": id}, 200)
-	time.Sleep(500 * time.Millisecond) // the warm-up render
+	require.Eventually(t, func() bool { // the warm-up render
+		for _, line := range strings.Split(e.d.Logs.String(), "\n") {
+			if strings.Contains(line, `"message":"prompt pre-rendered"`) && strings.Contains(line, `"text":"Hello, you reached the test desk."`) {
+				return true
+			}
+		}
+		return false
+	}, 10*time.Second, 10*time.Millisecond, "the greeting is pre-rendered")
 
 	ackToGreeting := func() time.Duration {
 		c, err := dial(t, e.d, number, callOptions{})

@@ -174,7 +174,9 @@ func TestTortureTCP(t *testing.T) {
 				want = tc.tcp
 			}
 			// Several messages share a branch and sent-by (z9hG4bKkdjuw):
-			// sent back to back, one would be the other's retransmission.
+			// sent back to back, one would be the other's retransmission
+			// (the server's transaction ends a moment after its answer;
+			// nothing reports when).
 			time.Sleep(50 * time.Millisecond)
 			conn, err := net.Dial("tcp", srv.TCPAddr().String())
 			require.NoError(t, err)

@@ -211,6 +211,8 @@ func (f *fakeProvider) sttStream(w http.ResponseWriter, r *http.Request) {
 			f.mu.Lock()
 			delay := f.sttDoneDelay
 			f.mu.Unlock()
+			// The engine's decode time, set by the test past the relay's
+			// idle deadline (a socket read deadline: wall clock).
 			time.Sleep(delay)
 			_ = c.WriteJSON(map[string]any{"type": "transcript.done", "text": "hello", "duration": float64(total) / 32000})
 			_ = c.WriteMessage(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""))

@@ -256,7 +256,7 @@ func testHold(t *testing.T, d *apptest.Daemon) {
 	dir := func() sip.Direction { return c.Leg().(*sipleg.Leg).SIP().Media().Direction }
 	require.Eventually(t, func() bool { return peer.count() > 20 }, 5*time.Second, 10*time.Millisecond, "RTP before hold")
 	require.Eventually(t, func() bool { return dir() == sip.SendOnly }, 10*time.Second, 5*time.Millisecond, "hold")
-	time.Sleep(200 * time.Millisecond) // the pacer pauses right after the update
+	time.Sleep(200 * time.Millisecond) // the pacer pauses right after the update (nothing reports it; real RTP in flight)
 	onHold := peer.count()
 	var held int
 	// Counts what the peer gets while the call is on hold (real RTP),

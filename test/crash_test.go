@@ -127,7 +127,8 @@ func TestCrashLeavesRecords(t *testing.T) {
 	require.Eventually(t, func() bool { return len(d.calls(t, "?state=active")) == calls }, 20*time.Second, 50*time.Millisecond,
 		"the calls were not answered")
 	// Past two alive marks, so that the last known time is later than the
-	// answer.
+	// answer (a separate process: its marks go by its real clock into its
+	// own database, which nothing outside reads while it runs).
 	time.Sleep(2500 * time.Millisecond)
 	d.kill()
 	killed := time.Now()

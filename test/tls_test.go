@@ -80,7 +80,8 @@ func TestHTTPSCertificateReload(t *testing.T) {
 	// A broken renewal (key of another certificate) keeps the current one.
 	replace(t, certA, keyB, live, liveKey)
 	require.Error(t, d.App.ReloadTLS())
-	// The certificate watcher compares file times at a second's resolution.
+	// A handshake looks at the files at most once a second of the daemon's
+	// real clock (certCheckInterval): the next one that does comes after it.
 	time.Sleep(1100 * time.Millisecond)
 	cn, err = peerCN(t, d.URL, certB)
 	require.NoError(t, err)
