@@ -72,7 +72,11 @@ func matches(r *Record, q store.CallQuery) bool {
 // records; a record whose call is live here is shown with the call's
 // current view (the stored one may lag by a write). The first page (no
 // page_token) also starts with the live calls whose record could not be
-// stored, newest first. A call shows once.
+// stored, newest first. Filtered by a live state (ringing, active), the
+// first page starts with every live call in that state and the stored
+// rows of live calls are left out: a stored state lags the call's (an
+// answered call stored as ringing for a write's time was missing from
+// state=active). A call shows once.
 func (s *Service) list(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	q, err := queryOf(r.URL.Query())
@@ -89,12 +93,15 @@ func (s *Service) list(w http.ResponseWriter, r *http.Request) error {
 	}
 	out := ListResponse{Calls: make([]*Record, 0, len(stored)), NextPageToken: next}
 	now := s.opts.Now()
+	liveState := q.State == string(call.StateRinging) || q.State == string(call.StateActive)
 	if q.Page.Token == "" && s.live != nil {
 		onPage := make(map[string]bool, len(stored))
 		for _, c := range stored {
-			onPage[c.ID] = true
+			if !liveState {
+				onPage[c.ID] = true
+			}
 		}
-		live, err := s.unstored(r, team, q, onPage)
+		live, err := s.unstored(r, team, q, onPage, liveState)
 		if err != nil {
 			return err
 		}
@@ -103,6 +110,9 @@ func (s *Service) list(w http.ResponseWriter, r *http.Request) error {
 	for _, c := range stored {
 		if s.live != nil {
 			if snap, ok := s.live.LiveSnapshot(c.ID); ok {
+				if liveState {
+					continue // on the first page, from its live view
+				}
 				if rec := s.fromLive(snap, now); matches(rec, q) {
 					out.Calls = append(out.Calls, rec)
 				}
@@ -123,12 +133,16 @@ func (s *Service) list(w http.ResponseWriter, r *http.Request) error {
 }
 
 // unstored returns the team's live calls that match q and have no stored
-// record (on this page or at all), newest first.
-func (s *Service) unstored(r *http.Request, team string, q store.CallQuery, onPage map[string]bool) ([]*Record, error) {
+// record (on this page or at all), or all that match q, newest first.
+func (s *Service) unstored(r *http.Request, team string, q store.CallQuery, onPage map[string]bool, all bool) ([]*Record, error) {
 	now := s.opts.Now()
 	tm := newTeams(s.st, s.opts.DefaultTeam)
 	var out []*Record
-	for _, snap := range s.live.Unstored() {
+	snaps := s.live.Unstored()
+	if all {
+		snaps = s.live.All()
+	}
+	for _, snap := range snaps {
 		if onPage[snap.ID] {
 			continue
 		}

@@ -8,6 +8,8 @@ type LiveCalls interface {
 	// not in the store (yet): the listing shows them above the stored
 	// records.
 	Unstored() []call.Snapshot
+	// All returns the current view of every live call.
+	All() []call.Snapshot
 	// LiveSnapshot returns the current view of one live call, stored or
 	// not: it replaces the call's stored record, which may lag behind.
 	LiveSnapshot(id string) (call.Snapshot, bool)
@@ -24,6 +26,20 @@ func (j joined) Unstored() []call.Snapshot {
 	seen := map[string]bool{}
 	for _, src := range j {
 		for _, s := range src.Unstored() {
+			if !seen[s.ID] {
+				seen[s.ID] = true
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
+func (j joined) All() []call.Snapshot {
+	var out []call.Snapshot
+	seen := map[string]bool{}
+	for _, src := range j {
+		for _, s := range src.All() {
 			if !seen[s.ID] {
 				seen[s.ID] = true
 				out = append(out, s)

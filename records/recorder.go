@@ -275,11 +275,17 @@ func (r *Recorder) Save(ctx context.Context, s call.Snapshot) error {
 
 // Unstored returns the live calls whose record is not stored yet (its
 // first write failed).
-func (r *Recorder) Unstored() []call.Snapshot {
+func (r *Recorder) Unstored() []call.Snapshot { return r.snapshots(false) }
+
+// All returns every live call the recorder follows.
+func (r *Recorder) All() []call.Snapshot { return r.snapshots(true) }
+
+// snapshots views the live calls: all, or the unstored ones.
+func (r *Recorder) snapshots(all bool) []call.Snapshot {
 	r.mu.Lock()
 	var cs []*call.Call
 	for _, e := range r.calls {
-		if !e.stored {
+		if all || !e.stored {
 			cs = append(cs, e.c)
 		}
 	}
