@@ -22,7 +22,7 @@ FUZZ := ./agent:FuzzCanonicalLanguage ./amd:FuzzFrame ./api/httpx:FuzzDecode \
 	./realtime:FuzzDecode ./records:FuzzQuery ./records:FuzzTimestamp ./rtc:FuzzChooseCodec \
 	./sip:FuzzNormalizeNumber ./sip:FuzzParseCredentials ./sip:FuzzParseCrypto \
 	./sip:FuzzSDPNegotiate ./sip:FuzzServerMessage \
-	./speech:FuzzDetectContainer ./speech:FuzzParseTags ./test/pcap:FuzzParse \
+	./speech:FuzzDetectContainer ./speech:FuzzParseTags ./stream:FuzzTwilioDecode ./test/pcap:FuzzParse \
 	./usage:FuzzParseFilter ./usage:FuzzRequest \
 	./webhook:FuzzParseExpiresIn ./webhook:FuzzRetryAfter
 FUZZTIME ?= 3m

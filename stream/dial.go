@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -30,19 +29,17 @@ type dialer struct {
 	net  *net.Dialer
 }
 
-// wsBuffers is shared by every stream's writes: a connection holds a
-// write buffer only while it writes.
-var wsBuffers = &sync.Pool{}
-
 func newDialer(o Options) *dialer {
 	nd := &net.Dialer{Timeout: o.ConnectTimeout, Control: o.Addresses.Control, Resolver: o.Addresses.Resolver}
 	return &dialer{opts: o, net: nd, ws: &websocket.Dialer{
 		NetDialContext:   nd.DialContext,
 		TLSClientConfig:  o.TLS,
 		HandshakeTimeout: o.ConnectTimeout,
-		ReadBufferSize:   2048,
-		WriteBufferSize:  2048,
-		WriteBufferPool:  wsBuffers,
+		// Each connection keeps its write buffer (2 KiB): it writes every
+		// 20 ms, so a pool shared by all would lend it back and forth,
+		// allocating gorilla's pool entry for each message.
+		ReadBufferSize:  2048,
+		WriteBufferSize: 2048,
 		// No proxy: the address policy must hold for the bot itself.
 		Proxy: nil,
 	}}

@@ -24,9 +24,12 @@ const writeFailGrace = 200 * time.Millisecond
 func (s *Stream) writer() {
 	defer s.wg.Done()
 	defer s.contain("writer")
+	// m is reused: a message received into a new variable each time would
+	// escape to the heap through the wire's write, once per frame.
+	var m outMsg
 	for {
 		select {
-		case m := <-s.out:
+		case m = <-s.out:
 			err := s.w.write(&m)
 			putFrame(m.buf)
 			if m.kind == outStop {

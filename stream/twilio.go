@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -48,17 +47,17 @@ type twilioWire struct {
 
 	// The writer's state.
 	seq    int
-	chunks map[string]int
+	chunks [2]int // media messages of the inbound and outbound tracks
 	wbuf   []byte
 	// The reader's state.
 	rbuf bytes.Buffer
 	pbuf []byte
-	in   twilioIn
+	in   twilioView
 }
 
 func newTwilioWire(conn *websocket.Conn, info startInfo, o Options) *twilioWire {
 	conn.SetReadLimit(o.MaxMessage)
-	return &twilioWire{conn: conn, info: info, timeout: o.WriteTimeout, chunks: map[string]int{}}
+	return &twilioWire{conn: conn, info: info, timeout: o.WriteTimeout}
 }
 
 func (t *twilioWire) format() media.Format { return media.FormatPCMU }
@@ -110,13 +109,17 @@ func (t *twilioWire) write(m *outMsg) error {
 	b := append(t.wbuf[:0], `{"event":"`...)
 	switch m.kind {
 	case outMedia:
-		t.chunks[m.track]++
+		c := &t.chunks[0]
+		if m.track == trackOutbound {
+			c = &t.chunks[1]
+		}
+		*c++
 		b = append(b, `media","sequenceNumber":"`...)
 		b = strconv.AppendInt(b, int64(t.seq), 10)
 		b = append(b, `","media":{"track":"`...)
 		b = append(b, m.track...)
 		b = append(b, `","chunk":"`...)
-		b = strconv.AppendInt(b, int64(t.chunks[m.track]), 10)
+		b = strconv.AppendInt(b, int64(*c), 10)
 		b = append(b, `","timestamp":"`...)
 		b = strconv.AppendInt(b, m.at, 10)
 		b = append(b, `","payload":"`...)
@@ -167,18 +170,6 @@ func (t *twilioWire) send(b []byte) error {
 	return t.conn.WriteMessage(websocket.TextMessage, b)
 }
 
-// twilioIn is a message from the bot: only the members the stream reads.
-type twilioIn struct {
-	Event     string `json:"event"`
-	StreamSid string `json:"streamSid"`
-	Media     *struct {
-		Payload string `json:"payload"`
-	} `json:"media"`
-	Mark *struct {
-		Name string `json:"name"`
-	} `json:"mark"`
-}
-
 func (t *twilioWire) read() (inMsg, error) {
 	typ, r, err := t.conn.NextReader()
 	if err != nil {
@@ -191,25 +182,24 @@ func (t *twilioWire) read() (inMsg, error) {
 	if typ != websocket.TextMessage {
 		return inMsg{}, refuse(refusedBinary, "a binary frame of %d bytes (messages are JSON text)", t.rbuf.Len())
 	}
-	t.in = twilioIn{}
-	if err := json.Unmarshal(t.rbuf.Bytes(), &t.in); err != nil {
+	m := &t.in
+	if err := decodeTwilio(t.rbuf.Bytes(), m); err != nil {
 		return inMsg{}, refuse(refusedInvalidJSON, "%v", err)
 	}
-	m := &t.in
-	if m.StreamSid != "" && m.StreamSid != t.info.streamSid {
-		return inMsg{}, refuse(refusedStreamSid, "streamSid %q is not this stream's", clip(m.StreamSid))
+	if len(m.streamSid) > 0 && string(m.streamSid) != t.info.streamSid {
+		return inMsg{}, refuse(refusedStreamSid, "streamSid %q is not this stream's", clip(string(m.streamSid)))
 	}
-	switch m.Event {
+	switch string(m.event) {
 	case "media":
-		if m.Media == nil || m.Media.Payload == "" {
+		if !m.hasMedia || len(m.payload) == 0 {
 			return inMsg{}, refuse(refusedNoPayload, "a media message without media.payload")
 		}
-		p := strings.TrimRight(m.Media.Payload, "=")
+		p := bytes.TrimRight(m.payload, "=")
 		n := base64.RawStdEncoding.DecodedLen(len(p))
 		if cap(t.pbuf) < n {
 			t.pbuf = make([]byte, n)
 		}
-		n, err := base64.RawStdEncoding.Decode(t.pbuf[:n], []byte(p))
+		n, err := base64.RawStdEncoding.Decode(t.pbuf[:n], p)
 		if err != nil {
 			return inMsg{}, refuse(refusedBadBase64, "media.payload is not base64: %v", err)
 		}
@@ -218,16 +208,16 @@ func (t *twilioWire) read() (inMsg, error) {
 		}
 		return inMsg{kind: inMedia, payload: t.pbuf[:n]}, nil
 	case "mark":
-		if m.Mark == nil || m.Mark.Name == "" {
+		if !m.hasMark || len(m.name) == 0 {
 			return inMsg{}, refuse(refusedNoMarkName, "a mark message without mark.name")
 		}
-		return inMsg{kind: inMark, name: m.Mark.Name}, nil
+		return inMsg{kind: inMark, name: string(m.name)}, nil
 	case "clear":
 		return inMsg{kind: inClear}, nil
 	case "":
 		return inMsg{}, refuse(refusedUnknownEvent, "a message without an event")
 	}
-	return inMsg{}, refuse(refusedUnknownEvent, "event %q is not one a bot sends (media, mark, clear)", clip(m.Event))
+	return inMsg{}, refuse(refusedUnknownEvent, "event %q is not one a bot sends (media, mark, clear)", clip(string(m.event)))
 }
 
 // clip bounds a string from the bot quoted in a note or a log.
