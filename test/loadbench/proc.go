@@ -67,6 +67,29 @@ func readProc(pid int) (procSample, error) {
 	return s, sc.Err()
 }
 
+// readHost reads the machine's busy CPU time, all processes and the
+// kernel (/proc/stat: user, nice, system, irq, softirq, steal), as a
+// procSample's cpu.
+func readHost() (procSample, error) {
+	s := procSample{at: time.Now()}
+	raw, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return s, err
+	}
+	line, _, _ := strings.Cut(string(raw), "\n")
+	f := strings.Fields(line)
+	if len(f) < 9 || f[0] != "cpu" {
+		return s, fmt.Errorf("/proc/stat: unexpected first line %q", line)
+	}
+	var busy int64
+	for _, i := range []int{1, 2, 3, 6, 7, 8} { // user nice system irq softirq steal
+		n, _ := strconv.ParseInt(f[i], 10, 64)
+		busy += n
+	}
+	s.cpu = time.Duration(busy) * time.Second / clockTicks
+	return s, nil
+}
+
 // machine describes the host for the report.
 func machine() string {
 	model := "unknown CPU"

@@ -13,10 +13,12 @@ import (
 )
 
 // takeProfiles fetches the appliance's profiles from its pprof listener
-// into dir: cpu.pprof (8 s), heap.pprof, goroutines.txt and memstats.txt. It returns a
-// line for the report (how many goroutines ran, where the files are).
-func takeProfiles(ctx context.Context, addr, dir string) string {
-	get := func(path, file string, timeout time.Duration) ([]byte, error) {
+// at addr into dir: cpu.pprof (8 s), heap.pprof, goroutines.txt and
+// memstats.txt; with botAddr (the stream engine's echo bot) the bot's CPU
+// profile over the same 8 s too, bot-cpu.pprof. It returns a line for the
+// report (how many goroutines ran, where the files are).
+func takeProfiles(ctx context.Context, addr, botAddr, dir string) string {
+	get := func(addr, path, file string, timeout time.Duration) ([]byte, error) {
 		ctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+path, nil)
@@ -37,23 +39,40 @@ func takeProfiles(ctx context.Context, addr, dir string) string {
 		}
 		return b, os.WriteFile(filepath.Join(dir, file), b, 0o644)
 	}
-	g, err := get("/debug/pprof/goroutine?debug=1", "goroutines.txt", 10*time.Second)
+	g, err := get(addr, "/debug/pprof/goroutine?debug=1", "goroutines.txt", 10*time.Second)
 	if err != nil {
 		return "profiles: " + err.Error()
 	}
 	goroutines := strings.TrimSpace(string(bytes.SplitN(g, []byte("\n"), 2)[0]))
-	if _, err := get("/debug/pprof/profile?seconds=8", "cpu.pprof", 20*time.Second); err != nil {
+	botErr := make(chan error, 1)
+	go func() {
+		if botAddr == "" {
+			botErr <- nil
+			return
+		}
+		_, err := get(botAddr, "/debug/pprof/profile?seconds=8", "bot-cpu.pprof", 20*time.Second)
+		botErr <- err
+	}()
+	_, err = get(addr, "/debug/pprof/profile?seconds=8", "cpu.pprof", 20*time.Second)
+	if berr := <-botErr; berr != nil && err == nil {
+		err = fmt.Errorf("the echo bot's: %w", berr)
+	}
+	if err != nil {
 		return "profiles: " + err.Error()
 	}
 	// Both heap profiles are taken after a collection (gc=1): the live
 	// heap, not what the last cycle saw (the collections they force come
 	// after the CPU profile). The text form ends with the runtime's
 	// MemStats: heap, goroutine stacks, GC goal; where RSS goes.
-	if _, err := get("/debug/pprof/heap?gc=1", "heap.pprof", 10*time.Second); err != nil {
+	if _, err := get(addr, "/debug/pprof/heap?gc=1", "heap.pprof", 10*time.Second); err != nil {
 		return "profiles: " + err.Error()
 	}
-	if _, err := get("/debug/pprof/heap?debug=1&gc=1", "memstats.txt", 10*time.Second); err != nil {
+	if _, err := get(addr, "/debug/pprof/heap?debug=1&gc=1", "memstats.txt", 10*time.Second); err != nil {
 		return "profiles: " + err.Error()
 	}
-	return fmt.Sprintf("%s; cpu.pprof (8 s), heap.pprof, goroutines.txt, memstats.txt in %s", goroutines, dir)
+	files := "cpu.pprof (8 s), heap.pprof, goroutines.txt, memstats.txt"
+	if botAddr != "" {
+		files += ", bot-cpu.pprof (the echo bot's, the same 8 s)"
+	}
+	return fmt.Sprintf("%s; %s in %s", goroutines, files, dir)
 }

@@ -14,7 +14,9 @@ import (
 // sample is one second of the run.
 type sample struct {
 	app, sipp, prov procSample
-	active          int
+	// host is the whole machine's busy CPU time.
+	host   procSample
+	active int
 }
 
 // report holds what a run measured.
@@ -48,6 +50,12 @@ type report struct {
 // steady is the span of samples at the peak number of live calls (at least
 // 95% of it): its CPU use divided by the calls is the cost of one call.
 func (r *report) steady() (peak int, cpu, sippCPU, provCPU float64, span time.Duration, avgActive float64) {
+	peak, cpu, sippCPU, provCPU, _, span, avgActive = r.steadyHost()
+	return
+}
+
+// steadyHost is steady with the whole machine's busy cores over the span.
+func (r *report) steadyHost() (peak int, cpu, sippCPU, provCPU, hostCPU float64, span time.Duration, avgActive float64) {
 	for _, s := range r.samples {
 		peak = max(peak, s.active)
 	}
@@ -61,18 +69,21 @@ func (r *report) steady() (peak int, cpu, sippCPU, provCPU float64, span time.Du
 		}
 	}
 	if first < 0 || last <= first {
-		return peak, 0, 0, 0, 0, 0
+		return peak, 0, 0, 0, 0, 0, 0
 	}
 	a, b := r.samples[first], r.samples[last]
 	span = b.app.at.Sub(a.app.at)
 	cpu = float64(b.app.cpu-a.app.cpu) / float64(span)
 	sippCPU = float64(b.sipp.cpu-a.sipp.cpu) / float64(span)
 	provCPU = float64(b.prov.cpu-a.prov.cpu) / float64(span)
+	if hs := b.host.at.Sub(a.host.at); hs > 0 {
+		hostCPU = float64(b.host.cpu-a.host.cpu) / float64(hs)
+	}
 	var sum int
 	for _, s := range r.samples[first : last+1] {
 		sum += s.active
 	}
-	return peak, cpu, sippCPU, provCPU, span, float64(sum) / float64(last-first+1)
+	return peak, cpu, sippCPU, provCPU, hostCPU, span, float64(sum) / float64(last-first+1)
 }
 
 // peakRSS is the appliance's peak resident set over the run (VmHWM, read
@@ -96,7 +107,7 @@ func (r *report) rssPerCall(peak int) float64 {
 }
 
 func (r *report) print(w io.Writer) {
-	peak, cpu, sippCPU, provCPU, span, avg := r.steady()
+	peak, cpu, sippCPU, provCPU, hostCPU, span, avg := r.steadyHost()
 	peakRSS, maxRSS := r.peakRSS()
 	d := func(name string) float64 { return delta(r.before, r.after, name) }
 	in, out := d(`switchboard_rtp_packets_total{direction="in"}`), d(`switchboard_rtp_packets_total{direction="out"}`)
@@ -165,6 +176,12 @@ func (r *report) print(w io.Writer) {
 		row("provider stand-in CPU at peak (same span)", fmt.Sprintf("%.1f%% of one core", 100*provCPU))
 	case "stream":
 		row("echo bot CPU at peak (same span)", fmt.Sprintf("%.1f%% of one core", 100*provCPU))
+	}
+	if r.opts.cps == 0 && hostCPU > 0 {
+		// The machine may be shared: what else ran during the span says
+		// whether the run had the cores it counts on.
+		row("whole machine busy (same span)", fmt.Sprintf("%.2f cores, of which %.2f outside the appliance, sipp and the stand-in",
+			hostCPU, max(0, hostCPU-cpu-sippCPU-provCPU)))
 	}
 	if r.opts.cps > 0 && r.ok > 0 {
 		secs := r.wall.Seconds()

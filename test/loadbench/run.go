@@ -132,7 +132,10 @@ func run(ctx context.Context, o options) (*report, error) {
 		return nil, err
 	}
 
-	var prov *providerProc
+	var (
+		prov     *providerProc
+		botPprof string
+	)
 	env := []string{}
 	switch o.engine {
 	case "echo", "loopback":
@@ -144,7 +147,17 @@ func run(ctx context.Context, o options) (*report, error) {
 		env = append(env, "SWITCHBOARD_UPSTREAM_URL=ws://"+prov.addr+"/v1/realtime",
 			"SWITCHBOARD_UPSTREAM_AUDIO_FORMAT="+o.providerFormat, "SWITCHBOARD_UPSTREAM_API_KEY=loadbench")
 	case "stream":
-		if prov, err = startProvider(ctx, tmp, "streambot"); err != nil {
+		// With -profile the echo bot's CPU is profiled too (bot-cpu.pprof).
+		var args []string
+		if o.profile != "" {
+			port, err := freePort("tcp")
+			if err != nil {
+				return nil, err
+			}
+			botPprof = fmt.Sprintf("127.0.0.1:%d", port)
+			args = []string{"-pprof", botPprof}
+		}
+		if prov, err = startProvider(ctx, tmp, "streambot", args...); err != nil {
 			return nil, err
 		}
 		defer prov.stop()
@@ -257,6 +270,7 @@ loop:
 				return rep, fmt.Errorf("appliance: %w", err)
 			}
 			s.sipp, _ = readProc(sipp.Process.Pid)
+			s.host, _ = readHost()
 			if prov != nil {
 				s.prov, _ = readProc(prov.cmd.Process.Pid)
 			}
@@ -273,7 +287,7 @@ loop:
 				profiling = true
 				go func() {
 					defer close(profDone)
-					rep.profiled = takeProfiles(ctx, pprofAddr, o.profile)
+					rep.profiled = takeProfiles(ctx, pprofAddr, botPprof, o.profile)
 				}()
 			}
 		}

@@ -7,18 +7,26 @@
 // message of the inbound track straight back as the bot's audio (the same
 // µ-law payload, so the caller hears themselves 20 ms at a time) and
 // places a mark every -mark of audio, counting the marks that come back;
-// stop ends the stream. It prints its listening address on stdout and its
-// tallies on stderr when it stops.
+// stop ends the stream. It counts as a protocol error a message that is
+// not JSON text, a sequenceNumber or a media chunk out of order, a media
+// message of another streamSid and an unknown event. It prints its
+// listening address on stdout and its tallies on stderr when it stops.
+//
+// It stands for the customer's machine, so it is written to cost little:
+// it reads media messages in place (message.go) and writes its replies
+// from reused buffers, allocating nothing per frame.
 package main
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
+	_ "net/http/pprof"
 	"os"
 	"os/signal"
+	"runtime"
 	"strconv"
 	"sync/atomic"
 	"syscall"
@@ -30,7 +38,18 @@ import (
 func main() {
 	addr := flag.String("addr", "127.0.0.1:0", "listen address (loopback)")
 	markEvery := flag.Duration("mark", time.Second, "audio between two marks")
+	pprofAddr := flag.String("pprof", "", "serve net/http/pprof on this loopback address (loadbench -profile)")
+	procs := flag.Int("procs", 1, "threads running Go code (GOMAXPROCS): one, like a bot's event loop, spares the machine the wake-ups of idle threads")
 	flag.Parse()
+	runtime.GOMAXPROCS(*procs)
+	if *pprofAddr != "" {
+		pl, err := net.Listen("tcp", *pprofAddr)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "streambot:", err)
+			os.Exit(1)
+		}
+		go func() { _ = http.Serve(pl, nil) }() // the pprof handlers are on DefaultServeMux
+	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "streambot:", err)
@@ -60,37 +79,6 @@ type bot struct {
 
 var upgrader = websocket.Upgrader{ReadBufferSize: 4096, WriteBufferSize: 4096}
 
-// message is what the bot reads of Twilio's messages.
-type message struct {
-	Event          string `json:"event"`
-	SequenceNumber string `json:"sequenceNumber"`
-	StreamSid      string `json:"streamSid"`
-	Start          *struct {
-		StreamSid string `json:"streamSid"`
-		CallSid   string `json:"callSid"`
-	} `json:"start"`
-	Media *struct {
-		Track   string `json:"track"`
-		Chunk   string `json:"chunk"`
-		Payload string `json:"payload"`
-	} `json:"media"`
-	Mark *struct {
-		Name string `json:"name"`
-	} `json:"mark"`
-}
-
-// reply is the bot's media and mark messages.
-type reply struct {
-	Event     string `json:"event"`
-	StreamSid string `json:"streamSid"`
-	Media     *struct {
-		Payload string `json:"payload"`
-	} `json:"media,omitempty"`
-	Mark *struct {
-		Name string `json:"name"`
-	} `json:"mark,omitempty"`
-}
-
 func (b *bot) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ws, err := upgrader.Upgrade(w, r, nil)
 	if err != nil {
@@ -99,54 +87,62 @@ func (b *bot) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer ws.Close()
 	b.streams.Add(1)
 	var (
-		m      message
-		sid    string
-		frames int
-		seq    int
+		m           message
+		rbuf, out   []byte
+		sid         []byte
+		frames, seq int
+		chunk       int
 	)
-	media := &reply{Event: "media", Media: &struct {
-		Payload string `json:"payload"`
-	}{}}
-	mark := &reply{Event: "mark", Mark: &struct {
-		Name string `json:"name"`
-	}{}}
 	for {
-		_, data, err := ws.ReadMessage()
+		typ, rd, err := ws.NextReader()
 		if err != nil {
 			return
 		}
-		m = message{}
-		if err := json.Unmarshal(data, &m); err != nil {
+		if rbuf, err = readAll(rd, rbuf[:0]); err != nil {
+			return
+		}
+		if typ != websocket.TextMessage || m.parse(rbuf) != nil {
 			b.errors.Add(1)
 			continue
 		}
-		if m.Event != "connected" {
+		if string(m.event) != "connected" {
 			seq++
-			if m.SequenceNumber != strconv.Itoa(seq) {
+			if !isInt(m.sequenceNumber, seq) {
 				b.errors.Add(1)
 			}
 		}
-		switch m.Event {
+		switch string(m.event) {
 		case "start":
-			if m.Start == nil || m.Start.StreamSid == "" || m.Start.CallSid == "" {
+			if !m.hasStart || len(m.startStreamSid) == 0 || len(m.callSid) == 0 {
 				b.errors.Add(1)
 				return
 			}
-			sid = m.Start.StreamSid
-			media.StreamSid, mark.StreamSid = sid, sid
+			sid = append(sid[:0], m.startStreamSid...)
 		case "media":
-			if m.Media == nil || m.Media.Track != "inbound" {
+			if !m.hasMedia || string(m.track) != "inbound" {
 				continue
 			}
 			b.in.Add(1)
-			media.Media.Payload = m.Media.Payload
-			if err := ws.WriteJSON(media); err != nil {
+			if chunk++; !isInt(m.chunk, chunk) || string(m.streamSid) != string(sid) {
+				b.errors.Add(1)
+			}
+			// The caller's audio straight back: the same base64 payload.
+			out = append(out[:0], `{"event":"media","streamSid":"`...)
+			out = append(out, sid...)
+			out = append(out, `","media":{"payload":"`...)
+			out = append(out, m.payload...)
+			out = append(out, `"}}`...)
+			if err := ws.WriteMessage(websocket.TextMessage, out); err != nil {
 				return
 			}
 			b.out.Add(1)
 			if frames++; b.markFrames > 0 && frames%b.markFrames == 0 {
-				mark.Mark.Name = "m" + strconv.Itoa(frames)
-				if err := ws.WriteJSON(mark); err != nil {
+				out = append(out[:0], `{"event":"mark","streamSid":"`...)
+				out = append(out, sid...)
+				out = append(out, `","mark":{"name":"m`...)
+				out = strconv.AppendInt(out, int64(frames), 10)
+				out = append(out, `"}}`...)
+				if err := ws.WriteMessage(websocket.TextMessage, out); err != nil {
 					return
 				}
 				b.marks.Add(1)
@@ -161,4 +157,28 @@ func (b *bot) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			b.errors.Add(1)
 		}
 	}
+}
+
+// readAll appends what r holds to b.
+func readAll(r io.Reader, b []byte) ([]byte, error) {
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+	}
+}
+
+// isInt reports whether s is n's decimal digits (Twilio's counters are
+// strings).
+func isInt(s []byte, n int) bool {
+	var buf [20]byte
+	return string(strconv.AppendInt(buf[:0], int64(n), 10)) == string(s)
 }
