@@ -130,6 +130,27 @@ func (s *Stream) control(m outMsg) {
 func (s *Stream) tick(at int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.advance(at)
+}
+
+// frameTick is tick on the media goroutine (Audio), which serves every
+// call of its scheduler worker: it never waits for the stream's mutex.
+// With nothing queued and no mark waiting it has nothing to do; while the
+// reader holds the mutex (it plays the bot's audio, and its thread may be
+// descheduled right then on a busy machine) this frame's tick is skipped:
+// the next frame's, 20 ms later, or Run's for a waiting mark, catches up.
+// A worker blocked there stalled the hundreds of calls it ticks.
+func (s *Stream) frameTick(at int64) {
+	if !s.pending.Load() || !s.mu.TryLock() {
+		return
+	}
+	defer s.mu.Unlock()
+	s.advance(at)
+}
+
+// advance is tick's work (s.mu held).
+func (s *Stream) advance(at int64) {
+	defer s.settle()
 	if s.pb.quiet() {
 		return
 	}
@@ -139,6 +160,10 @@ func (s *Stream) tick(at int64) {
 	}
 	s.sendMarks()
 }
+
+// settle publishes whether the playback mirror has work for frameTick
+// (s.mu held, after each change of it).
+func (s *Stream) settle() { s.pending.Store(!s.pb.quiet()) }
 
 // sendMarks answers the marks in s.names (s.mu held, so marks leave in
 // order).
@@ -155,6 +180,7 @@ func (s *Stream) play(b []byte) {
 	out := s.conv.toCall(b)
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	defer s.settle()
 	s.phone.Play(s.item, out)
 	s.pb.queued(b)
 	if d := s.trim.Trim(s.opts.MaxQueue); d > 0 {
@@ -179,6 +205,7 @@ func (s *Stream) mark(name string) {
 		s.names = append(s.names, name)
 	}
 	s.sendMarks()
+	s.settle()
 	s.mu.Unlock()
 	if !ok {
 		s.refuse(refuse(refusedTooManyMarks, "more than %d marks wait for their audio", s.opts.MaxMarks))
@@ -195,6 +222,7 @@ func (s *Stream) mark(name string) {
 func (s *Stream) clear() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	defer s.settle()
 	s.phone.Flush()
 	s.names = s.pb.cleared(s.names[:0])
 	s.clears++

@@ -78,6 +78,10 @@ type Stream struct {
 	// sent and dropped count the caller's frames (to the bot).
 	sent, dropped atomic.Uint64
 
+	// pending says the playback mirror has audio queued or a mark
+	// waiting: the media goroutine's tick has work (frameTick).
+	pending atomic.Bool
+
 	mu      sync.Mutex // guards what follows, and the Speaker's queue as the stream mirrors it
 	pb      *playback
 	item    string
@@ -237,7 +241,8 @@ func (s *Stream) Connect(ctx context.Context) error {
 
 // Audio sends the caller's frame to the bot (media goroutine: it never
 // blocks; a frame the bot is too slow to take is dropped and counted),
-// then brings the playback mirror up to date with what the pacer sent.
+// then brings the playback mirror up to date with what the pacer sent
+// unless the reader holds it (frameTick: it never waits).
 func (s *Stream) Audio(b []byte) {
 	if n := s.next.Load(); n != nil {
 		n.c.Audio(b)
@@ -248,7 +253,7 @@ func (s *Stream) Audio(b []byte) {
 	}
 	at := time.Since(s.start).Milliseconds()
 	s.media(trackInbound, at, s.conv.toWire(b))
-	s.tick(at)
+	s.frameTick(at)
 }
 
 // Key sends the caller's key to the bot.

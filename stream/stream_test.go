@@ -245,6 +245,46 @@ func TestMarkAnsweredWithoutCallerAudio(t *testing.T) {
 	require.NoError(t, s.Close())
 }
 
+// TestAudioNeverWaitsForTheReader: the caller's frame, on the media
+// goroutine that ticks every call of its worker, does not wait while the
+// reader holds the stream's mutex (it plays the bot's audio, and its
+// thread may be descheduled there): the frame still goes to the bot, and
+// the next frame's tick answers the mark whose audio was sent.
+func TestAudioNeverWaitsForTheReader(t *testing.T) {
+	bot := newTestBot(t)
+	ph := newTestPhone(t)
+	s := NewService(Options{}).New(ph, call.StreamTarget{URL: bot.url()}, media.Format{}, nil)
+	require.NoError(t, s.Prepare(context.Background()))
+	c := bot.accept(t)
+	c.send(t, map[string]any{"event": "media", "media": map[string]any{"payload": b64(ramp(160, 1))}})
+	c.send(t, map[string]any{"event": "mark", "mark": map[string]any{"name": "played"}})
+	require.Eventually(t, func() bool { return s.marksWaiting() == 1 }, 5*time.Second, time.Millisecond)
+	require.True(t, ph.send())
+
+	s.mu.Lock() // the reader, mid-play
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.Audio(ramp(160, 0))
+	}()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		s.mu.Unlock()
+		<-done
+		t.Fatal("Audio waited for the stream's mutex")
+	}
+	s.mu.Unlock()
+	m := c.nextNot(t, "connected", "start")
+	require.Equal(t, "media", m["event"], "the caller's frame went to the bot")
+	require.Equal(t, 1, s.marksWaiting(), "the skipped tick answered nothing")
+
+	s.Audio(ramp(160, 0))
+	m = c.nextNot(t, "connected", "start", "media")
+	require.Equal(t, map[string]any{"name": "played"}, m["mark"])
+	require.NoError(t, s.Close())
+}
+
 // TestBotFloodDropsTheOldest: audio faster than real time is bounded by
 // max_queue: the oldest goes, the latest plays, and the loss is counted
 // in the record.
