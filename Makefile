@@ -92,7 +92,7 @@ fuzz: deps-go
 	[ -z "$$failed" ] || { echo "fuzz failed:$$failed" >&2; exit 1; }
 
 bench: deps-go
-	$(GO) test -run '^$$' -bench . -benchmem ./media/... ./dtmf/... ./amd/... ./realtime/... ./webhook/...
+	$(GO) test -run '^$$' -bench . -benchmem ./media/... ./dtmf/... ./amd/... ./realtime/... ./webhook/... ./stream/...
 
 # bench-calls: CALLS concurrent calls for DURATION to ENGINE (echo, loopback,
 # upstream: the provider stand-in as its own process, speaking
@@ -100,12 +100,15 @@ bench: deps-go
 # Media Streams echo bot, its own process), callers on CODEC (pcma or
 # pcmu) saying AUDIO (continuous: talking without a pause; pcap: sipp's
 # g711a.pcap, a turn every 7 s), RATE new calls a second, the appliance's
-# STT fallback STT (pocketsphinx, its default, or none); PROFILE=dir keeps
-# the appliance's pprof profiles. The report leads with peak RSS over idle
-# per call.
+# STT fallback STT (pocketsphinx, its default, or none); STANDIN_SCHED=idle
+# runs the provider stand-in or the echo bot under SCHED_IDLE (it stands for
+# another machine: it takes only the CPU the appliance and sipp leave);
+# PROFILE=dir keeps the appliance's pprof profiles (and the echo bot's).
+# The report leads with peak RSS over idle per call.
 bench-calls: deps build
 	$(GO) run ./test/loadbench -calls $${CALLS:-200} -duration $${DURATION:-30s} -engine $${ENGINE:-echo} \
-		-rate $${RATE:-20} -codec $${CODEC:-pcma} -audio $${AUDIO:-continuous} -stt $${STT:-pocketsphinx} -provider-format $${PROVIDER_FORMAT:-pcm} $${PROFILE:+-profile $$PROFILE}
+		-rate $${RATE:-20} -codec $${CODEC:-pcma} -audio $${AUDIO:-continuous} -stt $${STT:-pocketsphinx} -provider-format $${PROVIDER_FORMAT:-pcm} \
+		-standin-sched $${STANDIN_SCHED:-normal} $${PROFILE:+-profile $$PROFILE}
 
 # bench-cps: call setup, CPS calls a second (INVITE, answer, ACK, BYE) for
 # DURATION to the line test.

@@ -45,6 +45,7 @@ func main() {
 	flag.IntVar(&o.apiWorkers, "api-workers", 32, "concurrent clients of the API flood")
 	flag.StringVar(&o.apiPath, "api-path", "/v1/calls", "what the API flood asks for")
 	flag.BoolVar(&o.unlimitedKeys, "unlimited-keys", false, "start the appliance with no default key rate limit (keys.default_qps=0, keys.default_qpm=0), as before they existed")
+	flag.StringVar(&o.standinSched, "standin-sched", "normal", "the stand-in's scheduling policy (-engine upstream, stream): normal, or idle (SCHED_IDLE: it stands for the provider's or the customer's machine, so it only takes the CPU the appliance and sipp leave)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

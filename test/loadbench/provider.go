@@ -26,14 +26,24 @@ type providerProc struct {
 }
 
 // startProvider builds the stand-in name (provider or streambot) into tmp
-// and starts it on a free loopback port, with args after its own.
-func startProvider(ctx context.Context, tmp, name string, args ...string) (*providerProc, error) {
+// and starts it on a free loopback port, with args after its own, under
+// the scheduling policy sched (normal, or idle: SCHED_IDLE through chrt,
+// which execs it, so every thread it starts inherits the policy).
+func startProvider(ctx context.Context, tmp, name, sched string, args ...string) (*providerProc, error) {
 	bin := filepath.Join(tmp, name)
 	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./test/loadbench/"+name)
 	if out, err := build.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("build the %s stand-in (run from the repository root): %w: %s", name, err, out)
 	}
-	p := &providerProc{cmd: exec.Command(bin, append([]string{"-addr", "127.0.0.1:0"}, args...)...), log: filepath.Join(tmp, name+".log"), done: make(chan error, 1)}
+	argv := append([]string{bin, "-addr", "127.0.0.1:0"}, args...)
+	switch sched {
+	case "", "normal":
+	case "idle":
+		argv = append([]string{"chrt", "--idle", "0"}, argv...)
+	default:
+		return nil, fmt.Errorf("-standin-sched %q: want normal or idle", sched)
+	}
+	p := &providerProc{cmd: exec.Command(argv[0], argv[1:]...), log: filepath.Join(tmp, name+".log"), done: make(chan error, 1)}
 	logf, err := os.Create(p.log)
 	if err != nil {
 		return nil, err

@@ -125,6 +125,9 @@ func (r *report) print(w io.Writer) {
 	case "stream":
 		engine += " (Twilio Media Streams to the echo bot, its own process)"
 	}
+	if (r.opts.engine == "upstream" || r.opts.engine == "stream") && r.opts.standinSched == "idle" {
+		engine += " [stand-in under SCHED_IDLE: another machine's CPU]"
+	}
 	if r.opts.cps > 0 {
 		fmt.Fprintf(w, "load:    %.0f calls/s for %v to the %s engine (%s): INVITE, answer, ACK, BYE at once, at most %d live\n", r.opts.cps, r.opts.duration, engine, r.opts.codec, r.opts.calls)
 	} else {

@@ -51,6 +51,10 @@ type options struct {
 	// profile, when set, is a directory for the appliance's pprof profiles
 	// taken at the steady state (CPU for 8 s, heap, goroutines).
 	profile string
+	// standinSched is the stand-in's (provider, streambot) scheduling
+	// policy: normal, or idle (SCHED_IDLE: it stands for another machine,
+	// so it takes only the CPU the appliance and sipp leave).
+	standinSched string
 }
 
 func numCPU() int { return runtime.NumCPU() }
@@ -140,7 +144,7 @@ func run(ctx context.Context, o options) (*report, error) {
 	switch o.engine {
 	case "echo", "loopback":
 	case "upstream":
-		if prov, err = startProvider(ctx, tmp, "provider"); err != nil {
+		if prov, err = startProvider(ctx, tmp, "provider", o.standinSched); err != nil {
 			return nil, err
 		}
 		defer prov.stop()
@@ -157,7 +161,7 @@ func run(ctx context.Context, o options) (*report, error) {
 			botPprof = fmt.Sprintf("127.0.0.1:%d", port)
 			args = []string{"-pprof", botPprof}
 		}
-		if prov, err = startProvider(ctx, tmp, "streambot", args...); err != nil {
+		if prov, err = startProvider(ctx, tmp, "streambot", o.standinSched, args...); err != nil {
 			return nil, err
 		}
 		defer prov.stop()
