@@ -42,6 +42,18 @@ type Party struct {
 	// keys, when set, takes the party's keys before any route does (a
 	// warm transfer's accept and decline).
 	keys atomic.Pointer[func(dtmf.Event)]
+	// dropped is why the call took the party out on its own (Dropped).
+	dropped atomic.Pointer[string]
+}
+
+// Dropped is why the call took p out on its own: its media stopped
+// ("media timeout: …"), its leg ended; "" while it is in the call or when
+// it was asked to leave.
+func (p *Party) Dropped() string {
+	if r := p.dropped.Load(); r != nil {
+		return *r
+	}
+	return ""
 }
 
 // Leg is the party's leg.
@@ -440,6 +452,7 @@ func (c *Call) watchParty(p *Party) {
 // connection failed, its media stopped). A caller who heard p, once the
 // conversation has ended, has nobody left: the call ends.
 func (c *Call) partyGone(p *Party, reason string) {
+	p.dropped.CompareAndSwap(nil, &reason) // the first why: hanging up a lost leg ends it too
 	r := &c.routes
 	r.mu.Lock()
 	if !r.has(p) {

@@ -562,3 +562,37 @@ func TestTransferOtherTeam(t *testing.T) {
 	require.NoError(t, out.Hangup(ctx, "done"))
 	requireNoCalls(t, d)
 }
+
+// TestTransferHumanMediaStops: the human's phone answers, says hello and
+// then sends no more RTP during the briefing (its media stopped): once
+// rtp.media_timeout passes without a packet the appliance hangs up the
+// human's leg, the transfer ends failed with a reason that says so, long
+// before the accept timeout, and the caller is back with the agent, who
+// says so.
+func TestTransferHumanMediaStops(t *testing.T) {
+	d := callDaemon(t, map[string]string{"SWITCHBOARD_MEDIA_TIMEOUT": "3s"})
+	number := transferAgent(t, d, "+14155557425")
+	hello, _ := calleePcap(t, ttsPCM(t, "Hello?"))
+	uri, sipp := startHuman(t, human{Name: "mute", RingMs: 200, Hello: hello})
+	dumpOnFail(t, d, sipp)
+	caller := startBaresip(t, "caller", writeWAV(t, t.TempDir(), "caller.wav", silencePCM(25*time.Second)), "32200-32299",
+		"sip:"+number+"@"+d.App.SIPAddr().String(), 40*time.Second)
+	c := liveCall(t, d, caller.out.String)
+	id := d.JSON(t, "POST", "/v1/calls/"+c.ID()+"/transfer", d.OwnerKey, map[string]any{
+		"target_uri": uri, "mode": "warm", "briefing": toolSummary + " " + toolSummary}, 202)["transfer_id"].(string)
+	rec := waitRecord(t, d, c.ID(), 20*time.Second, func(r map[string]any) bool {
+		tr, _ := r["transfers"].([]any)
+		return len(tr) == 1 && tr[0].(map[string]any)["outcome"] != nil
+	})
+	tr := recordTransfer(t, rec, id)
+	t.Logf("steps %v: %v after %v ms (%v)", transferSteps(rec), tr["outcome"], tr["duration_ms"], tr["reason"])
+	require.Equal(t, "failed", tr["outcome"])
+	require.Contains(t, tr["reason"], "media")
+	require.Contains(t, transferSteps(rec), "briefing")
+	sipp.wait(t, 10*time.Second) // hung up by the appliance
+	waitRecord(t, d, c.ID(), 20*time.Second, func(r map[string]any) bool {
+		return strings.Contains(fmt.Sprint(r["transcript"]), "did not go through")
+	})
+	requireNoCalls(t, d) // the caller hangs up when its file ends
+	require.Zero(t, d.App.RTPPortsInUse())
+}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"switchboard/amd"
+	"switchboard/call"
 	"switchboard/dtmf"
 	"switchboard/media"
 	"switchboard/sip"
@@ -123,7 +124,7 @@ func (t *Transfer) brief(ctx context.Context, brief <-chan []byte) *Result {
 	case <-ctx.Done():
 		return &Result{Status: StatusCallerLeft, Reason: "the caller hung up"}
 	case <-hctx.Done():
-		return humanGone(hctx)
+		return humanGone(hctx, human)
 	}
 	if pcm != nil {
 		w, err := audio.Writer(media.PCM16(briefRate), media.WriterOptions{})
@@ -146,7 +147,7 @@ func (t *Transfer) brief(ctx context.Context, brief <-chan []byte) *Result {
 		case <-ctx.Done():
 			return &Result{Status: StatusCallerLeft, Reason: "the caller hung up"}
 		case <-hctx.Done():
-			return humanGone(hctx)
+			return humanGone(hctx, human)
 		case k := <-keys:
 			switch k {
 			case keyAccept:
@@ -182,13 +183,19 @@ func (t *Transfer) brief(ctx context.Context, brief <-chan []byte) *Result {
 }
 
 // humanGone is the outcome of a human's leg that ended before the caller
-// was connected: declined when they hung up, failed otherwise.
-func humanGone(hctx context.Context) *Result {
+// was connected: declined when they hung up, failed otherwise, with why
+// the call dropped their leg when it did (their media stopped: the leg's
+// own cause then only says it was hung up).
+func humanGone(hctx context.Context, human *call.Party) *Result {
 	cause := context.Cause(hctx)
 	if errors.Is(cause, sip.ErrRemoteBye) {
 		return &Result{Status: StatusDeclined, Reason: "the human hung up"}
 	}
-	return &Result{Status: StatusFailed, Reason: "the human's leg ended: " + errText(cause)}
+	why := errText(cause)
+	if d := human.Dropped(); d != "" {
+		why = d
+	}
+	return &Result{Status: StatusFailed, Reason: "the human's leg ended: " + why}
 }
 
 func errText(err error) string {
