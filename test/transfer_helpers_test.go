@@ -104,12 +104,12 @@ func startBaresip(t *testing.T, user, source, rtpPorts, dial string, quit time.D
 		<-waited
 	})
 	if dial == "" {
-		// baresip binds its port at once; let it start listening.
+		// A callee: it answers once it listens on its SIP port.
 		require.Eventually(t, func() bool {
 			return strings.Contains(p.out.String(), "baresip is ready") || strings.Contains(p.out.String(), "Populated")
 		},
 			10*time.Second, 20*time.Millisecond, "baresip did not start: %s", p.out.String())
-		time.Sleep(200 * time.Millisecond)
+		waitUDPBound(t, port)
 	}
 	return p
 }
@@ -122,7 +122,8 @@ func (p *baresipPeer) heard(t *testing.T) []int16 {
 		decs, _ = filepath.Glob(filepath.Join(p.rec, "dump-*-dec.wav"))
 		return len(decs) == 1
 	}, 10*time.Second, 50*time.Millisecond, "no recording: %s", tail(p.out.String(), 3000))
-	time.Sleep(300 * time.Millisecond) // closed right after the BYE
+	require.Eventually(t, func() bool { return wavClosed(decs[0]) }, 10*time.Second, 20*time.Millisecond,
+		"baresip did not close its recording: %s", tail(p.out.String(), 3000))
 	pcm, rate := agentReadWAV(t, decs[0])
 	require.Equal(t, 8000, rate)
 	return pcm

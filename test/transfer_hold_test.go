@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"switchboard/call"
 )
 
 // TestTransferHoldResume: a baresip caller speaks in bursts (its tone)
@@ -27,9 +29,9 @@ func TestTransferHoldResume(t *testing.T) {
 	c := liveCall(t, d, caller.out.String)
 	path := "/v1/calls/" + c.ID()
 
-	time.Sleep(6 * time.Second) // two answered bursts
+	callerSpoke(t, c, 6*time.Second) // two answered bursts
 	d.JSON(t, "POST", path+"/hold", d.OwnerKey, map[string]any{"audio": "music"}, 200)
-	time.Sleep(7 * time.Second) // bursts nobody answers
+	callerSpoke(t, c, 7*time.Second) // bursts nobody answers
 	d.JSON(t, "POST", path+"/resume", d.OwnerKey, map[string]any{}, 200)
 	d.JSON(t, "POST", path+"/resume", d.OwnerKey, map[string]any{}, 409)
 	requireNoCalls(t, d) // the caller hangs up when its file ends
@@ -63,4 +65,15 @@ func TestTransferHoldResume(t *testing.T) {
 		}
 	}
 	require.Equal(t, []string{"hold", "resume"}, notes)
+}
+
+// callerSpoke waits until the call took d more of the caller's audio
+// (its inbound frames, 20 ms each: the caller's file plays at the call's
+// pace, not the test's).
+func callerSpoke(t *testing.T, c *call.Call, d time.Duration) {
+	t.Helper()
+	in := c.Leg().Stats().PacketsIn
+	n := uint64(d / (20 * time.Millisecond))
+	require.Eventually(t, func() bool { return c.Leg().Stats().PacketsIn >= in+n }, d+20*time.Second, 10*time.Millisecond,
+		"the caller's audio stopped coming")
 }

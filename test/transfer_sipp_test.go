@@ -75,7 +75,7 @@ func startHuman(t *testing.T, h human) (string, *sippRun) {
 		r.out, r.err = string(msgLog)+"\n"+string(out)+"\n"+string(errLog), err
 	}()
 	t.Cleanup(func() { cancel(); <-r.done })
-	time.Sleep(300 * time.Millisecond) // sipp binds its port at once
+	waitUDPBound(t, port)
 	return fmt.Sprintf("sip:human@127.0.0.1:%d", port), r
 }
 

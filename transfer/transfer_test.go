@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -208,11 +209,13 @@ func TestCallerLeaves(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	caller, human := newFakeLeg("caller"), newFakeLeg("human")
 	human.answer = make(chan struct{}) // never answers
+	human.ring = true
 	s := newService(t, &dialer{next: []*fakeLeg{human}})
 	rep := &reporter{}
 	runCall(t, caller, func(ctx context.Context, p call.Phone) error {
 		ch := start(t, ctx, s, p, transfer.Request{TargetURI: "sip:human@127.0.0.1", Mode: transfer.ModeBridge}, rep)
-		time.Sleep(100 * time.Millisecond)
+		require.Eventually(t, func() bool { return slices.Contains(rep.statuses(), string(transfer.StatusRinging)) },
+			5*time.Second, time.Millisecond, "the human's phone never rang")
 		caller.cancel(sip.ErrRemoteBye)
 		require.Equal(t, transfer.StatusCallerLeft, result(t, ch).Status)
 		<-ctx.Done()
