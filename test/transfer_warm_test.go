@@ -420,7 +420,13 @@ func TestTransferHoldAudioFiles(t *testing.T) {
 	src := writeWAV(t, t.TempDir(), "caller.wav", silencePCM(45*time.Second))
 	caller := startBaresip(t, "caller", src, "32200-32299", "sip:"+number+"@"+d.App.SIPAddr().String(), 70*time.Second)
 	c := liveCall(t, d, caller.out.String)
-	t0 := time.Now()
+	// Times are the call's: the frames it sent the caller (whose
+	// recording starts with the first), not the test's clock.
+	at := func() time.Duration { return time.Duration(c.Leg().Stats().PacketsOut) * 20 * time.Millisecond }
+	wait := func(d time.Duration) {
+		end := at() + d
+		require.Eventually(t, func() bool { return at() >= end }, d+20*time.Second, 10*time.Millisecond, "the call stopped sending")
+	}
 	path := "/v1/calls/" + c.ID()
 	type segment struct {
 		name       string
@@ -429,18 +435,18 @@ func TestTransferHoldAudioFiles(t *testing.T) {
 	}
 	var segs []segment
 	hold := func(name, audio string, ref []int16, d0 time.Duration) {
-		time.Sleep(time.Second)
-		s := time.Since(t0)
+		wait(time.Second)
+		s := at()
 		d.JSON(t, "POST", path+"/hold", d.OwnerKey, map[string]any{"audio": audio}, 200)
-		time.Sleep(d0)
-		segs = append(segs, segment{name, ref, s, time.Since(t0)})
+		wait(d0)
+		segs = append(segs, segment{name, ref, s, at()})
 		d.JSON(t, "POST", path+"/resume", d.OwnerKey, map[string]any{}, 200)
 	}
 	hold("hold with the WAV file", "hold.wav", file, 5*time.Second)
 	hold("hold with the prompt", prompt, spoken, 7*time.Second)
 	transfer := func(name, audio, uri string, ref []int16) {
-		time.Sleep(time.Second)
-		s := time.Since(t0)
+		wait(time.Second)
+		s := at()
 		id := d.JSON(t, "POST", path+"/transfer", d.OwnerKey, map[string]any{"target_uri": uri, "mode": "bridge", "hold_audio": audio}, 202)["transfer_id"].(string)
 		rec := waitRecord(t, d, c.ID(), 20*time.Second, func(r map[string]any) bool {
 			tr, _ := r["transfers"].([]any)
@@ -454,7 +460,7 @@ func TestTransferHoldAudioFiles(t *testing.T) {
 		tr := recordTransfer(t, rec, id)
 		require.Equal(t, "busy", tr["outcome"])
 		segs = append(segs, segment{name, ref, s, s + time.Duration(lastStepMS(t, tr))*time.Millisecond})
-		time.Sleep(3 * time.Second) // the agent says so
+		wait(3 * time.Second) // the agent says so
 	}
 	transfer("transfer with the WAV file", "hold.wav", busy1, file)
 	transfer("transfer with the prompt", prompt, busy2, spoken)
@@ -463,11 +469,11 @@ func TestTransferHoldAudioFiles(t *testing.T) {
 
 	pcm := caller.heard(t)
 	t.Logf("caller heard: %s", classify(pcm))
-	at := func(d time.Duration) int { return min(len(pcm), int(d.Seconds()*8000)) }
+	sample := func(d time.Duration) int { return min(len(pcm), int(d.Seconds()*8000)) }
 	for _, s := range segs {
-		// The recording starts with the call's first packet: a few
-		// hundred ms of slack either side.
-		seg := pcm[at(s.start+700*time.Millisecond):at(s.end-300*time.Millisecond)]
+		// A few hundred ms of slack either side: the route changes at
+		// the call's next frame, the recording keeps the jitter buffer's.
+		seg := pcm[sample(s.start+700*time.Millisecond):sample(s.end-300*time.Millisecond)]
 		self, other, music := loopMatch(seg, s.ref), loopMatch(seg, spoken), musicMatch(seg)
 		if len(s.ref) == len(spoken) {
 			other = loopMatch(seg, file)
