@@ -115,6 +115,16 @@ func (t *Transfer) sendRefer(ctx context.Context, referTo string, auto bool) (Re
 			<-done
 			return Result{Status: StatusFailed, Reason: fmt.Sprintf("no NOTIFY within %s of the REFER's acceptance", t.s.opts.ReferNotifyTimeout)}, true
 		case err := <-done:
+			// The REFER's progress came before its end, but select may
+			// take the end first: what is still queued counts.
+			for queued := true; queued; {
+				select {
+				case s := <-steps:
+					accepted, notified = accepted || s.accepted, notified || !s.accepted
+				default:
+					queued = false
+				}
+			}
 			if err == nil {
 				return Result{Status: StatusReferred, SIPStatus: 200}, false
 			}
