@@ -17,9 +17,10 @@ const dtmfRelayTimeout = 10 * time.Second
 type partySink struct{ p *Party }
 
 // Key takes one key of the party: to the observer that asked for the
-// party's keys (a transfer's accept and decline), else to the
-// conversation when it hears the party, else to the parties that hear it
-// (a bridge passes DTMF between its legs).
+// party's keys (a transfer's accept and decline), else to the parties
+// that hear it (a bridge passes DTMF between its legs, even while the
+// conversation keeps listening to the caller: the key is meant for the
+// human), else to the conversation when it hears the party.
 func (s partySink) Key(ev dtmf.Event) {
 	p := s.p
 	c := p.c
@@ -28,11 +29,14 @@ func (s partySink) Key(ev dtmf.Event) {
 		(*f)(ev)
 		return
 	}
-	if c.heardByConversation(p) {
-		c.conversationKey(ev)
+	hearers := c.hearers(p)
+	if len(hearers) == 0 {
+		if c.heardByConversation(p) {
+			c.conversationKey(ev)
+		}
 		return
 	}
-	for _, q := range c.hearers(p) {
+	for _, q := range hearers {
 		digit := string(rune(ev.Digit))
 		c.goSafe("dtmf relay", func() {
 			ctx, cancel := context.WithTimeout(c.Context(), dtmfRelayTimeout)
