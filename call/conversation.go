@@ -230,6 +230,9 @@ const (
 	// NoteSupervisor is a supervisor listening to the call, taking it
 	// over, or leaving it (Text), with who (the API key) in Data.
 	NoteSupervisor = "supervisor"
+	// NoteParty is another party (a transfer's human) leaving the call,
+	// with its leg's media figures in Data.
+	NoteParty = "party"
 )
 
 // RejectError tells the Call which SIP status to refuse a call with.

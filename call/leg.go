@@ -146,6 +146,11 @@ type LegSink interface {
 	// audio (on), or resumed: its silence is then no sign of a broken
 	// path (media health).
 	PeerHold(on bool)
+	// PeerHolding says the party's phone put the call on hold (RFC 3264:
+	// a=sendonly or inactive, or the older c=0.0.0.0): it wants nothing
+	// sent to it (on), or took the call off hold. Whoever hears the party
+	// then hears hold audio instead (Party.OnPeerHold).
+	PeerHolding(on bool)
 	// Ringing says the callee of a call the appliance placed is being
 	// alerted (a 180 or 183 to its INVITE); it may come more than once.
 	Ringing()

@@ -44,6 +44,10 @@ type Party struct {
 	keys atomic.Pointer[func(dtmf.Event)]
 	// dropped is why the call took the party out on its own (Dropped).
 	dropped atomic.Pointer[string]
+	// holding says the party's phone holds the call; onHold, when set,
+	// is told when it does and when it stops (hold.go).
+	holding atomic.Bool
+	onHold  atomic.Pointer[func(bool)]
 }
 
 // Dropped is why the call took p out on its own: its media stopped
@@ -143,6 +147,10 @@ type routes struct {
 	convFrom   *Party
 	convListen *media.Listener
 	stopped    bool
+	// routed counts the routes made: each relay's or mix's audio is a new
+	// item of the playout, since a flush drops an item's later writes
+	// for good (the same party heard again after hold audio).
+	routed int
 
 	voice atomic.Pointer[voiceSet]
 	// mixers feed the parties that listen to the caller's line; the
@@ -269,10 +277,11 @@ func (c *Call) hear(p *Party, s Source) error {
 		q.Flush()
 	}
 	q.SetFiller(nil)
+	r.routed++
 	switch s.kind {
 	case sourceParty:
 		from := s.party
-		relay, item := p.relay, "relay:"+from.leg.ID()
+		relay, item := p.relay, fmt.Sprintf("relay:%s#%d", from.leg.ID(), r.routed)
 		relay.Restart()
 		var err error
 		p.feed, err = from.audio.Listen(relay.Format(), func(b []byte) { relay.Write(item, b) })
@@ -280,7 +289,7 @@ func (c *Call) hear(p *Party, s Source) error {
 			return fmt.Errorf("hear: %w", err)
 		}
 	case sourceMix:
-		w, item := p.mixw, "mix:"+s.party.leg.ID()
+		w, item := p.mixw, fmt.Sprintf("mix:%s#%d", s.party.leg.ID(), r.routed)
 		w.Restart()
 		var buf []byte
 		p.mixer = media.NewMixer(func(pcm []int16) {

@@ -163,9 +163,15 @@ func (c *Call) noteSupervisor(p *Party, what, reason string) {
 	c.log.Info().Str("party", p.leg.ID()).Str("supervisor", p.sup.who()).Str("supervision", what).Msg("supervisor")
 }
 
-// noteLeft notes a supervisor leaving the call.
+// noteLeft notes a party leaving the call: a supervisor (who), another
+// party (a transfer's human) with its leg's media figures.
 func (c *Call) noteLeft(p *Party, reason string) {
 	if p.sup != nil {
 		c.noteSupervisor(p, SuperviseLeft, reason)
+		return
 	}
+	s := p.leg.Stats()
+	c.Note(Note{At: time.Now(), Kind: NoteParty, Text: "left", Data: map[string]any{"party_id": p.leg.ID(), "reason": reason,
+		"media": map[string]any{"packets_in": s.PacketsIn, "packets_out": s.PacketsOut, "lost": s.Lost, "late": s.Late,
+			"jitter_ms": float64(s.Jitter) / float64(time.Millisecond)}}})
 }

@@ -30,6 +30,19 @@ type Transfer struct {
 	// runs).
 	DurationMS int64          `json:"duration_ms"`
 	Steps      []TransferStep `json:"steps"`
+	// Leg is the human's SIP leg once they answered (absent before, and
+	// for a REFER); its media figures are in the record's events (kind
+	// party, text left) under its party_id.
+	Leg *TransferLeg `json:"leg,omitempty"`
+}
+
+// TransferLeg is the human's leg of a transfer as it answered.
+type TransferLeg struct {
+	PartyID   string `json:"party_id"`
+	SIPCallID string `json:"sip_call_id"`
+	From      string `json:"from"`
+	To        string `json:"to"`
+	Codec     string `json:"codec"`
 }
 
 // TransferStep is one step of a transfer: its status, when, and the time
@@ -53,6 +66,8 @@ type transferData struct {
 	ElapsedMS  int64  `json:"elapsed_ms"`
 	By         string `json:"by"`
 	Final      bool   `json:"final"`
+	// Leg comes with the answered step.
+	Leg *TransferLeg `json:"leg"`
 }
 
 // transfersOf gathers the transfers of a record's entries, in the order
@@ -79,6 +94,9 @@ func transfersOf(entries []Entry) []Transfer {
 		t.Status = d.Status
 		if d.SIPStatus != 0 {
 			t.SIPStatus = d.SIPStatus
+		}
+		if d.Leg != nil {
+			t.Leg = d.Leg
 		}
 		t.Steps = append(t.Steps, TransferStep{Status: d.Status, At: e.At, ElapsedMS: d.ElapsedMS, SIPStatus: d.SIPStatus})
 		if d.Final {

@@ -45,6 +45,8 @@ func (nopSink) Ringing()       {}
 func (nopSink) Lost(string)    {}
 func (nopSink) PeerHold(bool)  {}
 
+func (nopSink) PeerHolding(bool) {}
+
 type noChannels struct{}
 
 func (noChannels) Channel(string) (realtime.Session, error) { return nil, errors.New("no channel") }

@@ -69,6 +69,7 @@ type Leg struct {
 	held     bool // held by the appliance (Hold)
 	peerOK   bool // the peer's direction lets us receive our audio
 	peerHeld bool // the peer sends nothing (inactive, recvonly)
+	holding  bool // the peer holds the call (sendonly, inactive, 0.0.0.0)
 	closed   bool
 
 	placed bool // the appliance placed the call (NewPlaced)
@@ -307,6 +308,15 @@ func (l *Leg) applyHold() {
 	}
 }
 
+// Codec is the name of the codec the leg's media uses (for a placed
+// call, the one its answer chose).
+func (l *Leg) Codec() string {
+	if c := l.codec.Load(); c != nil {
+		return c.Name
+	}
+	return ""
+}
+
 // Stats are the RTP figures so far.
 func (l *Leg) Stats() media.StatsSnapshot {
 	if s := l.session(); s != nil {
@@ -409,12 +419,21 @@ func (l *Leg) applyMedia(p sip.MediaParams) {
 	} else {
 		sess.SetMediaTimeout(l.opts.MediaTimeout)
 	}
+	// The peer's phone holds the call when it wants nothing sent to it.
+	holding := p.Direction == sip.SendOnly || p.Direction == sip.Inactive ||
+		(p.RemoteAddr.IsValid() && p.RemoteAddr.Addr().IsUnspecified())
 	l.mu.Lock()
 	changed := held != l.peerHeld
 	l.peerHeld = held
+	holdChanged := holding != l.holding
+	l.holding = holding
 	l.mu.Unlock()
 	if changed {
 		l.sink.PeerHold(held)
+	}
+	if holdChanged {
+		l.log.Info().Bool("holding", holding).Str("direction", string(p.Direction)).Msg("peer hold")
+		l.sink.PeerHolding(holding)
 	}
 }
 

@@ -147,15 +147,36 @@ func (t *Transfer) warm(ctx context.Context) Result {
 }
 
 // connect makes the caller and the human hear each other; the
-// conversation hears the caller only when asked to keep listening.
+// conversation hears the caller only when asked to keep listening. While
+// either one's phone holds the call, the other hears the transfer's hold
+// audio instead (as a B2BUA plays music on hold to the other side).
 func (t *Transfer) connect() Result {
 	c, caller, human := t.c, t.c.Caller(), t.human
 	human.OnKey(nil)
-	if err := c.Hear(human, call.FromParty(caller)); err != nil {
-		return Result{Status: StatusFailed, Reason: "bridge: " + err.Error()}
+	held, err := t.s.HoldSource(c.Context(), t.req.HoldAudio, t.req.Voice)
+	if err != nil {
+		t.log.Warn().Err(err).Msg("hold audio for a party's hold: silence instead")
+		held = call.Nothing()
 	}
-	if err := c.Hear(caller, call.FromParty(human)); err != nil {
-		return Result{Status: StatusFailed, Reason: "bridge: " + err.Error()}
+	for _, p := range []*call.Party{human, caller} {
+		other := caller
+		if p == caller {
+			other = human
+		}
+		hear := func(holding bool) call.Source {
+			if holding {
+				return held
+			}
+			return call.FromParty(other)
+		}
+		if err := c.Hear(p, hear(other.PeerHolding())); err != nil {
+			return Result{Status: StatusFailed, Reason: "bridge: " + err.Error()}
+		}
+		other.OnPeerHold(func(holding bool) {
+			if err := c.Hear(p, hear(holding)); err != nil {
+				t.log.Debug().Err(err).Bool("holding", holding).Msg("route for a party's hold")
+			}
+		})
 	}
 	var hears *call.Party
 	if t.req.KeepListening {
@@ -210,11 +231,26 @@ func (t *Transfer) update(s Status, sipStatus int, reason string) {
 	t.mu.Lock()
 	t.status = s
 	t.mu.Unlock()
-	t.c.Note(note(u, t.req.By))
+	n := note(u, t.req.By)
+	if s == StatusAnswered && t.leg != nil {
+		n.Data.(map[string]any)["leg"] = legData(t.leg)
+	}
+	t.c.Note(n)
 	if t.rep != nil {
 		t.rep.Update(u)
 	}
 	t.log.Debug().Str("status", string(s)).Int("sip_status", sipStatus).Str("reason", reason).Msg("transfer step")
+}
+
+// legData is the human's leg for the call record: its party, its SIP
+// dialog, its codec.
+func legData(l Leg) map[string]any {
+	info := l.Info()
+	d := map[string]any{"party_id": l.ID(), "sip_call_id": info.RemoteID, "from": info.From, "to": info.To}
+	if c, ok := l.(interface{ Codec() string }); ok {
+		d["codec"] = c.Codec()
+	}
+	return d
 }
 
 // codecs are the human's codecs in the order of the caller's law, so a

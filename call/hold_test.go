@@ -1,0 +1,65 @@
+package call
+
+import (
+	"bytes"
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"switchboard/media"
+)
+
+// TestPeerHoldInBridge: in a bridge, the caller's phone holds the call
+// (its leg reports PeerHolding): the observer set with OnPeerHold hears
+// it and routes the human to a loop; when the phone takes the call off
+// hold, the human hears the caller's code words again, relayed as before
+// the hold.
+func TestPeerHoldInBridge(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	caller := newFakeLeg(media.PCMU, Route{AgentID: "ag_1"})
+	human := newFakeLeg(media.PCMU, Route{})
+	human.id = "human-1"
+	conv := &fakeConv{format: media.PCM16(24000)}
+	conv.run = func(_ context.Context, p Phone) error {
+		c := p.(*Call)
+		party, err := c.Join(human, InbandOff)
+		require.NoError(t, err)
+		require.NoError(t, c.Hear(c.Caller(), FromParty(party)))
+		require.NoError(t, c.Hear(party, FromParty(c.Caller())))
+		require.NoError(t, c.ConversationHears(nil))
+		music := sine(440, 8000, 800)
+		loop, err := media.NewLoop(music, 8000)
+		require.NoError(t, err)
+		var told []bool
+		c.Caller().OnPeerHold(func(holding bool) {
+			told = append(told, holding)
+			src := FromParty(c.Caller())
+			if holding {
+				src = FromLoop(loop)
+			}
+			require.NoError(t, c.Hear(party, src))
+		})
+
+		before := codeFrames(5, 1)
+		talk(caller, before)
+		human.heard(t, bytes.Join(before, nil))
+
+		caller.sink.PeerHolding(true)
+		require.True(t, c.Caller().PeerHolding())
+		human.heard(t, media.PCMU.EncodeFrame(nil, music)[:320])
+
+		caller.sink.PeerHolding(false)
+		require.False(t, c.Caller().PeerHolding())
+		// The caller's jitter buffer starts again after the pause of
+		// this test's stream (a real phone keeps sending while it
+		// holds): its first frames go to that.
+		after := codeFrames(10, 2)
+		talk(caller, after)
+		human.heard(t, bytes.Join(after[4:8], nil))
+		require.Equal(t, []bool{true, false}, told)
+		return Hangup("done")
+	}
+	runCall(t, caller, conv, nil, Options{})
+}
