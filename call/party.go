@@ -302,7 +302,11 @@ func (c *Call) hear(p *Party, s Source) error {
 	}
 	p.hears = s
 	r.publish()
-	c.log.Debug().Str("party", p.leg.ID()).Stringer("hears", s).Msg("route")
+	ev := c.log.Debug().Str("party", p.leg.ID()).Stringer("hears", s)
+	if p.feed != nil {
+		ev = ev.Str("chain", p.feed.String()+" | "+p.relay.String())
+	}
+	ev.Msg("route")
 	return nil
 }
 

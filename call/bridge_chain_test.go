@@ -1,0 +1,49 @@
+package call
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"switchboard/media"
+)
+
+// TestBridgeChains: the relay chains of a bridge between two G.711 legs
+// (media Listener and Writer String()): two legs of one law relay code
+// words, neither decoded nor encoded; a PCMU leg and a PCMA leg
+// transcode code words once (a table, in the listener), each way.
+func TestBridgeChains(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	for _, tc := range []struct {
+		law                   media.Codec
+		toHuman, humanRelay   string
+		toCaller, callerRelay string
+	}{
+		{media.PCMU, "PCMU", "PCMU -> Playout(PCMU)", "PCMU", "PCMU -> Playout(PCMU)"},
+		{media.PCMA, "PCMU -> PCMA", "PCMA -> Playout(PCMA)", "PCMA -> PCMU", "PCMU -> Playout(PCMU)"},
+	} {
+		t.Run("PCMU to "+tc.law.Name, func(t *testing.T) {
+			caller := newFakeLeg(media.PCMU, Route{AgentID: "ag_1"})
+			human := newFakeLeg(tc.law, Route{})
+			human.id = "human-1"
+			conv := &fakeConv{format: media.PCM16(24000)}
+			conv.run = func(_ context.Context, p Phone) error {
+				c := p.(*Call)
+				party, err := c.Join(human, InbandOff)
+				require.NoError(t, err)
+				require.NoError(t, c.Hear(c.Caller(), FromParty(party)))
+				require.NoError(t, c.Hear(party, FromParty(c.Caller())))
+				c.routes.mu.Lock()
+				defer c.routes.mu.Unlock()
+				require.Equal(t, tc.toHuman, party.feed.String(), "the caller's voice as the human's leg takes it")
+				require.Equal(t, tc.humanRelay, party.relay.String())
+				require.Equal(t, tc.toCaller, c.Caller().feed.String(), "the human's voice as the caller's leg takes it")
+				require.Equal(t, tc.callerRelay, c.Caller().relay.String())
+				return Hangup("done")
+			}
+			runCall(t, caller, conv, nil, Options{})
+		})
+	}
+}
