@@ -43,7 +43,7 @@ func TestPeerHoldInBridge(t *testing.T) {
 		})
 
 		before := codeFrames(5, 1)
-		talk(caller, before)
+		talk(t, caller, before)
 		human.heard(t, bytes.Join(before, nil))
 
 		caller.sink.PeerHolding(true)
@@ -56,7 +56,7 @@ func TestPeerHoldInBridge(t *testing.T) {
 		// this test's stream (a real phone keeps sending while it
 		// holds): its first frames go to that.
 		after := codeFrames(10, 2)
-		talk(caller, after)
+		talk(t, caller, after)
 		human.heard(t, bytes.Join(after[4:8], nil))
 		require.Equal(t, []bool{true, false}, told)
 		return Hangup("done")
