@@ -250,8 +250,11 @@ func (h *health) Outbound(f media.Frame) {
 	at := f.At.UnixNano()
 	h.lastOutVoice.Store(at)
 	h.agentVoiced.Add(int64(f.Samples))
-	if h.firstAudio.CompareAndSwap(0, at) {
-		h.metrics.firstAudio.Observe(time.Duration(at - ans).Seconds())
+	// A frame's time is its slot on the pacer's grid, which runs up to
+	// the scheduler's lead ahead of the clock: the first audio sent right
+	// at the answer may be timed before it (first_audio_ms -41 once).
+	if first := max(at, ans); h.firstAudio.CompareAndSwap(0, first) {
+		h.metrics.firstAudio.Observe(time.Duration(first - ans).Seconds())
 	}
 	h.mu.Lock()
 	start := !h.outVoiced

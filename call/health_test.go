@@ -192,3 +192,19 @@ func TestHealthPeerHold(t *testing.T) {
 	require.Empty(t, mh.DegradedSeen)
 	require.False(t, mh.OneWaySeen)
 }
+
+// TestHealthFirstAudioAtTheAnswer: a first frame whose pacer slot lies
+// just before the answer (the scheduler runs a little ahead of the
+// clock) counts as audio at the answer, not before it
+// (TestStreamBotUnreachable saw first_audio_ms -41 once).
+func TestHealthFirstAudioAtTheAnswer(t *testing.T) {
+	h := newHealth(HealthOptions{}, NewMetrics(nil))
+	voice, _ := testFrames()
+	t0 := time.Unix(1000, 0)
+	h.answer(t0)
+	h.Outbound(media.Frame{At: t0.Add(-40 * time.Millisecond), Samples: 160, Coded: media.PCMU.EncodeFrame(nil, voice), Codec: media.PCMU, Speech: true})
+	m := newMonitor(h, func() media.StatsSnapshot { return media.StatsSnapshot{} }, nil)
+	m.now = func() time.Time { return t0.Add(time.Second) }
+	m.tick()
+	require.Equal(t, int64(0), m.health().FirstAudioMS)
+}
