@@ -133,9 +133,7 @@ func TestTransferBridgeCallerHold(t *testing.T) {
 	dir2 := func() sip.Direction { return c.Leg().(*sipleg.Leg).SIP().Media().Direction }
 	require.Eventually(t, func() bool { return dir2() == sip.SendOnly }, 10*time.Second, 5*time.Millisecond, "no hold")
 	held := time.Now()
-	for dir2() == sip.SendOnly {
-		time.Sleep(5 * time.Millisecond)
-	}
+	require.Eventually(t, func() bool { return dir2() != sip.SendOnly }, 20*time.Second, 5*time.Millisecond, "no resume")
 	resumed := time.Now()
 	require.Equal(t, sip.SendRecv, dir2())
 	(<-done).requireOK(t) // the 200s to the re-INVITEs said recvonly, then sendrecv
@@ -208,7 +206,7 @@ func TestTransferBridgeRecording(t *testing.T) {
 	pre := waitRecord(t, d, c.ID(), 10*time.Second, func(r map[string]any) bool {
 		return strings.Contains(fmt.Sprint(r["transcript"]), "this call is recorded")
 	})
-	time.Sleep(time.Second) // the greeting played out
+	require.Eventually(t, func() bool { return c.Pending() == 0 }, 10*time.Second, 10*time.Millisecond, "the greeting did not play out")
 	bridgeTo(t, d, c.ID(), human.uri, nil)
 	bridged, atBridge := time.Now(), c.Snapshot().Media
 	requireNoCalls(t, d) // the caller hangs up when its file ends
