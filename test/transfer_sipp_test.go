@@ -133,8 +133,17 @@ func TestTransferWarmKeys(t *testing.T) {
 			music := strings.Index(heard, strings.Repeat(heardOther, 20))
 			require.GreaterOrEqual(t, music, 0, "no hold music")
 			end := music + len(heard[music:]) - len(strings.TrimLeft(heard[music:], heardOther))
+			// The agent may speak the moment the music stops, with no
+			// silence between: the hold ends where 2 s windows stop
+			// sounding like the music.
+			for w := music + 20; w <= end; w += 5 {
+				if musicMatch(pcm[(w-20)*800:w*800]) < 0.6 {
+					end = w - 20
+					break
+				}
+			}
 			m := musicMatch(pcm[music*800 : end*800])
-			t.Logf("hold audio vs the hold music: %.2f", m)
+			t.Logf("hold audio vs the hold music: %.2f (%d ms)", m, (end-music)*100)
 			require.Greater(t, m, 0.75, "the caller's hold audio is not the hold music")
 			after := heard[end:]
 			if key == "1" {
