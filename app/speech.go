@@ -16,7 +16,7 @@ import (
 // buildSpeech makes the TTS/STT service from the configuration.
 func buildSpeech(cfg *config.Config, log zerolog.Logger) (*speech.Service, error) {
 	s, err := speech.NewService(speech.Options{
-		TTSEngine: cfg.Speech.TTSEngine, STTEngine: cfg.Speech.STTEngine,
+		TTSEngine: cfg.Speech.TTSEngine, STTEngine: cfg.Speech.STTEngine, FallbackPriority: cfg.Speech.STTFallbackPriority,
 		UpstreamURL: cfg.Speech.UpstreamURL, UpstreamKeyEnv: cfg.Upstream.APIKeyEnv,
 	}, log.With().Str("component", "speech").Logger())
 	if err != nil {

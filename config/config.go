@@ -221,9 +221,12 @@ type Upstream struct {
 
 // Speech configures the TTS and STT engines.
 type Speech struct {
-	TTSEngine   string `yaml:"tts_engine"`
-	STTEngine   string `yaml:"stt_engine"`
-	UpstreamURL string `yaml:"upstream_url"`
+	TTSEngine string `yaml:"tts_engine"`
+	STTEngine string `yaml:"stt_engine"`
+	// STTFallbackPriority schedules the local engine's decoders of the
+	// agents' transcript fallback: idle, nice or normal.
+	STTFallbackPriority string `yaml:"stt_fallback_priority"`
+	UpstreamURL         string `yaml:"upstream_url"`
 }
 
 // Echo configures the embedded offline engine.

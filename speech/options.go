@@ -10,6 +10,10 @@ type Options struct {
 	// STTEngine is "pocketsphinx" (default, local), "upstream" or "none"
 	// (/v1/stt answers 503 after validating).
 	STTEngine string
+	// FallbackPriority is how the local STT engine's background decodes
+	// (the agents' transcript fallback) are scheduled: PriorityIdle
+	// (default), PriorityNice or PriorityNormal.
+	FallbackPriority string
 	// UpstreamURL is the provider's base URL (https://host); its WebSocket
 	// endpoints use the same host with the ws/wss scheme.
 	UpstreamURL string
@@ -50,6 +54,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.STTEngine == "" {
 		o.STTEngine = EnginePocketsphinx
+	}
+	if o.FallbackPriority == "" {
+		o.FallbackPriority = PriorityIdle
 	}
 	if o.UpstreamKeyEnv == "" {
 		o.UpstreamKeyEnv = "SWITCHBOARD_UPSTREAM_API_KEY"

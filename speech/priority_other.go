@@ -3,4 +3,4 @@
 package speech
 
 // lowerPriority does nothing where the appliance is not deployed.
-func lowerPriority(int) error { return nil }
+func lowerPriority(int, string) error { return nil }

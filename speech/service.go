@@ -60,7 +60,11 @@ func NewService(opts Options, log zerolog.Logger) (*Service, error) {
 	switch strings.ToLower(opts.STTEngine) {
 	case EngineNone:
 	case EnginePocketsphinx:
+		if err := checkPriority(opts.FallbackPriority); err != nil {
+			return nil, err
+		}
 		p := NewPocketsphinx(opts.PocketsphinxPath, opts.TempDir, 0)
+		p.background = opts.FallbackPriority
 		if err := p.Check(); err != nil {
 			log.Warn().Err(err).Msg("local speech to text unavailable")
 		} else {

@@ -61,17 +61,42 @@ type Pocketsphinx struct {
 	// sem bounds the decoder processes running at once (each takes a core
 	// for about a third of the audio's duration).
 	sem chan struct{}
+	// background is the scheduling policy of background decodes
+	// (PriorityIdle, PriorityNice or PriorityNormal).
+	background string
+}
+
+// The scheduling policies of a background decoder (speech.stt_fallback_priority).
+const (
+	// PriorityIdle runs it under SCHED_IDLE and decoderNice steps below
+	// the appliance: it takes only CPU time nothing else wants.
+	PriorityIdle = "idle"
+	// PriorityNice runs it decoderNice steps below the appliance: it
+	// gets a share of a busy machine, and may make frames late.
+	PriorityNice = "nice"
+	// PriorityNormal runs it at the appliance's own priority.
+	PriorityNormal = "normal"
+)
+
+// checkPriority refuses a policy that is none of the three.
+func checkPriority(policy string) error {
+	switch policy {
+	case PriorityIdle, PriorityNice, PriorityNormal:
+		return nil
+	}
+	return fmt.Errorf("stt fallback priority %q: want idle, nice or normal", policy)
 }
 
 // NewPocketsphinx returns the engine running the pocketsphinx_continuous
 // binary at path ("pocketsphinx_continuous" in PATH when empty), spooling
 // audio to tempDir (os.TempDir() when empty), with at most parallel
-// decoders at once (1 when < 1).
+// decoders at once (1 when < 1); background decodes run under
+// PriorityIdle.
 func NewPocketsphinx(path, tempDir string, parallel int) *Pocketsphinx {
 	if path == "" {
 		path = "pocketsphinx_continuous"
 	}
-	return &Pocketsphinx{path: path, tempDir: tempDir, sem: make(chan struct{}, max(parallel, 1))}
+	return &Pocketsphinx{path: path, tempDir: tempDir, sem: make(chan struct{}, max(parallel, 1)), background: PriorityIdle}
 }
 
 // Check reports whether the decoder can be run.
@@ -90,8 +115,8 @@ func (p *Pocketsphinx) bin() (string, error) {
 }
 
 // decode transcribes 16 kHz mono PCM; word times are shifted by offset
-// seconds. It waits for a free decoder; a background decode runs below
-// the appliance's priority.
+// seconds. It waits for a free decoder; a background decode runs under
+// the engine's background policy.
 func (p *Pocketsphinx) decode(ctx context.Context, pcm []int16, offset float64, fillers, background bool) ([]Word, error) {
 	if len(pcm) == 0 {
 		return nil, nil
@@ -120,7 +145,7 @@ func (p *Pocketsphinx) tryDecode(ctx context.Context, pcm []int16, offset float6
 }
 
 // run runs pocketsphinx_continuous on pcm (the caller holds a decoder),
-// below the appliance's priority when background.
+// under the engine's background policy when background.
 func (p *Pocketsphinx) run(ctx context.Context, pcm []int16, offset float64, fillers, background bool) ([]Word, error) {
 	bin, err := p.bin()
 	if err != nil {
@@ -145,7 +170,7 @@ func (p *Pocketsphinx) run(ctx context.Context, pcm []int16, offset float64, fil
 		return nil, fmt.Errorf("pocketsphinx: %w", err)
 	}
 	if background {
-		_ = lowerPriority(cmd.Process.Pid) // best effort: it decodes either way
+		_ = lowerPriority(cmd.Process.Pid, p.background) // best effort: it decodes either way
 	}
 	if err := cmd.Wait(); err != nil {
 		return nil, fmt.Errorf("pocketsphinx: %w: %s", err, strings.TrimSpace(stderr.String()))

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/require"
 
 	"switchboard/media"
@@ -232,9 +233,11 @@ func TestParseSphinx(t *testing.T) {
 	require.Len(t, parseSphinx(strings.NewReader(out), 0, true), 3, "um kept with filler_words")
 }
 
-// TestDecoderLowerPriority: a decoder process runs under SCHED_IDLE and
-// decoderNice steps below the appliance (at most nice 19), so it takes
-// the cores the calls' media leave.
+// TestDecoderLowerPriority: under PriorityIdle (the default) a decoder
+// process runs under SCHED_IDLE and decoderNice steps below the appliance
+// (at most nice 19), so it takes the cores the calls' media leave; under
+// PriorityNice only the nice value drops; under PriorityNormal nothing
+// changes.
 func TestDecoderLowerPriority(t *testing.T) {
 	stat := func(pid string, field int) int {
 		raw, err := os.ReadFile("/proc/" + pid + "/stat")
@@ -246,14 +249,43 @@ func TestDecoderLowerPriority(t *testing.T) {
 	}
 	nice := func(pid string) int { return stat(pid, 19) }
 	policy := func(pid string) int { return stat(pid, 41) }
-	own := nice("self")
-	cmd := exec.Command("sleep", "10")
-	require.NoError(t, cmd.Start())
-	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
-	require.Equal(t, own, nice(strconv.Itoa(cmd.Process.Pid)), "a child starts at its parent's")
-	require.NoError(t, lowerPriority(cmd.Process.Pid))
-	require.Equal(t, min(own+decoderNice, 19), nice(strconv.Itoa(cmd.Process.Pid)))
-	require.Equal(t, schedIdle, policy(strconv.Itoa(cmd.Process.Pid)), "SCHED_IDLE")
+	own, ownPolicy := nice("self"), policy("self")
+	require.NotEqual(t, schedIdle, ownPolicy)
+	for _, tc := range []struct {
+		name        string
+		nice, sched int
+	}{
+		{PriorityIdle, min(own+decoderNice, 19), schedIdle},
+		{PriorityNice, min(own+decoderNice, 19), ownPolicy},
+		{PriorityNormal, own, ownPolicy},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd := exec.Command("sleep", "10")
+			require.NoError(t, cmd.Start())
+			defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+			pid := strconv.Itoa(cmd.Process.Pid)
+			require.Equal(t, own, nice(pid), "a child starts at its parent's")
+			require.NoError(t, lowerPriority(cmd.Process.Pid, tc.name))
+			require.Equal(t, tc.nice, nice(pid), "nice value")
+			require.Equal(t, tc.sched, policy(pid), "scheduling policy (5 is SCHED_IDLE)")
+		})
+	}
+}
+
+// TestFallbackPriorityOption: the service takes idle by default and the
+// other two policies, and refuses anything else by name.
+func TestFallbackPriorityOption(t *testing.T) {
+	for _, p := range []string{"", PriorityIdle, PriorityNice, PriorityNormal} {
+		s, err := NewService(Options{FallbackPriority: p}, zerolog.Nop())
+		require.NoError(t, err, p)
+		want := p
+		if p == "" {
+			want = PriorityIdle
+		}
+		require.Equal(t, want, s.stt.(*Pocketsphinx).background)
+	}
+	_, err := NewService(Options{FallbackPriority: "low"}, zerolog.Nop())
+	require.EqualError(t, err, `stt fallback priority "low": want idle, nice or normal`)
 }
 
 // bgSTT records whether each request was a background one.
