@@ -87,8 +87,10 @@ func (s *Service) hold(w http.ResponseWriter, r *http.Request) error {
 		return nil
 	}
 	var body holdRequest
-	if err := httpx.Decode(r, 0, &body); err != nil {
-		return err
+	if r.ContentLength != 0 { // no body: the defaults (music)
+		if err := httpx.Decode(r, 0, &body); err != nil {
+			return err
+		}
 	}
 	rc, err := s.liveCall(r)
 	if err != nil {
@@ -108,8 +110,10 @@ func (s *Service) resume(w http.ResponseWriter, r *http.Request) error {
 		return nil
 	}
 	var body struct{}
-	if err := httpx.Decode(r, 0, &body); err != nil {
-		return err
+	if r.ContentLength != 0 { // it takes no field: {} or no body
+		if err := httpx.Decode(r, 0, &body); err != nil {
+			return err
+		}
 	}
 	rc, err := s.liveCall(r)
 	if err != nil {

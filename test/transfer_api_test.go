@@ -74,7 +74,15 @@ func TestTransferAPIErrors(t *testing.T) {
 	require.Equal(t, "audio", param)
 	status, _, raw = d.Do(t, "POST", path+"/resume", d.OwnerKey, map[string]any{})
 	require.Equal(t, 409, status, "not on hold: %s", raw)
-	bodies := map[string]any{"transfer": map[string]any{"target_uri": human}, "hold": map[string]any{}, "resume": map[string]any{}}
+	// Both take a request without a body, as curl -X POST sends it: hold
+	// with its default audio.
+	status, _, raw = d.Do(t, "POST", path+"/resume", d.OwnerKey, nil)
+	require.Equal(t, 409, status, "not on hold, no body: %s", raw)
+	status, _, raw = d.Do(t, "POST", path+"/hold", d.OwnerKey, nil)
+	require.Equal(t, 200, status, "hold, no body: %s", raw)
+	status, _, raw = d.Do(t, "POST", path+"/resume", d.OwnerKey, nil)
+	require.Equal(t, 200, status, "resume, no body: %s", raw)
+	bodies := map[string]any{"transfer": map[string]any{"target_uri": human}, "hold": map[string]any{}, "resume": nil}
 	for _, verb := range []string{"transfer", "hold", "resume"} {
 		status, _, raw = d.Do(t, "POST", "/v1/calls/nope/"+verb, d.OwnerKey, bodies[verb])
 		require.Equal(t, 404, status, "%s of an unknown call: %s", verb, raw)
