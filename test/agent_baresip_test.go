@@ -1,15 +1,12 @@
 package test
 
 import (
-	"context"
 	le "encoding/binary"
 	"fmt"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -120,41 +117,8 @@ func agentNCC(ref, got []float64, lag int) float64 {
 // or when stop is called (which waits for it; the test's end calls it).
 func agentBaresipDial(t *testing.T, dir, source, uri string, quit time.Duration) (recDir string, output *apptest.SyncBuffer, stop func()) {
 	t.Helper()
-	conf, rec := filepath.Join(dir, "baresip"), filepath.Join(dir, "rec")
-	require.NoError(t, os.MkdirAll(conf, 0o700))
-	require.NoError(t, os.MkdirAll(rec, 0o700))
-	port := freeBaresipPort(t)
-	config := strings.Join([]string{
-		"module_path /usr/lib/baresip/modules",
-		fmt.Sprintf("sip_listen 127.0.0.1:%d", port),
-		"audio_source aufile," + source,
-		"audio_player alsa,null",
-		"audio_alert alsa,null",
-		"rtp_ports 32200-32299",
-		"snd_path " + rec,
-		"module account.so", "module menu.so", "module g711.so", "module aufile.so", "module alsa.so", "module sndfile.so", "",
-	}, "\n")
-	require.NoError(t, os.WriteFile(filepath.Join(conf, "config"), []byte(config), 0o600))
-	require.NoError(t, os.WriteFile(filepath.Join(conf, "accounts"), []byte("<sip:test@127.0.0.1>;regint=0;audio_codecs=PCMU\n"), 0o600))
-	require.NoError(t, os.WriteFile(filepath.Join(conf, "contacts"), nil, 0o600))
-	ctx, cancel := context.WithTimeout(context.Background(), quit+10*time.Second)
-	t.Cleanup(cancel)
-	cmd := exec.CommandContext(ctx, "baresip", "-f", conf, "-n", "127.0.0.1", "-t", fmt.Sprint(int(quit.Seconds())), "-e", "/dial "+uri)
-	cmd.Dir = dir
-	output = &apptest.SyncBuffer{}
-	cmd.Stdout, cmd.Stderr = output, output
-	require.NoError(t, cmd.Start())
-	waited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(waited) }()
-	var once sync.Once
-	stop = func() {
-		once.Do(func() {
-			_ = cmd.Process.Signal(os.Interrupt)
-			<-waited
-		})
-	}
-	t.Cleanup(stop)
-	return rec, output, stop
+	b := launchBaresip(t, dir, baresipConf{user: "test", source: source}, uri, quit)
+	return b.rec, b.out, b.stop
 }
 
 // TestAgentBaresipEchoEngine: baresip calls the demo number (the demo

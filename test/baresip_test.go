@@ -1,19 +1,13 @@
 package test
 
 import (
-	"context"
-	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
-	"switchboard/app/apptest"
 	"switchboard/call"
 	"switchboard/sipleg"
 )
@@ -44,50 +38,11 @@ func TestBaresipEcho(t *testing.T) {
 	d := callDaemon(t, nil)
 	dir := t.TempDir()
 	speech := paddedSpeechWAV(t, dir)
-	conf := filepath.Join(dir, "conf")
-	rec := filepath.Join(dir, "rec")
-	require.NoError(t, os.MkdirAll(conf, 0o700))
-	require.NoError(t, os.MkdirAll(rec, 0o700))
-	config := strings.Join([]string{
-		"module_path /usr/lib/baresip/modules",
-		fmt.Sprintf("sip_listen 127.0.0.1:%d", freeBaresipPort(t)),
-		"audio_source aufile," + speech,
-		"audio_player alsa,null",
-		"audio_alert alsa,null",
-		"rtp_ports 32000-32099",
-		"snd_path " + rec,
-		"module account.so",
-		"module menu.so",
-		"module g711.so",
-		"module aufile.so",
-		"module alsa.so",
-		"module sndfile.so",
-		"",
-	}, "\n")
-	require.NoError(t, os.WriteFile(filepath.Join(conf, "config"), []byte(config), 0o600))
-	require.NoError(t, os.WriteFile(filepath.Join(conf, "accounts"), []byte("<sip:caller@127.0.0.1>;regint=0;audio_codecs=PCMU\n"), 0o600))
-	require.NoError(t, os.WriteFile(filepath.Join(conf, "contacts"), nil, 0o600))
-
 	// baresip 1.0 types -e into its menu and hangs up when the aufile
 	// source reaches the end of the WAV; it then idles until -t or a
-	// signal. -n keeps its SDP (c=) on loopback.
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "baresip", "-f", conf, "-n", "127.0.0.1", "-t", "45", "-e", "/dial sip:14155550150@"+d.App.SIPAddr().String())
-	cmd.Dir = dir
-	var buf apptest.SyncBuffer
-	cmd.Stdout, cmd.Stderr = &buf, &buf
-	require.NoError(t, cmd.Start())
-	waited := make(chan error, 1)
-	go func() { waited <- cmd.Wait() }()
-	var stopOnce sync.Once
-	stopBaresip := func() {
-		stopOnce.Do(func() {
-			_ = cmd.Process.Signal(os.Interrupt)
-			<-waited
-		})
-	}
-	defer stopBaresip()
+	// signal.
+	b := launchBaresip(t, dir, baresipConf{source: speech}, "sip:14155550150@"+d.App.SIPAddr().String(), 45*time.Second)
+	buf, rec, stopBaresip := b.out, b.rec, b.stop
 	c := liveCall(t, d, func() string { return tail(buf.String(), 3000) })
 	require.Eventually(t, func() bool { return d.App.Calls().Active() == 0 }, 40*time.Second, 50*time.Millisecond,
 		"baresip did not hang up at the end of its WAV: %s", tail(buf.String(), 3000))

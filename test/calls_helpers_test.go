@@ -1,7 +1,7 @@
 package test
 
 import (
-	"net"
+	"sync"
 	"testing"
 	"time"
 
@@ -12,22 +12,29 @@ import (
 	"switchboard/call"
 )
 
-// e2e RTP port range: small, so that the test can bind all of it after the
-// calls to prove every port was returned.
-const (
-	rtpPortMin = 31000
-	rtpPortMax = 31019
-)
+// daemonPorts is the RTP range callDaemon gave each daemon.
+var daemonPorts sync.Map // *apptest.Daemon -> portRange
 
-// callDaemon starts an in-process appliance with a small RTP port range
-// and the given extra environment.
+// callDaemon starts an in-process appliance with the given extra
+// environment and, unless env sets SWITCHBOARD_RTP_PORTS, an RTP range of
+// its own: small (20 ports), so that the test can bind all of it after
+// the calls to prove every port was returned.
 func callDaemon(t *testing.T, env map[string]string) *apptest.Daemon {
 	t.Helper()
-	all := map[string]string{"SWITCHBOARD_RTP_PORTS": "31000-31019"}
+	var rtp portRange
+	all := map[string]string{}
+	if _, ok := env["SWITCHBOARD_RTP_PORTS"]; !ok {
+		rtp = takePorts(t, 20)
+		all["SWITCHBOARD_RTP_PORTS"] = rtp.String()
+	}
 	for k, v := range env {
 		all[k] = v
 	}
 	d := apptest.Start(t, apptest.Config(t, t.TempDir(), all))
+	if rtp.hi > 0 {
+		daemonPorts.Store(d, rtp)
+		t.Cleanup(func() { daemonPorts.Delete(d) })
+	}
 	addLineTestNumber(t, d)
 	return d
 }
@@ -83,13 +90,11 @@ func requireNoCalls(t *testing.T, d *apptest.Daemon) {
 		"calls still live: %d", d.App.Calls().Active())
 }
 
-// requirePortsFree binds every port of the e2e RTP range, proving the
-// appliance released them.
-func requirePortsFree(t *testing.T) {
+// requirePortsFree binds every port of d's RTP range (callDaemon's),
+// proving the appliance released them.
+func requirePortsFree(t *testing.T, d *apptest.Daemon) {
 	t.Helper()
-	for p := rtpPortMin; p <= rtpPortMax; p++ {
-		c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: p})
-		require.NoError(t, err, "rtp port %d still bound after the calls", p)
-		c.Close()
-	}
+	r, ok := daemonPorts.Load(d)
+	require.True(t, ok, "the daemon's RTP range is not callDaemon's")
+	requireRangeFree(t, r.(portRange))
 }

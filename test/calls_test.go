@@ -56,7 +56,7 @@ func TestCalls(t *testing.T) {
 	// After the calls: the call manager is empty, every RTP port can be
 	// bound again, and the goroutine count is back to the idle daemon's.
 	requireNoCalls(t, d)
-	requirePortsFree(t)
+	requirePortsFree(t, d)
 	n := settledGoroutines(idle)
 	require.LessOrEqual(t, n, idle, "goroutines after the calls: %d, idle daemon: %d\n%s", n, idle, goroutineDump())
 	d.Stop(t)

@@ -1,21 +1,15 @@
 package test
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
-	"text/template"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -114,7 +108,7 @@ func (h *hookReceiver) next(t *testing.T, typ string, within time.Duration) hook
 // and a webhook-routed number whose webhook is h.
 func controlDaemon(t *testing.T, env map[string]string, h *hookReceiver, number string) *apptest.Daemon {
 	t.Helper()
-	d := apptest.Start(t, apptest.Config(t, t.TempDir(), withDrain(env)))
+	d := apptest.Start(t, apptest.Config(t, t.TempDir(), withOwnRTP(t, withDrain(env))))
 	status, _, raw := d.Do(t, "POST", "/v2/phone-numbers", d.OwnerKey, map[string]any{
 		"origin": "byo_trunk", "name": "hook", "phone_number": number,
 		"webhook": map[string]any{"url": h.srv.URL + "/hook", "auth_token": "receiver-token"},
@@ -145,13 +139,6 @@ type sippControl struct {
 	ByeReason    string
 }
 
-// sippRun is one sipp process.
-type sippRun struct {
-	done chan struct{}
-	out  string
-	err  error
-}
-
 // startSipp runs the control scenario against the daemon: calls calls,
 // at rate per second.
 func startSipp(t *testing.T, d *apptest.Daemon, number string, sc sippControl, calls, rate int) *sippRun {
@@ -162,48 +149,8 @@ func startSipp(t *testing.T, d *apptest.Daemon, number string, sc sippControl, c
 // startSippAt runs the control scenario against the SIP address target.
 func startSippAt(t *testing.T, target, number string, sc sippControl, calls, rate int) *sippRun {
 	t.Helper()
-	_, err := exec.LookPath("sipp")
-	require.NoError(t, err, "sipp must be installed (apt sip-tester)")
-	tmpl, err := template.ParseFiles(filepath.Join("testdata", "sipp", "control.xml.tmpl"))
-	require.NoError(t, err)
-	var buf bytes.Buffer
-	require.NoError(t, tmpl.Execute(&buf, sc))
-	dir := t.TempDir()
-	scenario := filepath.Join(dir, "control.xml")
-	require.NoError(t, os.WriteFile(scenario, buf.Bytes(), 0o600))
-	args := []string{target, "-sf", scenario, "-s", number, "-m", fmt.Sprint(calls), "-l", fmt.Sprint(calls),
-		"-r", fmt.Sprint(rate), "-i", "127.0.0.1", "-p", fmt.Sprint(freePort(t, "udp")), "-mp", fmt.Sprint(freePort(t, "udp")),
-		"-t", "u1", "-timeout", "40s", "-timeout_error", "-nostdin", "-trace_err", "-error_file", filepath.Join(dir, "err.log")}
-	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
-	cmd := exec.CommandContext(ctx, "sipp", args...)
-	cmd.Dir = dir
-	r := &sippRun{done: make(chan struct{})}
-	go func() {
-		defer close(r.done)
-		defer cancel()
-		out, err := cmd.CombinedOutput()
-		errLog, _ := os.ReadFile(filepath.Join(dir, "err.log"))
-		r.out, r.err = string(out)+"\n"+string(errLog), err
-	}()
-	t.Cleanup(func() { cancel(); <-r.done })
-	return r
-}
-
-// wait waits for sipp and fails the test when it failed.
-func (r *sippRun) wait(t *testing.T, within time.Duration) {
-	t.Helper()
-	select {
-	case <-r.done:
-	case <-time.After(within):
-		t.Fatalf("sipp still running after %s", within)
-	}
-	if r.err != nil {
-		out := r.out
-		if len(out) > 4000 {
-			out = out[len(out)-4000:]
-		}
-		t.Fatalf("sipp failed: %v\n%s", r.err, out)
-	}
+	return startSippScenario(t, "control.xml.tmpl", sc, 40*time.Second, target, "-s", number,
+		"-m", fmt.Sprint(calls), "-l", fmt.Sprint(calls), "-r", fmt.Sprint(rate), "-p", fmt.Sprint(freePort(t, "udp")))
 }
 
 // wsURL is the daemon's /v1/realtime address with query q.

@@ -32,7 +32,7 @@ type binaryDaemon struct {
 func startBinary(t *testing.T, dataDir string, env ...string) *binaryDaemon {
 	t.Helper()
 	cmd := exec.Command(binary, "serve", "--http-addr", "127.0.0.1:0", "--sip-addr", "127.0.0.1:0", "--log-format", "json",
-		"--rtp-ports", "33100-33199")
+		"--rtp-ports", takePorts(t, 100).String())
 	cmd.Env = append([]string{"SWITCHBOARD_DATA_DIR=" + dataDir}, env...)
 	stderr, err := cmd.StderrPipe()
 	require.NoError(t, err)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"net"
 	"net/netip"
 	"os"
@@ -43,24 +42,9 @@ const dtmfKeyEnv = "SWITCHBOARD_TEST_DTMF_UPSTREAM_KEY"
 
 var (
 	dtmfKeyOnce sync.Once
-	// dtmfPorts hands each daemon and each Go caller its own RTP range, so
-	// parallel tests never share one.
-	dtmfPorts atomic.Int32
 	// dtmfNumbers makes every test's phone number unique.
 	dtmfNumbers atomic.Int32
 )
-
-// dtmfPortBase is where this process's RTP ranges start: random, so
-// other packages' tests running at the same time rarely share a range
-// (a pool skips ports held by others, but fails once its whole range is).
-var dtmfPortBase = rand.IntN(70)
-
-// portRange returns a fresh range of 200 RTP ports in 46000-59999.
-func portRange() (int, int) {
-	n := (dtmfPortBase + int(dtmfPorts.Add(1))) % 70
-	lo := 46000 + n*200
-	return lo, lo + 199
-}
 
 // dtmfEnv is a daemon with a scripted upstream.
 type dtmfEnv struct {
@@ -73,11 +57,10 @@ func newDTMFEnv(t *testing.T, env ...string) *dtmfEnv {
 	t.Helper()
 	dtmfKeyOnce.Do(func() { os.Setenv(dtmfKeyEnv, "sk-dtmf-test") })
 	up := realtimetest.NewServer(t, realtimetest.Options{APIKey: "sk-dtmf-test"})
-	lo, hi := portRange()
 	settings := map[string]string{
 		"SWITCHBOARD_UPSTREAM_URL":         up.URL(),
 		"SWITCHBOARD_UPSTREAM_API_KEY_ENV": dtmfKeyEnv,
-		"SWITCHBOARD_RTP_PORTS":            fmt.Sprintf("%d-%d", lo, hi),
+		"SWITCHBOARD_RTP_PORTS":            takePorts(t, 20).String(),
 	}
 	for _, kv := range env {
 		k, v, _ := strings.Cut(kv, "=")
@@ -294,8 +277,8 @@ type callerOptions struct {
 // dial calls number on the daemon.
 func (e *dtmfEnv) dial(t *testing.T, number string, o callerOptions) *caller {
 	t.Helper()
-	lo, hi := portRange()
-	pool, err := media.NewPortPool(netip.MustParseAddr("127.0.0.1"), lo, hi)
+	r := takePorts(t, 2)
+	pool, err := media.NewPortPool(netip.MustParseAddr("127.0.0.1"), r.lo, r.hi)
 	require.NoError(t, err)
 	t.Cleanup(func() { pool.Close() })
 	pair, err := pool.Allocate()

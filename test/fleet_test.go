@@ -86,8 +86,8 @@ func TestFleetBehindKamailio(t *testing.T) {
 	require.NoError(t, err)
 	kport := freeUDPPort(t)
 	entry := fmt.Sprintf("SWITCHBOARD_CLUSTER_SIP_HOST=127.0.0.1:%d", kport)
-	a := startFleetNode(t, "node-a", dbURL, freeSIPPort(t), "31400-31499", "SWITCHBOARD_DRAIN_TIMEOUT=40s", entry)
-	b := startFleetNode(t, "node-b", dbURL, freeSIPPort(t), "31500-31599", "SWITCHBOARD_DRAIN_TIMEOUT=40s", entry)
+	a := startFleetNode(t, "node-a", dbURL, freeSIPPort(t), takePorts(t, 100).String(), "SWITCHBOARD_DRAIN_TIMEOUT=40s", entry)
+	b := startFleetNode(t, "node-b", dbURL, freeSIPPort(t), takePorts(t, 100).String(), "SWITCHBOARD_DRAIN_TIMEOUT=40s", entry)
 	k := startKamailio(t, kport, a.sip, b.sip)
 	nums := b.json(t, "GET", "/v2/phone-numbers", fleetOwner, nil, 200)["phone_numbers"].([]any)
 	require.Equal(t, k.addr, nums[0].(map[string]any)["sip_host"], "numbers point callers at Kamailio, not at a node")
@@ -211,13 +211,13 @@ func TestFleetKilledNode(t *testing.T) {
 	// Both start at once on the empty database: one applies the
 	// migrations, creates the owner key and seeds the demo number, and the
 	// other finds them done.
-	a := launchFleetNode(t, "node-a", dbURL, freeSIPPort(t), "31600-31699")
-	b := launchFleetNode(t, "node-b", dbURL, freeSIPPort(t), "31700-31799")
+	a := launchFleetNode(t, "node-a", dbURL, freeSIPPort(t), takePorts(t, 100).String())
+	b := launchFleetNode(t, "node-b", dbURL, freeSIPPort(t), takePorts(t, 100).String())
 	a.waitServing(t)
 	b.waitServing(t)
 	// A second process with a running node's id refuses to start: it would
 	// close that node's call records as its own.
-	dup := launchFleetNode(t, "node-b", dbURL, freeSIPPort(t), "31560-31599")
+	dup := launchFleetNode(t, "node-b", dbURL, freeSIPPort(t), takePorts(t, 40).String())
 	select {
 	case <-dup.exited:
 	case <-time.After(20 * time.Second):
@@ -262,8 +262,8 @@ func TestFleetControllerOnOtherNode(t *testing.T) {
 	pg := pgtest.New(t)
 	dbURL, err := pg.CreateDatabase(ctx, "fleet")
 	require.NoError(t, err)
-	a := startFleetNode(t, "node-a", dbURL, freeSIPPort(t), "31800-31849")
-	b := startFleetNode(t, "node-b", dbURL, freeSIPPort(t), "31850-31899")
+	a := startFleetNode(t, "node-a", dbURL, freeSIPPort(t), takePorts(t, 50).String())
+	b := startFleetNode(t, "node-b", dbURL, freeSIPPort(t), takePorts(t, 50).String())
 	h := newHookReceiver(t, 0)
 	created := a.json(t, "POST", "/v2/phone-numbers", fleetOwner, map[string]any{
 		"origin": "byo_trunk", "name": "hook", "phone_number": number, "webhook": map[string]any{"url": h.srv.URL + "/hook"},
@@ -323,8 +323,8 @@ func TestFleetFailover(t *testing.T) {
 	pg := pgtest.New(t)
 	dbURL, err := pg.CreateDatabase(ctx, "fleet")
 	require.NoError(t, err)
-	a := startFleetNode(t, "node-a", dbURL, freeSIPPort(t), "31900-31949", "SWITCHBOARD_MAX_CALLS=1")
-	b := startFleetNode(t, "node-b", dbURL, freeSIPPort(t), "31950-31999")
+	a := startFleetNode(t, "node-a", dbURL, freeSIPPort(t), takePorts(t, 50).String(), "SWITCHBOARD_MAX_CALLS=1")
+	b := startFleetNode(t, "node-b", dbURL, freeSIPPort(t), takePorts(t, 50).String())
 	k := startKamailio(t, freeUDPPort(t), a.sip, b.sip)
 	waitSipp(t, fleetSipp(t, k.addr, 4, 4000, "4000"), 40*time.Second).requireOK(t)
 	recs := b.calls(t)

@@ -1,19 +1,14 @@
 package test
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"sync"
 	"testing"
-	"text/template"
 	"time"
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
@@ -60,46 +55,14 @@ type headersCallee struct {
 	ByeTimeoutMs int
 }
 
-// startScenario runs sipp with the template file rendered with data;
-// args are sipp's remaining arguments (target, service, ports).
-func startScenario(t *testing.T, file string, data any, args ...string) *sippRun {
-	t.Helper()
-	_, err := exec.LookPath("sipp")
-	require.NoError(t, err, "sipp must be installed (apt sip-tester)")
-	tmpl, err := template.ParseFiles(filepath.Join("testdata", "sipp", file))
-	require.NoError(t, err)
-	var buf bytes.Buffer
-	require.NoError(t, tmpl.Execute(&buf, data))
-	dir := t.TempDir()
-	scenario := filepath.Join(dir, "scenario.xml")
-	require.NoError(t, os.WriteFile(scenario, buf.Bytes(), 0o600))
-	all := append([]string{"-sf", scenario, "-m", "1", "-i", "127.0.0.1", "-mp", fmt.Sprint(freePort(t, "udp")),
-		"-t", "u1", "-timeout", "40s", "-timeout_error", "-nostdin", "-trace_err", "-error_file", filepath.Join(dir, "err.log"),
-		"-trace_msg", "-message_file", filepath.Join(dir, "msg.log")}, args...)
-	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
-	cmd := exec.CommandContext(ctx, "sipp", all...)
-	cmd.Dir = dir
-	r := &sippRun{done: make(chan struct{})}
-	go func() {
-		defer close(r.done)
-		defer cancel()
-		out, err := cmd.CombinedOutput()
-		errLog, _ := os.ReadFile(filepath.Join(dir, "err.log"))
-		msgLog, _ := os.ReadFile(filepath.Join(dir, "msg.log"))
-		r.out, r.err = string(msgLog)+"\n"+string(out)+"\n"+string(errLog), err
-	}()
-	t.Cleanup(func() { cancel(); <-r.done })
-	return r
-}
-
 // callWithHeaders has sipp call number on d with the caller scenario c.
 func callWithHeaders(t *testing.T, d *apptest.Daemon, number string, c headersCaller) *sippRun {
 	t.Helper()
 	if c.ByeTimeoutMs == 0 {
 		c.ByeTimeoutMs = 20000
 	}
-	return startScenario(t, "headers_caller.xml.tmpl", c, d.App.SIPAddr().String(), "-s", number, "-l", "1",
-		"-p", fmt.Sprint(freePort(t, "udp")))
+	return startSippScenario(t, "headers_caller.xml.tmpl", c, 40*time.Second, d.App.SIPAddr().String(), "-s", number,
+		"-m", "1", "-l", "1", "-p", fmt.Sprint(freePort(t, "udp")))
 }
 
 // startHeadersCallee runs sipp as the callee c and returns its port.
@@ -108,10 +71,7 @@ func startHeadersCallee(t *testing.T, c headersCallee) (int, *sippRun) {
 	if c.ByeTimeoutMs == 0 {
 		c.ByeTimeoutMs = 30000
 	}
-	port := freePort(t, "udp")
-	r := startScenario(t, "headers_callee.xml.tmpl", c, "-p", fmt.Sprint(port))
-	waitUDPBound(t, port)
-	return port, r
+	return startSippListener(t, "headers_callee.xml.tmpl", c, 40*time.Second, "-m", "1")
 }
 
 // headersKeyEnv holds the scripted upstream's key for these tests.
@@ -134,11 +94,10 @@ func newHeadersEnv(t *testing.T, env map[string]string) *headersEnv {
 	t.Helper()
 	headersKeyOnce.Do(func() { os.Setenv(headersKeyEnv, headersKey) })
 	up := realtimetest.NewServer(t, realtimetest.Options{APIKey: headersKey})
-	lo, hi := portRange()
 	all := map[string]string{
 		"SWITCHBOARD_UPSTREAM_URL":         up.URL(),
 		"SWITCHBOARD_UPSTREAM_API_KEY_ENV": headersKeyEnv,
-		"SWITCHBOARD_RTP_PORTS":            fmt.Sprintf("%d-%d", lo, hi),
+		"SWITCHBOARD_RTP_PORTS":            takePorts(t, 20).String(),
 		"SWITCHBOARD_TOOLS_SECRET":         headersToolsSecret,
 	}
 	for k, v := range env {

@@ -26,8 +26,8 @@ func TestFleetOutboundLimits(t *testing.T) {
 	require.NoError(t, err)
 	port, _ := startCallees(t, callee{Name: "fleet-limits", NoAnswer: true}, 6)
 	env := []string{"SWITCHBOARD_OUTBOUND_MAX_CONCURRENT=2", "SWITCHBOARD_OUTBOUND_CALLS_PER_SECOND=1"}
-	a := startFleetNode(t, "node-a", dbURL, freeSIPPort(t), "31680-31699", env...)
-	b := startFleetNode(t, "node-b", dbURL, freeSIPPort(t), "31700-31719", env...)
+	a := startFleetNode(t, "node-a", dbURL, freeSIPPort(t), takePorts(t, 20).String(), env...)
+	b := startFleetNode(t, "node-b", dbURL, freeSIPPort(t), takePorts(t, 20).String(), env...)
 	ag := a.json(t, "POST", "/v1/agents", fleetOwner, map[string]any{"name": "fleet caller"}, 200)
 	a.json(t, "POST", "/v2/phone-numbers", fleetOwner, map[string]any{"origin": "byo_trunk", "name": "caller",
 		"phone_number": "+18005550160", "agent_id": ag["agent_id"]}, 200)

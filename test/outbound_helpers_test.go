@@ -1,17 +1,13 @@
 package test
 
 import (
-	"bytes"
-	"context"
 	"fmt"
 	"math"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
-	"text/template"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -61,37 +57,10 @@ func startCallee(t *testing.T, c callee) (int, *sippRun) {
 // startCallees is startCallee for calls calls, at once or in turn.
 func startCallees(t *testing.T, c callee, calls int) (int, *sippRun) {
 	t.Helper()
-	_, err := exec.LookPath("sipp")
-	require.NoError(t, err, "sipp must be installed (apt sip-tester)")
 	if c.ByeTimeoutMs == 0 {
 		c.ByeTimeoutMs = 60000
 	}
-	tmpl, err := template.ParseFiles(filepath.Join("testdata", "sipp", "callee.xml.tmpl"))
-	require.NoError(t, err)
-	var buf bytes.Buffer
-	require.NoError(t, tmpl.Execute(&buf, c))
-	dir := t.TempDir()
-	scenario := filepath.Join(dir, "callee.xml")
-	require.NoError(t, os.WriteFile(scenario, buf.Bytes(), 0o600))
-	port := freePort(t, "udp")
-	args := []string{"-sf", scenario, "-m", fmt.Sprint(calls), "-i", "127.0.0.1", "-p", fmt.Sprint(port), "-mp", fmt.Sprint(freePort(t, "udp")),
-		"-t", "u1", "-timeout", "90s", "-timeout_error", "-nostdin", "-trace_err", "-error_file", filepath.Join(dir, "err.log"),
-		"-trace_msg", "-message_file", filepath.Join(dir, "msg.log")}
-	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Second)
-	cmd := exec.CommandContext(ctx, "sipp", args...)
-	cmd.Dir = dir
-	r := &sippRun{done: make(chan struct{})}
-	go func() {
-		defer close(r.done)
-		defer cancel()
-		out, err := cmd.CombinedOutput()
-		errLog, _ := os.ReadFile(filepath.Join(dir, "err.log"))
-		msgLog, _ := os.ReadFile(filepath.Join(dir, "msg.log"))
-		r.out, r.err = string(msgLog)+"\n"+string(out)+"\n"+string(errLog), err
-	}()
-	t.Cleanup(func() { cancel(); <-r.done })
-	waitUDPBound(t, port) // sipp holds its port before the INVITE
-	return port, r
+	return startSippListener(t, "callee.xml.tmpl", c, 90*time.Second, "-m", fmt.Sprint(calls))
 }
 
 // espeakPCM renders text with espeak-ng at 8 kHz.

@@ -73,7 +73,7 @@ func TestOutboundHumanAnswers(t *testing.T) {
 	require.Contains(t, string(metrics), `switchboard_outbound_calls_total{progress="answered"} 1`)
 	requireNoCalls(t, d)
 	d.Stop(t)
-	requirePortsFree(t)
+	requirePortsFree(t, d)
 	goleak.VerifyNone(t, ignore)
 }
 
@@ -162,7 +162,7 @@ func TestOutboundBusyAndNoAnswer(t *testing.T) {
 	require.Contains(t, string(metrics), `switchboard_outbound_calls_total{progress="no-answer"} 1`)
 	requireNoCalls(t, d)
 	d.Stop(t)
-	requirePortsFree(t)
+	requirePortsFree(t, d)
 	goleak.VerifyNone(t, ignore)
 }
 
@@ -445,7 +445,7 @@ func TestOutboundSilentCallee(t *testing.T) {
 // challenge with the trunk's credentials and the second checks them, so
 // both sides of the call are real.
 func TestOutboundToAnotherAppliance(t *testing.T) {
-	callee := callDaemon(t, map[string]string{"SWITCHBOARD_SIP_CHALLENGE_STATUS": "407", "SWITCHBOARD_RTP_PORTS": "31100-31119"})
+	callee := callDaemon(t, map[string]string{"SWITCHBOARD_SIP_CHALLENGE_STATUS": "407"})
 	createAgentNumber(t, callee, "+18005550160", map[string]any{"auth_username": "trunk-a", "auth_password": "Trunk-A-secret-7"})
 	caller := callDaemon(t, nil)
 	agentID := outboundNumber(t, caller, "+18005550161", int(callee.App.SIPAddr().Port()), "trunk-a", "Trunk-A-secret-7")

@@ -1,13 +1,11 @@
 package test
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -138,66 +136,15 @@ func (p *placed) requireEcho(t *testing.T) {
 // from to it with agentID, and returns once the call ended.
 func placeToBaresip(t *testing.T, d *apptest.Daemon, bc baresipCallee, from, agentID string) *placed {
 	t.Helper()
-	_, err := exec.LookPath("baresip")
-	require.NoError(t, err, "baresip must be installed (apt install baresip)")
 	if bc.transport == "" {
 		bc.transport = "udp"
 	}
 	dir := t.TempDir()
 	source, said := calleeSpeech(t, dir, bc.codec)
-	port := freeBaresipPort(t)
-	modules := map[string]string{"G722": "g722.so", "opus": "opus.so", "PCMU": "g711.so"}
-	module, ok := modules[bc.codec]
-	require.True(t, ok, "codec %s", bc.codec)
-	conf, rec := filepath.Join(dir, "conf"), filepath.Join(dir, "rec")
-	require.NoError(t, os.MkdirAll(conf, 0o700))
-	require.NoError(t, os.MkdirAll(rec, 0o700))
-	lines := []string{
-		"module_path /usr/lib/baresip/modules",
-		fmt.Sprintf("sip_listen 127.0.0.1:%d", port),
-		"audio_source aufile," + source,
-		"audio_player alsa,null",
-		"audio_alert alsa,null",
-		"rtp_ports 32300-32399",
-		"snd_path " + rec,
-		"opus_bitrate 32000", "opus_stereo no", "opus_sprop_stereo no", "opus_inbandfec yes",
-	}
-	if bc.cert != "" {
-		lines = append(lines, "sip_certificate "+bc.cert)
-	}
-	mods := []string{"menu.so", module, "aufile.so", "alsa.so", "sndfile.so"}
-	if bc.srtp {
-		mods = append(mods, "srtp.so")
-	}
-	for _, m := range append(mods, "account.so") {
-		lines = append(lines, "module "+m)
-	}
-	require.NoError(t, os.WriteFile(filepath.Join(conf, "config"), []byte(strings.Join(lines, "\n")+"\n"), 0o600))
-	account := map[string]string{"G722": "G722", "opus": "opus/48000/1", "PCMU": "PCMU"}[bc.codec]
-	acc := fmt.Sprintf("<sip:callee@127.0.0.1;transport=%s>;regint=0;answermode=auto;audio_codecs=%s", bc.transport, account)
-	if bc.srtp {
-		acc += ";mediaenc=srtp-mand"
-	}
-	require.NoError(t, os.WriteFile(filepath.Join(conf, "accounts"), []byte(acc+"\n"), 0o600))
-	require.NoError(t, os.WriteFile(filepath.Join(conf, "contacts"), nil, 0o600))
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	cmd := exec.CommandContext(ctx, "baresip", "-f", conf, "-n", "127.0.0.1", "-t", "60")
-	cmd.Dir = dir
-	var buf apptest.SyncBuffer
-	cmd.Stdout, cmd.Stderr = &buf, &buf
-	require.NoError(t, cmd.Start())
-	waited := make(chan error, 1)
-	go func() { waited <- cmd.Wait() }()
-	var once sync.Once
-	stop := func() {
-		once.Do(func() {
-			_ = cmd.Process.Signal(os.Interrupt)
-			<-waited
-			cancel()
-		})
-	}
+	b := launchBaresip(t, dir, baresipConf{user: "callee", transport: bc.transport, source: source, codec: bc.codec,
+		answer: true, srtp: bc.srtp, cert: bc.cert, strict: true}, "", 60*time.Second)
+	buf, rec, stop, port := b.out, b.rec, b.stop, b.port
 	t.Cleanup(func() {
-		stop()
 		if t.Failed() {
 			t.Logf("baresip (%s): %s\ndaemon: %s", bc.transport, tail(buf.String(), 3000), tail(d.Logs.String(), 5000))
 		}
@@ -303,7 +250,8 @@ func TestPlacedTrunkTransports(t *testing.T) {
 	require.NoError(t, err)
 	bundle := filepath.Join(calleeDir, "baresip.pem")
 	require.NoError(t, os.WriteFile(bundle, append(certPEM, keyPEM...), 0o600))
-	const lo, hi = 33440, 33459
+	own := takePorts(t, 20)
+	lo, hi := uint16(own.lo), uint16(own.hi)
 	d := callDaemon(t, map[string]string{
 		"SWITCHBOARD_RTP_PORTS":    fmt.Sprintf("%d-%d", lo, hi),
 		"SWITCHBOARD_SIP_TLS_ADDR": "127.0.0.1:0", "SWITCHBOARD_SIP_TLS_CERT": cert, "SWITCHBOARD_SIP_TLS_KEY": key,

@@ -29,7 +29,8 @@ type phone struct {
 func newPhone(t *testing.T) *phone {
 	t.Helper()
 	lo := netip.MustParseAddr("127.0.0.1")
-	pool, err := media.NewPortPool(lo, 42000, 42999)
+	r := takePorts(t, 2)
+	pool, err := media.NewPortPool(lo, r.lo, r.hi)
 	require.NoError(t, err)
 	t.Cleanup(func() { pool.Close() })
 	pair, err := pool.Allocate()

@@ -17,7 +17,6 @@ import (
 // registrationEnv is the timing of the registration tests: quick syncs
 // and retries, so that what takes minutes in service takes seconds here.
 var registrationEnv = map[string]string{
-	"SWITCHBOARD_RTP_PORTS":                  "31020-31039",
 	"SWITCHBOARD_REGISTRATION_SYNC_INTERVAL": "300ms",
 	"SWITCHBOARD_REGISTRATION_LEASE_TTL":     "2s",
 	"SWITCHBOARD_REGISTRATION_RETRY_MIN":     "250ms",
@@ -38,7 +37,11 @@ var registrationEnv = map[string]string{
 func TestRegistrationThroughKamailio(t *testing.T) {
 	h := newHookReceiver(t, 0) // before the daemon: it outlives the daemon's last webhook
 	k := startRegistrar(t, "SHA-256", map[string]string{"alice": "alice-secret-1", "bob": "bob-secret-2", "carol": "carol-secret-3", "dave": "dave-secret-4"})
-	d := apptest.Start(t, apptest.Config(t, t.TempDir(), registrationEnv))
+	env := map[string]string{"SWITCHBOARD_RTP_PORTS": takePorts(t, 20).String()}
+	for name, val := range registrationEnv {
+		env[name] = val
+	}
+	d := apptest.Start(t, apptest.Config(t, t.TempDir(), env))
 	registrar := "sip:" + k.addr
 
 	// Bad input: the registrar must be a SIP URI.
@@ -147,8 +150,8 @@ func TestFleetRegistrationTakeover(t *testing.T) {
 	env := []string{"SWITCHBOARD_REGISTRATION_SYNC_INTERVAL=300ms", "SWITCHBOARD_REGISTRATION_LEASE_TTL=2s",
 		"SWITCHBOARD_REGISTRATION_RETRY_MIN=250ms", "SWITCHBOARD_REGISTRATION_RETRY_MAX=1s"}
 	nodes := map[string]*fleetNode{
-		"node-a": startFleetNode(t, "node-a", dbURL, freeSIPPort(t), "31640-31659", env...),
-		"node-b": startFleetNode(t, "node-b", dbURL, freeSIPPort(t), "31660-31679", env...),
+		"node-a": startFleetNode(t, "node-a", dbURL, freeSIPPort(t), takePorts(t, 20).String(), env...),
+		"node-b": startFleetNode(t, "node-b", dbURL, freeSIPPort(t), takePorts(t, 20).String(), env...),
 	}
 	a := nodes["node-a"]
 	ag := a.json(t, "POST", "/v1/agents", fleetOwner, map[string]any{"name": "fleet registered"}, 200)

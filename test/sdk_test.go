@@ -82,7 +82,7 @@ func tlsDaemon(t *testing.T, env map[string]string) (*apptest.Daemon, string) {
 	t.Helper()
 	dir := t.TempDir()
 	cert, key := apptest.SelfSigned(t, dir, "switchboard-test")
-	all := withDrain(env)
+	all := withOwnRTP(t, withDrain(env))
 	all["SWITCHBOARD_HTTP_TLS_CERT"], all["SWITCHBOARD_HTTP_TLS_KEY"] = cert, key
 	d := apptest.Start(t, apptest.Config(t, filepath.Join(dir, "data"), all))
 	require.True(t, strings.HasPrefix(d.URL, "https://"))

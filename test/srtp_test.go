@@ -1,7 +1,6 @@
 package test
 
 import (
-	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -17,7 +16,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -75,7 +73,8 @@ func TestBaresipSRTP(t *testing.T) {
 	require.NoError(t, err, "baresip's srtp module must be installed (apt install baresip)")
 	dir := t.TempDir()
 	cert, key := selfSignedCert(t, dir)
-	const lo, hi = 33420, 33439
+	own := takePorts(t, 20)
+	lo, hi := uint16(own.lo), uint16(own.hi)
 	d := callDaemon(t, map[string]string{
 		"SWITCHBOARD_RTP_PORTS": fmt.Sprintf("%d-%d", lo, hi), "SWITCHBOARD_RTP_SRTP": "required",
 		"SWITCHBOARD_SIP_TLS_ADDR": "127.0.0.1:0", "SWITCHBOARD_SIP_TLS_CERT": cert, "SWITCHBOARD_SIP_TLS_KEY": key,
@@ -93,7 +92,7 @@ func TestBaresipSRTP(t *testing.T) {
 	requireNoCalls(t, d)
 
 	sniff := newSniffer(t, lo, hi)
-	rec := filepath.Join(dir, "rec-tls")
+	rec := filepath.Join(dir, "tls", "rec")
 	buf, stop = startBaresipSRTP(t, dir, "tls", speech, fmt.Sprintf("sip:14155550150@%s;transport=tls", tlsAddr))
 	defer stop()
 	c := liveCall(t, d, func() string { return tail(buf.String(), 3000) })
@@ -176,52 +175,16 @@ func TestBaresipSRTP(t *testing.T) {
 
 // startBaresipSRTP starts baresip with the srtp module (mandatory SDES)
 // dialling target over transport; it records what it hears in
-// dir/rec-<transport>. stop ends it (idempotent).
+// dir/<transport>/rec. stop ends it (idempotent).
 func startBaresipSRTP(t *testing.T, dir, transport, speech, target string) (*apptest.SyncBuffer, func()) {
 	t.Helper()
-	conf, rec := filepath.Join(dir, "conf-"+transport), filepath.Join(dir, "rec-"+transport)
-	require.NoError(t, os.MkdirAll(conf, 0o700))
-	require.NoError(t, os.MkdirAll(rec, 0o700))
-	config := strings.Join([]string{
-		"module_path /usr/lib/baresip/modules",
-		fmt.Sprintf("sip_listen 127.0.0.1:%d", freeBaresipPort(t)),
-		"audio_source aufile," + speech,
-		"audio_player alsa,null",
-		"audio_alert alsa,null",
-		"rtp_ports 32200-32299",
-		"snd_path " + rec,
-		// account.so reads the accounts when it loads: after the codecs
-		// and the media encryption they name.
-		"module menu.so", "module g711.so", "module aufile.so", "module alsa.so", "module sndfile.so", "module srtp.so", "module account.so",
-		"",
-	}, "\n")
-	require.NoError(t, os.WriteFile(filepath.Join(conf, "config"), []byte(config), 0o600))
-	account := fmt.Sprintf("<sip:caller@127.0.0.1;transport=%s>;regint=0;audio_codecs=PCMU;mediaenc=srtp-mand\n", transport)
-	require.NoError(t, os.WriteFile(filepath.Join(conf, "accounts"), []byte(account), 0o600))
-	require.NoError(t, os.WriteFile(filepath.Join(conf, "contacts"), nil, 0o600))
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	cmd := exec.CommandContext(ctx, "baresip", "-f", conf, "-n", "127.0.0.1", "-t", "45", "-e", "/dial "+target)
-	cmd.Dir = dir
-	var buf apptest.SyncBuffer
-	cmd.Stdout, cmd.Stderr = &buf, &buf
-	require.NoError(t, cmd.Start())
-	waited := make(chan error, 1)
-	go func() { waited <- cmd.Wait() }()
-	var once sync.Once
-	stop := func() {
-		once.Do(func() {
-			_ = cmd.Process.Signal(os.Interrupt)
-			<-waited
-			cancel()
-		})
-	}
+	b := launchBaresip(t, filepath.Join(dir, transport), baresipConf{transport: transport, source: speech, srtp: true}, target, 45*time.Second)
 	t.Cleanup(func() {
-		stop()
 		if t.Failed() {
-			t.Logf("baresip (%s): %s", transport, tail(buf.String(), 3000))
+			t.Logf("baresip (%s): %s", transport, tail(b.out.String(), 3000))
 		}
 	})
-	return &buf, stop
+	return b.out, b.stop
 }
 
 // freeBaresipPort finds a port free for UDP and TCP, and the one above it

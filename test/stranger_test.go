@@ -2,15 +2,12 @@ package test
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"math"
 	"net"
-	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -19,7 +16,6 @@ import (
 	"github.com/pion/rtp"
 	"github.com/stretchr/testify/require"
 
-	"switchboard/app/apptest"
 	"switchboard/call"
 	"switchboard/media"
 	"switchboard/media/wav"
@@ -133,7 +129,8 @@ func TestStrangerCannotTakeOverCall(t *testing.T) {
 	require.NoError(t, err, "baresip must be installed (apt install baresip)")
 	// A range of its own: the stranger blasts all of it, and no other
 	// test's calls may be in it.
-	const lo, hi = 33400, 33419
+	own := takePorts(t, 20)
+	lo, hi := own.lo, own.hi
 	d := callDaemon(t, map[string]string{"SWITCHBOARD_RTP_PORTS": fmt.Sprintf("%d-%d", lo, hi)})
 	// The line-test number records its calls: the left channel of the
 	// recording is the caller's audio as the conversation got it.
@@ -148,45 +145,12 @@ func TestStrangerCannotTakeOverCall(t *testing.T) {
 	d.JSON(t, "PATCH", "/v2/phone-numbers/"+numID, d.OwnerKey, map[string]any{"recording": map[string]any{"enabled": true}}, 200)
 	dir := t.TempDir()
 	speech := paddedSpeechWAV(t, dir)
-	conf, rec := filepath.Join(dir, "conf"), filepath.Join(dir, "rec")
-	require.NoError(t, os.MkdirAll(conf, 0o700))
-	require.NoError(t, os.MkdirAll(rec, 0o700))
-	config := strings.Join([]string{
-		"module_path /usr/lib/baresip/modules",
-		fmt.Sprintf("sip_listen 127.0.0.1:%d", freeBaresipPort(t)),
-		"audio_source aufile," + speech,
-		"audio_player alsa,null",
-		"audio_alert alsa,null",
-		"rtp_ports 32100-32199",
-		"snd_path " + rec,
-		"module account.so", "module menu.so", "module g711.so", "module aufile.so", "module alsa.so", "module sndfile.so",
-		"",
-	}, "\n")
-	require.NoError(t, os.WriteFile(filepath.Join(conf, "config"), []byte(config), 0o600))
-	require.NoError(t, os.WriteFile(filepath.Join(conf, "accounts"), []byte("<sip:caller@127.0.0.1>;regint=0;audio_codecs=PCMU\n"), 0o600))
-	require.NoError(t, os.WriteFile(filepath.Join(conf, "contacts"), nil, 0o600))
-
 	st := newStranger(t, lo, hi)
 	require.Eventually(t, func() bool { return st.sent.Load() > 0 }, 5*time.Second, 5*time.Millisecond,
 		"the stranger is there before the call")
 
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "baresip", "-f", conf, "-n", "127.0.0.1", "-t", "45", "-e", "/dial sip:14155550150@"+d.App.SIPAddr().String())
-	cmd.Dir = dir
-	var buf apptest.SyncBuffer
-	cmd.Stdout, cmd.Stderr = &buf, &buf
-	require.NoError(t, cmd.Start())
-	waited := make(chan error, 1)
-	go func() { waited <- cmd.Wait() }()
-	var stopOnce sync.Once
-	stopBaresip := func() {
-		stopOnce.Do(func() {
-			_ = cmd.Process.Signal(os.Interrupt)
-			<-waited
-		})
-	}
-	defer stopBaresip()
+	b := launchBaresip(t, dir, baresipConf{source: speech}, "sip:14155550150@"+d.App.SIPAddr().String(), 45*time.Second)
+	buf, rec, stopBaresip := b.out, b.rec, b.stop
 	c := liveCall(t, d, func() string { return tail(buf.String(), 3000) })
 	require.Eventually(t, func() bool { return d.App.Calls().Active() == 0 }, 40*time.Second, 50*time.Millisecond,
 		"baresip did not hang up at the end of its WAV: %s", tail(buf.String(), 3000))

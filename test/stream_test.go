@@ -2,12 +2,10 @@ package test
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"io"
 	"math"
 	"net"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -149,35 +147,9 @@ func sentenceWAV(t *testing.T, dir string, padBefore, padAfter float64) string {
 // returns its recording of what it heard, once it hung up at the WAV's end.
 func runBaresip(t *testing.T, d *apptest.Daemon, number, wav string) (heard []int16, c *call.Call) {
 	t.Helper()
-	_, err := exec.LookPath("baresip")
-	require.NoError(t, err, "baresip must be installed (apt install baresip)")
-	dir := t.TempDir()
-	conf, rec := filepath.Join(dir, "conf"), filepath.Join(dir, "rec")
-	require.NoError(t, os.MkdirAll(conf, 0o700))
-	require.NoError(t, os.MkdirAll(rec, 0o700))
-	config := strings.Join([]string{
-		"module_path /usr/lib/baresip/modules",
-		fmt.Sprintf("sip_listen 127.0.0.1:%d", freeBaresipPort(t)),
-		"audio_source aufile," + wav, "audio_player alsa,null", "audio_alert alsa,null",
-		"rtp_ports 32100-32199", "snd_path " + rec,
-		"module account.so", "module menu.so", "module g711.so", "module aufile.so", "module alsa.so", "module sndfile.so", "",
-	}, "\n")
-	require.NoError(t, os.WriteFile(filepath.Join(conf, "config"), []byte(config), 0o600))
-	require.NoError(t, os.WriteFile(filepath.Join(conf, "accounts"), []byte("<sip:caller@127.0.0.1>;regint=0;audio_codecs=PCMU\n"), 0o600))
-	require.NoError(t, os.WriteFile(filepath.Join(conf, "contacts"), nil, 0o600))
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "baresip", "-f", conf, "-n", "127.0.0.1", "-t", "45", "-e", "/dial sip:"+number+"@"+d.App.SIPAddr().String())
-	cmd.Dir = dir
-	var buf apptest.SyncBuffer
-	cmd.Stdout, cmd.Stderr = &buf, &buf
-	require.NoError(t, cmd.Start())
-	waited := make(chan error, 1)
-	go func() { waited <- cmd.Wait() }()
-	defer func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		<-waited
-	}()
+	b := launchBaresip(t, t.TempDir(), baresipConf{source: wav}, "sip:"+number+"@"+d.App.SIPAddr().String(), 45*time.Second)
+	defer b.stop()
+	buf, rec := b.out, b.rec
 	c = liveCall(t, d, func() string { return tail(buf.String(), 3000) })
 	require.Eventually(t, func() bool { return d.App.Calls().Active() == 0 }, 40*time.Second, 50*time.Millisecond,
 		"baresip did not hang up at the end of its WAV: %s", tail(buf.String(), 3000))

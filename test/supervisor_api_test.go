@@ -77,7 +77,7 @@ func requireAPIError(t *testing.T, status int, body string, wantStatus int, want
 func TestSupervisorAPI(t *testing.T) {
 	const number = "+14155550189"
 	h := newHookReceiver(t, 0)
-	d := controlDaemon(t, map[string]string{"SWITCHBOARD_RTP_PORTS": "31140-31159", "SWITCHBOARD_WEBRTC_PORTS": "32350-32399",
+	d := controlDaemon(t, map[string]string{"SWITCHBOARD_RTP_PORTS": takePorts(t, 20).String(), "SWITCHBOARD_WEBRTC_PORTS": takePorts(t, 50).String(),
 		"SWITCHBOARD_WEBRTC_CONNECT_TIMEOUT": "2s"}, h, number)
 	realtimeOnly := d.JSON(t, "POST", "/auth/teams/default/api-keys", d.OwnerKey, map[string]any{"name": "no calls",
 		"acls": []string{"api-key:endpoint:realtime", "api-key:model:*"}}, 200)["apiKey"].(string)

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"net"
 	"net/http"
 	"os/exec"
 	"path/filepath"
@@ -35,15 +34,6 @@ const (
 // supervisorKeyEnv holds the scripted upstream's bearer key.
 const supervisorKeyEnv = "SWITCHBOARD_TEST_SUPERVISOR_UPSTREAM_KEY"
 
-// The supervisor tests' port ranges, their own so nothing else holds them
-// when the test checks they were released.
-const (
-	supervisorRTPPorts    = "31140-31159"
-	supervisorWebRTCMin   = 32300
-	supervisorWebRTCMax   = 32349
-	supervisorWebRTCPorts = "32300-32349"
-)
-
 // supervisorEnv is a daemon whose number routes to an agent on the
 // scripted upstream, so the agent's voice is a tone the test chooses.
 type supervisorEnv struct {
@@ -51,22 +41,26 @@ type supervisorEnv struct {
 	up      *realtimetest.Server
 	number  string
 	agentID string
+	// rtp and webrtc are the daemon's port ranges, its own so nothing
+	// else holds them when the test checks they were released.
+	rtp, webrtc portRange
 }
 
 func newSupervisorEnv(t *testing.T) *supervisorEnv {
 	t.Helper()
 	t.Setenv(supervisorKeyEnv, "sk-supervisor-test")
 	up := realtimetest.NewServer(t, realtimetest.Options{APIKey: "sk-supervisor-test"})
+	rtp, webrtc := takePorts(t, 20), takePorts(t, 50)
 	d := apptest.Start(t, apptest.Config(t, t.TempDir(), withDrain(map[string]string{
 		"SWITCHBOARD_UPSTREAM_URL": up.URL(), "SWITCHBOARD_UPSTREAM_API_KEY_ENV": supervisorKeyEnv,
-		"SWITCHBOARD_RTP_PORTS": supervisorRTPPorts, "SWITCHBOARD_WEBRTC_PORTS": supervisorWebRTCPorts,
+		"SWITCHBOARD_RTP_PORTS": rtp.String(), "SWITCHBOARD_WEBRTC_PORTS": webrtc.String(),
 	})))
 	ag := d.JSON(t, "POST", "/v1/agents", d.OwnerKey, map[string]any{"name": "supervised agent", "engine": "upstream",
 		"recording": map[string]any{"enabled": true}}, 200)["agent_id"].(string)
 	const number = "+14155550188"
 	d.JSON(t, "POST", "/v2/phone-numbers", d.OwnerKey, map[string]any{"origin": "byo_trunk", "name": "supervised",
 		"phone_number": number, "agent_id": ag}, 200)
-	return &supervisorEnv{d: d, up: up, number: number, agentID: ag}
+	return &supervisorEnv{d: d, up: up, number: number, agentID: ag, rtp: rtp, webrtc: webrtc}
 }
 
 // toneWAV writes a tone with sox: seconds of freq at rate, mono 16-bit.
@@ -186,16 +180,6 @@ func requireMixed(t *testing.T, ws []map[int]float64, who string) {
 	require.GreaterOrEqual(t, float64(len(heard)), 0.75*float64(len(ws)), "%s hears the call: %s", who, heardTones(ws))
 	require.GreaterOrEqual(t, toneShare(heard, callerHz, heardLevel), 0.9, "%s hears the caller: %s", who, heardTones(ws))
 	require.GreaterOrEqual(t, toneShare(heard, agentHz, heardLevel), 0.9, "%s hears the agent with the caller: %s", who, heardTones(ws))
-}
-
-// requirePortsRangeFree binds every UDP port of [lo, hi] on loopback.
-func requirePortsRangeFree(t *testing.T, lo, hi int) {
-	t.Helper()
-	for p := lo; p <= hi; p++ {
-		c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: p})
-		require.NoError(t, err, "port %d still bound", p)
-		_ = c.Close()
-	}
 }
 
 // TestConsoleSupervisor: baresip calls a number whose agent (a scripted
@@ -397,10 +381,8 @@ func TestConsoleSupervisor(t *testing.T) {
 	require.GreaterOrEqual(t, toneShare(left, callerHz, heardLevel), 0.9, "the recording's left channel is the caller: %s", heardTones(left))
 	require.LessOrEqual(t, toneShare(left, supervisorHz, heardLevel), 0.02, "and not the supervisor: %s", heardTones(left))
 
-	requirePortsRangeFree(t, supervisorWebRTCMin, supervisorWebRTCMax)
-	var lo, hi int
-	_, _ = fmt.Sscanf(supervisorRTPPorts, "%d-%d", &lo, &hi)
-	requirePortsRangeFree(t, lo, hi)
+	requireRangeFree(t, e.webrtc)
+	requireRangeFree(t, e.rtp)
 	cancel()
 	stopBaresip()
 	d.Stop(t)

@@ -63,7 +63,7 @@ func TestTransferBridgeDTMF(t *testing.T) {
 		t.Run(fmt.Sprintf("caller to human, keep_listening %v", listening), func(t *testing.T) {
 			requireNoCalls(t, d)
 			dir := t.TempDir()
-			human := startBaresip(t, "human", writeWAV(t, dir, "human.wav", silencePCM(30*time.Second)), "32300-32399", "", 40*time.Second)
+			human := startBaresip(t, "human", writeWAV(t, dir, "human.wav", silencePCM(30*time.Second)), "", 40*time.Second)
 			steps := []step{{Pause: 3500}, {Pcap: filepath.Join(sippPcaps, "dtmf_2833_5.pcap"), Pause: 1000},
 				{InfoType: dtmf.ContentTypeDTMFRelay, InfoBody: "Signal=7\nDuration=160\n", Pause: 1500}}
 			done := make(chan sippResult, 1)
@@ -87,7 +87,7 @@ func TestTransferBridgeDTMF(t *testing.T) {
 		uri, sipp := startHuman(t, human{Name: "keys", RingMs: 100, Key: "3", KeyAfterMs: 2500, Voice: voice})
 		dumpOnFail(t, d, sipp)
 		dir := t.TempDir()
-		caller := startBaresip(t, "caller", writeWAV(t, dir, "caller.wav", silencePCM(9*time.Second)), "32200-32299",
+		caller := startBaresip(t, "caller", writeWAV(t, dir, "caller.wav", silencePCM(9*time.Second)),
 			"sip:"+number+"@"+d.App.SIPAddr().String(), 30*time.Second)
 		c := liveCall(t, d, caller.out.String)
 		bridgeTo(t, d, c.ID(), uri, nil)
@@ -119,7 +119,7 @@ func TestTransferBridgeCallerHold(t *testing.T) {
 		}
 	})
 	dir := t.TempDir()
-	human := startBaresip(t, "human", writeWAV(t, dir, "human.wav", tonePCM(humanTone, 40)), "32300-32399", "", 50*time.Second)
+	human := startBaresip(t, "human", writeWAV(t, dir, "human.wav", tonePCM(humanTone, 40)), "", 50*time.Second)
 	peer := newRTPPeer(t) // the caller's RTP address in its offer: what the appliance sends the caller
 	tone, _ := calleePcap(t, tonePCM(callerTone, 20))
 	s := scenario{Name: "bridge-hold", Port: fmt.Sprint(peer.port()), Formats: "0 101", WantPT: 0, Ptime: 20, Status: 200,
@@ -199,8 +199,8 @@ func TestTransferBridgeRecording(t *testing.T) {
 	d.JSON(t, "POST", "/v2/phone-numbers", d.OwnerKey, map[string]any{"origin": "byo_trunk", "name": "rec transfer", "phone_number": number,
 		"agent_id": ag["agent_id"]}, 200)
 	dir := t.TempDir()
-	human := startBaresip(t, "human", writeWAV(t, dir, "human.wav", tonePCM(humanTone, 40)), "32300-32399", "", 50*time.Second)
-	caller := startBaresip(t, "caller", writeWAV(t, dir, "caller.wav", silencePCM(3*time.Second), tonePCM(callerTone, 10)), "32200-32299",
+	human := startBaresip(t, "human", writeWAV(t, dir, "human.wav", tonePCM(humanTone, 40)), "", 50*time.Second)
+	caller := startBaresip(t, "caller", writeWAV(t, dir, "caller.wav", silencePCM(3*time.Second), tonePCM(callerTone, 10)),
 		"sip:"+number+"@"+d.App.SIPAddr().String(), 30*time.Second)
 	c := liveCall(t, d, caller.out.String)
 	pre := waitRecord(t, d, c.ID(), 10*time.Second, func(r map[string]any) bool {

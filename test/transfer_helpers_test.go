@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -48,9 +47,9 @@ func writeWAV(t *testing.T, dir, name string, parts ...[]int16) string {
 	return path
 }
 
-// baresipPeer is a baresip 1.0 with a throw-away configuration: its
-// microphone is a WAV file (it hangs up when the file ends), what it
-// hears is dumped by the sndfile module.
+// baresipPeer is a baresip 1.0 (launchBaresip) whose microphone is a
+// WAV file (it hangs up when the file ends), what it hears dumped by the
+// sndfile module.
 type baresipPeer struct {
 	uri string // where it answers (a peer that answers)
 	rec string
@@ -58,58 +57,19 @@ type baresipPeer struct {
 }
 
 // startBaresip runs baresip as user: it dials dial, or, when dial is
-// empty, answers every call at once (answermode auto). Its RTP ports are
-// rtpPorts ("32300-32399"); it quits after quit.
-func startBaresip(t *testing.T, user, source, rtpPorts, dial string, quit time.Duration) *baresipPeer {
+// empty, answers every call at once (answermode auto). It quits after
+// quit.
+func startBaresip(t *testing.T, user, source, dial string, quit time.Duration) *baresipPeer {
 	t.Helper()
-	_, err := exec.LookPath("baresip")
-	require.NoError(t, err, "baresip must be installed (apt install baresip)")
-	dir := t.TempDir()
-	conf, rec := filepath.Join(dir, "conf"), filepath.Join(dir, "rec")
-	require.NoError(t, os.MkdirAll(conf, 0o700))
-	require.NoError(t, os.MkdirAll(rec, 0o700))
-	port := freeBaresipPort(t)
-	config := strings.Join([]string{
-		"module_path /usr/lib/baresip/modules",
-		fmt.Sprintf("sip_listen 127.0.0.1:%d", port),
-		"audio_source aufile," + source,
-		"audio_player alsa,null",
-		"audio_alert alsa,null",
-		"rtp_ports " + rtpPorts,
-		"snd_path " + rec,
-		"module account.so", "module menu.so", "module g711.so", "module aufile.so", "module alsa.so", "module sndfile.so", "",
-	}, "\n")
-	require.NoError(t, os.WriteFile(filepath.Join(conf, "config"), []byte(config), 0o600))
-	account := fmt.Sprintf("<sip:%s@127.0.0.1>;regint=0;audio_codecs=PCMU", user)
-	if dial == "" {
-		account += ";answermode=auto"
-	}
-	require.NoError(t, os.WriteFile(filepath.Join(conf, "accounts"), []byte(account+"\n"), 0o600))
-	require.NoError(t, os.WriteFile(filepath.Join(conf, "contacts"), nil, 0o600))
-	ctx, cancel := context.WithTimeout(context.Background(), quit+10*time.Second)
-	t.Cleanup(cancel)
-	args := []string{"-f", conf, "-n", "127.0.0.1", "-t", fmt.Sprint(int(quit.Seconds()))}
-	if dial != "" {
-		args = append(args, "-e", "/dial "+dial)
-	}
-	cmd := exec.CommandContext(ctx, "baresip", args...)
-	cmd.Dir = dir
-	p := &baresipPeer{uri: fmt.Sprintf("sip:%s@127.0.0.1:%d", user, port), rec: rec, out: &apptest.SyncBuffer{}}
-	cmd.Stdout, cmd.Stderr = p.out, p.out
-	require.NoError(t, cmd.Start())
-	waited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(waited) }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		<-waited
-	})
+	b := launchBaresip(t, t.TempDir(), baresipConf{user: user, source: source, answer: dial == ""}, dial, quit)
+	p := &baresipPeer{uri: fmt.Sprintf("sip:%s@127.0.0.1:%d", user, b.port), rec: b.rec, out: b.out}
 	if dial == "" {
 		// A callee: it answers once it listens on its SIP port.
 		require.Eventually(t, func() bool {
 			return strings.Contains(p.out.String(), "baresip is ready") || strings.Contains(p.out.String(), "Populated")
 		},
 			10*time.Second, 20*time.Millisecond, "baresip did not start: %s", p.out.String())
-		waitUDPBound(t, port)
+		waitUDPBound(t, b.port)
 	}
 	return p
 }

@@ -25,7 +25,7 @@ func TestTransferHoldResume(t *testing.T) {
 		parts = append(parts, tonePCM(callerTone, 0.8), silencePCM(1700*time.Millisecond))
 	}
 	src := writeWAV(t, dir, "caller.wav", parts...)
-	caller := startBaresip(t, "caller", src, "32200-32299", "sip:"+number+"@"+d.App.SIPAddr().String(), 60*time.Second)
+	caller := startBaresip(t, "caller", src, "sip:"+number+"@"+d.App.SIPAddr().String(), 60*time.Second)
 	c := liveCall(t, d, caller.out.String)
 	path := "/v1/calls/" + c.ID()
 

@@ -22,7 +22,7 @@ func TestTransferVoicemail(t *testing.T) {
 	box, _ := calleePcap(t, silencePCM(200*time.Millisecond), greeting, silencePCM(600*time.Millisecond), beepPCM(500*time.Millisecond))
 	uri, machine := startHuman(t, human{Name: "voicemail", RingMs: 300, Hello: box})
 	dumpOnFail(t, d, machine)
-	caller := startBaresip(t, "caller", writeWAV(t, t.TempDir(), "caller.wav", silencePCM(25*time.Second)), "32200-32299",
+	caller := startBaresip(t, "caller", writeWAV(t, t.TempDir(), "caller.wav", silencePCM(25*time.Second)),
 		"sip:"+number+"@"+d.App.SIPAddr().String(), 40*time.Second)
 	c := liveCall(t, d, caller.out.String)
 	id := d.JSON(t, "POST", "/v1/calls/"+c.ID()+"/transfer", d.OwnerKey, map[string]any{

@@ -1,16 +1,11 @@
 package test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net/netip"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
-	"text/template"
 	"time"
 
 	"github.com/stretchr/testify/require"
@@ -46,36 +41,10 @@ type human struct {
 // the URI that reaches it.
 func startHuman(t *testing.T, h human) (string, *sippRun) {
 	t.Helper()
-	_, err := exec.LookPath("sipp")
-	require.NoError(t, err, "sipp must be installed (apt sip-tester)")
 	if h.ByeTimeoutMs == 0 {
 		h.ByeTimeoutMs = 60000
 	}
-	tmpl, err := template.ParseFiles(filepath.Join("testdata", "sipp", "human.xml.tmpl"))
-	require.NoError(t, err)
-	var buf bytes.Buffer
-	require.NoError(t, tmpl.Execute(&buf, h))
-	dir := t.TempDir()
-	scenario := filepath.Join(dir, "human.xml")
-	require.NoError(t, os.WriteFile(scenario, buf.Bytes(), 0o600))
-	port := freePort(t, "udp")
-	args := []string{"-sf", scenario, "-m", "1", "-i", "127.0.0.1", "-p", fmt.Sprint(port), "-mp", fmt.Sprint(freePort(t, "udp")),
-		"-t", "u1", "-timeout", "90s", "-timeout_error", "-nostdin", "-trace_err", "-error_file", filepath.Join(dir, "err.log"),
-		"-trace_msg", "-message_file", filepath.Join(dir, "msg.log")}
-	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Second)
-	cmd := exec.CommandContext(ctx, "sipp", args...)
-	cmd.Dir = dir
-	r := &sippRun{done: make(chan struct{})}
-	go func() {
-		defer close(r.done)
-		defer cancel()
-		out, err := cmd.CombinedOutput()
-		errLog, _ := os.ReadFile(filepath.Join(dir, "err.log"))
-		msgLog, _ := os.ReadFile(filepath.Join(dir, "msg.log"))
-		r.out, r.err = string(msgLog)+"\n"+string(out)+"\n"+string(errLog), err
-	}()
-	t.Cleanup(func() { cancel(); <-r.done })
-	waitUDPBound(t, port)
+	port, r := startSippListener(t, "human.xml.tmpl", h, 90*time.Second, "-m", "1")
 	return fmt.Sprintf("sip:human@127.0.0.1:%d", port), r
 }
 
@@ -104,7 +73,7 @@ func TestTransferWarmKeys(t *testing.T) {
 			// BYE); with 2, after the agent spoke again.
 			length := map[string]time.Duration{"1": 13 * time.Second, "2": 20 * time.Second}[key]
 			src := writeWAV(t, dir, "caller.wav", silencePCM(length))
-			caller := startBaresip(t, "caller", src, "32200-32299", "sip:"+number+"@"+d.App.SIPAddr().String(), 40*time.Second)
+			caller := startBaresip(t, "caller", src, "sip:"+number+"@"+d.App.SIPAddr().String(), 40*time.Second)
 			c := liveCall(t, d, caller.out.String)
 			res := d.JSON(t, "POST", "/v1/calls/"+c.ID()+"/transfer", d.OwnerKey, map[string]any{
 				"target_uri": uri, "mode": "warm", "briefing": "A caller asks about an order."}, 202)

@@ -27,9 +27,9 @@ func TestTransferWarmBaresip(t *testing.T) {
 	// hangs up when the file ends.
 	hello := ttsPCM(t, "Hello?")
 	humanWAV := writeWAV(t, dir, "human.wav", silencePCM(500*time.Millisecond), hello, silencePCM(8*time.Second), tonePCM(humanTone, 6))
-	human := startBaresip(t, "human", humanWAV, "32300-32399", "", 60*time.Second)
+	human := startBaresip(t, "human", humanWAV, "", 60*time.Second)
 	callerWAV := writeWAV(t, dir, "caller.wav", silencePCM(2*time.Second), tonePCM(callerTone, 40))
-	caller := startBaresip(t, "caller", callerWAV, "32200-32299", "sip:"+number+"@"+d.App.SIPAddr().String(), 60*time.Second)
+	caller := startBaresip(t, "caller", callerWAV, "sip:"+number+"@"+d.App.SIPAddr().String(), 60*time.Second)
 	c := liveCall(t, d, caller.out.String)
 
 	const briefing = "A caller needs help with an invoice from last month. They have the invoice number ready."

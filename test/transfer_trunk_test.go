@@ -23,7 +23,7 @@ func TestTransferTelThroughTrunk(t *testing.T) {
 	const number = "+14155557311"
 	outboundNumber(t, d, number, port, "acme-trunk", "trunk-s3cret")
 	dir := t.TempDir()
-	caller := startBaresip(t, "caller", writeWAV(t, dir, "caller.wav", silencePCM(25*time.Second)), "32200-32299",
+	caller := startBaresip(t, "caller", writeWAV(t, dir, "caller.wav", silencePCM(25*time.Second)),
 		"sip:"+number+"@"+d.App.SIPAddr().String(), 40*time.Second)
 	c := liveCall(t, d, caller.out.String)
 	id := d.JSON(t, "POST", "/v1/calls/"+c.ID()+"/transfer", d.OwnerKey, map[string]any{"target_uri": "tel:+14155550177"}, 202)["transfer_id"].(string)

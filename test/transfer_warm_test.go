@@ -169,7 +169,7 @@ func TestTransferToolWarm(t *testing.T) {
 			// The caller hangs up when its file ends: after the human's
 			// voice (accepted), after the model spoke again (otherwise).
 			src := writeWAV(t, t.TempDir(), "caller.wav", silencePCM(16*time.Second))
-			caller := startBaresip(t, "caller", src, "32200-32299", "sip:"+number+"@"+e.d.App.SIPAddr().String(), 40*time.Second)
+			caller := startBaresip(t, "caller", src, "sip:"+number+"@"+e.d.App.SIPAddr().String(), 40*time.Second)
 			conn := e.accept(t)
 			instructions(t, conn)
 			c := liveCall(t, e.d, caller.out.String)
@@ -266,10 +266,10 @@ func TestTransferToolBriefing(t *testing.T) {
 	const number, briefing = "+14155557420", "A caller from the billing line."
 	dir := t.TempDir()
 	humanWAV := writeWAV(t, dir, "human.wav", silencePCM(500*time.Millisecond), ttsPCM(t, "Hello?"), silencePCM(16*time.Second), tonePCM(humanTone, 5))
-	human := startBaresip(t, "human", humanWAV, "32300-32399", "", 60*time.Second)
+	human := startBaresip(t, "human", humanWAV, "", 60*time.Second)
 	toolAgent(t, e, number, map[string]any{"name": "billing", "uri": human.uri, "mode": "warm", "accept": "answer", "briefing": briefing})
 	callerWAV := writeWAV(t, dir, "caller.wav", silencePCM(time.Second), tonePCM(callerTone, 40))
-	caller := startBaresip(t, "caller", callerWAV, "32200-32299", "sip:"+number+"@"+e.d.App.SIPAddr().String(), 60*time.Second)
+	caller := startBaresip(t, "caller", callerWAV, "sip:"+number+"@"+e.d.App.SIPAddr().String(), 60*time.Second)
 	conn := e.accept(t)
 	instructions(t, conn)
 	c := liveCall(t, e.d, caller.out.String)
@@ -312,7 +312,7 @@ func TestTransferToolKeepListening(t *testing.T) {
 	dumpOnFail(t, e.d, sipp)
 	toolAgent(t, e, number, map[string]any{"name": "desk", "uri": uri, "mode": "bridge", "keep_listening": true})
 	src := writeWAV(t, t.TempDir(), "caller.wav", silencePCM(time.Second), tonePCM(callerTone, 12))
-	caller := startBaresip(t, "caller", src, "32200-32299", "sip:"+number+"@"+e.d.App.SIPAddr().String(), 40*time.Second)
+	caller := startBaresip(t, "caller", src, "sip:"+number+"@"+e.d.App.SIPAddr().String(), 40*time.Second)
 	conn := e.accept(t)
 	instructions(t, conn)
 	c := liveCall(t, e.d, caller.out.String)
@@ -418,7 +418,7 @@ func TestTransferHoldAudioFiles(t *testing.T) {
 	}
 	busy1, busy2 := busy(4000), busy(7000)
 	src := writeWAV(t, t.TempDir(), "caller.wav", silencePCM(45*time.Second))
-	caller := startBaresip(t, "caller", src, "32200-32299", "sip:"+number+"@"+d.App.SIPAddr().String(), 70*time.Second)
+	caller := startBaresip(t, "caller", src, "sip:"+number+"@"+d.App.SIPAddr().String(), 70*time.Second)
 	c := liveCall(t, d, caller.out.String)
 	// Times are the call's: the frames it sent the caller (whose
 	// recording starts with the first), not the test's clock.
@@ -581,7 +581,7 @@ func TestTransferHumanMediaStops(t *testing.T) {
 	hello, _ := calleePcap(t, ttsPCM(t, "Hello?"))
 	uri, sipp := startHuman(t, human{Name: "mute", RingMs: 200, Hello: hello})
 	dumpOnFail(t, d, sipp)
-	caller := startBaresip(t, "caller", writeWAV(t, t.TempDir(), "caller.wav", silencePCM(25*time.Second)), "32200-32299",
+	caller := startBaresip(t, "caller", writeWAV(t, t.TempDir(), "caller.wav", silencePCM(25*time.Second)),
 		"sip:"+number+"@"+d.App.SIPAddr().String(), 40*time.Second)
 	c := liveCall(t, d, caller.out.String)
 	id := d.JSON(t, "POST", "/v1/calls/"+c.ID()+"/transfer", d.OwnerKey, map[string]any{

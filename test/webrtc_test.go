@@ -23,8 +23,8 @@ func webrtcDaemon(t *testing.T) *apptest.Daemon {
 	// The echo engine repeats whole sentences (it keeps 10 s of a turn by
 	// default): the tests compare what the browser said with what it hears
 	// back.
-	return apptest.Start(t, apptest.Config(t, t.TempDir(), withDrain(map[string]string{"SWITCHBOARD_RTP_PORTS": "31100-31119",
-		"SWITCHBOARD_WEBRTC_PORTS": "31200-31299"})))
+	return apptest.Start(t, apptest.Config(t, t.TempDir(), withDrain(map[string]string{"SWITCHBOARD_RTP_PORTS": takePorts(t, 20).String(),
+		"SWITCHBOARD_WEBRTC_PORTS": takePorts(t, 100).String()})))
 }
 
 var callLocation = regexp.MustCompile(`^/v1/realtime/calls/[0-9a-f-]{36}$`)
@@ -297,7 +297,7 @@ func TestWebRTCWebhookNumber(t *testing.T) {
 	h := newHookReceiver(t, 0)
 	// The echo engine repeats the whole sentence (it keeps 10 s of a turn
 	// by default).
-	d := controlDaemon(t, map[string]string{"SWITCHBOARD_RTP_PORTS": "31120-31139", "SWITCHBOARD_WEBRTC_PORTS": "31300-31399"}, h, "+14155550111")
+	d := controlDaemon(t, map[string]string{"SWITCHBOARD_RTP_PORTS": takePorts(t, 20).String(), "SWITCHBOARD_WEBRTC_PORTS": takePorts(t, 100).String()}, h, "+14155550111")
 	nums := d.JSON(t, "GET", "/v2/phone-numbers", d.OwnerKey, nil, 200)["phone_numbers"].([]any)
 	var numberID string
 	for _, n := range nums {

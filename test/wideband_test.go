@@ -2,13 +2,9 @@ package test
 
 import (
 	"bytes"
-	"context"
-	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -128,49 +124,9 @@ func testBaresipWideband(t *testing.T, d *apptest.Daemon, codec, number string) 
 		require.NoError(t, err, "%s", b)
 	}
 
-	module, account := "g722.so", codec // the caller has only this codec
-	switch codec {
-	case "PCMU":
-		module = "g711.so"
-	case "opus":
-		module, account = "opus.so", "opus/48000/1"
-	}
-	conf, rec := filepath.Join(dir, "conf"), filepath.Join(dir, "rec")
-	require.NoError(t, os.MkdirAll(conf, 0o700))
-	require.NoError(t, os.MkdirAll(rec, 0o700))
-	config := strings.Join([]string{
-		"module_path /usr/lib/baresip/modules",
-		fmt.Sprintf("sip_listen 127.0.0.1:%d", freeBaresipPort(t)),
-		"audio_source aufile," + source,
-		"audio_player alsa,null",
-		"audio_alert alsa,null",
-		"rtp_ports 32100-32199",
-		"snd_path " + rec,
-		"opus_bitrate 32000", "opus_stereo no", "opus_sprop_stereo no", "opus_inbandfec yes",
-		"module account.so", "module menu.so", "module " + module, "module aufile.so", "module alsa.so", "module sndfile.so",
-		"",
-	}, "\n")
-	require.NoError(t, os.WriteFile(filepath.Join(conf, "config"), []byte(config), 0o600))
-	require.NoError(t, os.WriteFile(filepath.Join(conf, "accounts"), []byte("<sip:caller@127.0.0.1>;regint=0;audio_codecs="+account+"\n"), 0o600))
-	require.NoError(t, os.WriteFile(filepath.Join(conf, "contacts"), nil, 0o600))
-
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "baresip", "-f", conf, "-n", "127.0.0.1", "-t", "45", "-e", "/dial sip:"+strings.TrimPrefix(number, "+")+"@"+d.App.SIPAddr().String())
-	cmd.Dir = dir
-	var buf apptest.SyncBuffer
-	cmd.Stdout, cmd.Stderr = &buf, &buf
-	require.NoError(t, cmd.Start())
-	waited := make(chan error, 1)
-	go func() { waited <- cmd.Wait() }()
-	var stopOnce sync.Once
-	stopBaresip := func() {
-		stopOnce.Do(func() {
-			_ = cmd.Process.Signal(os.Interrupt)
-			<-waited
-		})
-	}
-	defer stopBaresip()
+	// The caller has only this codec.
+	peer := launchBaresip(t, dir, baresipConf{source: source, codec: codec}, "sip:"+strings.TrimPrefix(number, "+")+"@"+d.App.SIPAddr().String(), 45*time.Second)
+	buf, rec, stopBaresip := peer.out, peer.rec, peer.stop
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("baresip: %s\ndaemon: %s", tail(buf.String(), 3000), tail(d.Logs.String(), 4000))
