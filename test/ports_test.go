@@ -16,11 +16,12 @@ import (
 // (the stranger) touches only its own.
 //
 // The region lies above the random picks of freeSIPPort and
-// freeBaresipPort (15000-29999) and below the kernel's ephemeral range
+// freeBaresipPort (15000-29999) and the RTP ports of `switchboard dial`
+// (30000-30999 unless told), and below the kernel's ephemeral range
 // (32768 and up), so that no outgoing connection and no other helper takes
 // a port of it.
 const (
-	portsFirst = 30100
+	portsFirst = 31000
 	portsLast  = 32767
 )
 
