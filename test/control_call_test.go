@@ -18,6 +18,7 @@ import (
 // answered and audio flows, then the refer endpoint transfers the call
 // and our leg ends.
 func TestControlCallRefer(t *testing.T) {
+	t.Parallel()
 	const number = "+14155550142"
 	h := newHookReceiver(t, 0)
 	d := controlDaemon(t, map[string]string{"SWITCHBOARD_RING_TIMEOUT": "10s"}, h, number)
@@ -144,6 +145,7 @@ func hasNote(s call.Snapshot, kind, text string) bool {
 // its Reason; a controller that drops leaves the call running for the
 // grace, then the call ends.
 func TestControlHangupAndGrace(t *testing.T) {
+	t.Parallel()
 	const number = "+14155550143"
 	h := newHookReceiver(t, 0)
 	d := controlDaemon(t, map[string]string{"SWITCHBOARD_RING_TIMEOUT": "10s", "SWITCHBOARD_CONTROLLER_GRACE": "1500ms"}, h, number)
@@ -234,6 +236,7 @@ func TestControlHangupAndGrace(t *testing.T) {
 // the caller gets 480; the receiver failed twice, and every attempt (same
 // webhook-id) is in the call record.
 func TestControlNoController(t *testing.T) {
+	t.Parallel()
 	const number = "+14155550144"
 	h := newHookReceiver(t, 2)
 	ids := make(chan string, 8)

@@ -108,6 +108,7 @@ func (d *binaryDaemon) calls(t *testing.T, q string) []map[string]any {
 // the next start closes their records as ended_by "crash" at the last time
 // each was known to be up, and a call that ended before keeps its own end.
 func TestCrashLeavesRecords(t *testing.T) {
+	t.Parallel()
 	dataDir := filepath.Join(t.TempDir(), "data")
 	d := startBinary(t, dataDir, "SWITCHBOARD_RECORDS_ALIVE_INTERVAL=1s")
 

@@ -80,6 +80,7 @@ func state(s string) func(map[string]any) bool {
 // while its calls finish and new calls go to the survivor; and every call
 // has its record, closed, naming its node.
 func TestFleetBehindKamailio(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	pg := pgtest.New(t)
 	dbURL, err := pg.CreateDatabase(ctx, "fleet")
@@ -204,6 +205,7 @@ func TestFleetBehindKamailio(t *testing.T) {
 // timeout and marks its open calls ended, at the last time each was known
 // to be up.
 func TestFleetKilledNode(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	pg := pgtest.New(t)
 	dbURL, err := pg.CreateDatabase(ctx, "fleet")
@@ -257,6 +259,7 @@ func TestFleetKilledNode(t *testing.T) {
 // call through node a (DTMF, hangup), all forwarded to node b; so is an
 // accept sent to node a for a second call.
 func TestFleetControllerOnOtherNode(t *testing.T) {
+	t.Parallel()
 	const number = "+14155550177"
 	ctx := context.Background()
 	pg := pgtest.New(t)
@@ -319,6 +322,7 @@ func TestFleetControllerOnOtherNode(t *testing.T) {
 // OPTIONS still say 200), and Kamailio's failure route gives the call to
 // the next node: every call is answered, none by the full node twice.
 func TestFleetFailover(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	pg := pgtest.New(t)
 	dbURL, err := pg.CreateDatabase(ctx, "fleet")

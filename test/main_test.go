@@ -1,6 +1,7 @@
 package test
 
 import (
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -11,7 +12,20 @@ import (
 // binary is the switchboard binary built once for the CLI tests.
 var binary string
 
+// sideBySide is how many tests that called t.Parallel run at once, unless
+// -parallel is given (see the package's doc).
+const sideBySide = 4
+
 func TestMain(m *testing.M) {
+	flag.Parse()
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given {
+		if err := flag.Set("test.parallel", fmt.Sprint(sideBySide)); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+	}
 	dir, err := os.MkdirTemp("", "switchboard-bin")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -20,6 +20,7 @@ import (
 // frees its slot for the other node, and the slots of a node killed with
 // its calls free once the fleet finds it lost.
 func TestFleetOutboundLimits(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	pg := pgtest.New(t)
 	dbURL, err := pg.CreateDatabase(ctx, "fleet")

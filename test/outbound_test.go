@@ -187,6 +187,7 @@ func TestOutboundHangupOnMachine(t *testing.T) {
 // it is about; a team past its calls per second or its calls at once
 // gets 429 with Retry-After.
 func TestPlaceCallRefusals(t *testing.T) {
+	t.Parallel()
 	ringPort, ringing := startCallee(t, callee{Name: "limits", NoAnswer: true})
 	d := callDaemon(t, map[string]string{"SWITCHBOARD_OUTBOUND_MAX_CONCURRENT": "1", "SWITCHBOARD_OUTBOUND_CALLS_PER_SECOND": "1"})
 	agentID := outboundNumber(t, d, "+18005550146", ringPort, "", "")
@@ -274,6 +275,7 @@ func TestPlaceCallRefusals(t *testing.T) {
 // (switchboard.call.progress, switchboard.call.opened) and the number's
 // webhook gets them signed (realtime.call.progress), then the end.
 func TestOutboundWebhookNumber(t *testing.T) {
+	t.Parallel()
 	hello, _ := calleePcap(t, silencePCM(200*time.Millisecond), espeakPCM(t, "Hello, who is this?"), silencePCM(3*time.Second))
 	port, sipp := startCallee(t, callee{Name: "webhook", RingMs: 400, Pcap: hello})
 	h := newHookReceiver(t, 0)
@@ -327,6 +329,7 @@ func TestOutboundWebhookNumber(t *testing.T) {
 // call that rings (CANCEL, 487, the CANCEL carrying the hangup's reason as
 // its Reason header, RFC 3326): progress canceled, ended by the appliance.
 func TestOutboundCanceledWhileRinging(t *testing.T) {
+	t.Parallel()
 	d, sipp, _, agentID := outboundSetup(t, callee{Name: "cancel", NoAnswer: true,
 		CancelReason: `Q\.850;cause=16;text=.Normal call clearing.`}, "+18005550150")
 	rec := d.JSON(t, "POST", "/v1/calls", d.OwnerKey, map[string]any{"to": "+14155550192", "from": "+18005550150", "agent_id": agentID}, 201)
@@ -378,6 +381,7 @@ func TestCLICallsDial(t *testing.T) {
 // the record says the callee ended it, and DTMF sent meanwhile went out
 // as RFC 4733 events (the callee's answer had telephone-event).
 func TestOutboundCalleeHangsUp(t *testing.T) {
+	t.Parallel()
 	hello, _ := calleePcap(t, espeakPCM(t, "Yes?"), silencePCM(2*time.Second))
 	d, sipp, port, agentID := outboundSetup(t, callee{Name: "callee-bye", Pcap: hello, CalleeBye: true, TalkMs: 4000}, "+18005550152")
 	rec := d.JSON(t, "POST", "/v1/calls", d.OwnerKey, map[string]any{"to": "sip:bob@127.0.0.1:" + itoa(port), "from": "+18005550152",
@@ -445,6 +449,7 @@ func TestOutboundSilentCallee(t *testing.T) {
 // challenge with the trunk's credentials and the second checks them, so
 // both sides of the call are real.
 func TestOutboundToAnotherAppliance(t *testing.T) {
+	t.Parallel()
 	callee := callDaemon(t, map[string]string{"SWITCHBOARD_SIP_CHALLENGE_STATUS": "407"})
 	createAgentNumber(t, callee, "+18005550160", map[string]any{"auth_username": "trunk-a", "auth_password": "Trunk-A-secret-7"})
 	caller := callDaemon(t, nil)
@@ -487,6 +492,7 @@ func TestOutboundToAnotherAppliance(t *testing.T) {
 // the callee, whose NOTIFY says the transfer succeeded); the appliance
 // then ends its leg with BYE.
 func TestOutboundTransfer(t *testing.T) {
+	t.Parallel()
 	d, sipp, _, agentID := outboundSetup(t, callee{Name: "refer", Refer: true}, "+18005550154")
 	rec := d.JSON(t, "POST", "/v1/calls", d.OwnerKey, map[string]any{"to": "+14155550189", "from": "+18005550154", "agent_id": agentID}, 201)
 	id := rec["call_id"].(string)

@@ -167,6 +167,7 @@ func scrapeMetrics(t *testing.T, base string) string {
 // daemon is SIGKILLed leaves a playable WAV up to its last second; an
 // encrypted one is served, decrypted, by the next start.
 func TestRecordingSurvivesSIGKILL(t *testing.T) {
+	t.Parallel()
 	for _, encrypt := range []bool{false, true} {
 		t.Run(fmt.Sprintf("encrypt=%t", encrypt), func(t *testing.T) {
 			dataDir := filepath.Join(t.TempDir(), "data")

@@ -126,6 +126,7 @@ func sdkKey(t *testing.T, d *apptest.Daemon, acls ...string) string {
 // function tool, and a browser-style client that authenticates by
 // subprotocol only.
 func TestOfficialSDKs(t *testing.T) {
+	t.Parallel()
 	requireSDKs(t)
 	d, cert := tlsDaemon(t, nil)
 	key := sdkKey(t, d, "api-key:endpoint:realtime", "api-key:endpoint:client-secrets", "api-key:model:*")
@@ -150,6 +151,7 @@ func TestOfficialSDKs(t *testing.T) {
 // openai SDK opens its sideband connection with the call's callID, steers
 // the session, sees the caller's turn, and hangs up through the SDK.
 func TestOfficialSDKSideband(t *testing.T) {
+	t.Parallel()
 	requireSDKs(t)
 	const number = "+14155550171"
 	h := newHookReceiver(t, 0)
@@ -176,6 +178,7 @@ func TestOfficialSDKSideband(t *testing.T) {
 // more calls are refused with client.realtime.calls.reject: 486 Busy Here
 // as asked, and 603 Decline by default, each checked by sipp.
 func TestOfficialSDKAcceptReject(t *testing.T) {
+	t.Parallel()
 	requireSDKs(t)
 	const number = "+14155550172"
 	h := newHookReceiver(t, 0)

@@ -18,6 +18,7 @@ import (
 // an unknown call 404; a resume of a call not on hold, and anything on a
 // call that ended, 409. The call is untouched by the refusals.
 func TestTransferAPIErrors(t *testing.T) {
+	t.Parallel()
 	d := callDaemon(t, nil)
 	number := transferAgent(t, d, "+14155557305")
 	peer := newRTPPeer(t)

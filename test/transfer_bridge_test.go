@@ -57,6 +57,7 @@ func baresipDTMF(out string) string {
 // other way round (sipp as the human presses 3, baresip calls). The model
 // hears none of these keys, even when it keeps listening.
 func TestTransferBridgeDTMF(t *testing.T) {
+	t.Parallel()
 	d := callDaemon(t, nil)
 	number := transferAgent(t, d, "+14155557321")
 	for _, listening := range []bool{false, true} {
@@ -107,6 +108,7 @@ func TestTransferBridgeDTMF(t *testing.T) {
 // plays its music on hold to the other party), then the caller again
 // after the resume, who hears the human again.
 func TestTransferBridgeCallerHold(t *testing.T) {
+	t.Parallel()
 	d := callDaemon(t, nil)
 	number := transferAgent(t, d, "+14155557322")
 	t.Cleanup(func() {

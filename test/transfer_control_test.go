@@ -16,6 +16,7 @@ import (
 // ending bridged. Hanging up through the API ends both legs (sipp, the
 // caller and the human, each gets its BYE).
 func TestTransferControlled(t *testing.T) {
+	t.Parallel()
 	const number = "+14155557306"
 	h := newHookReceiver(t, 0)
 	d := controlDaemon(t, map[string]string{"SWITCHBOARD_RING_TIMEOUT": "10s"}, h, number)

@@ -16,6 +16,7 @@ import (
 // is answered, during the hold or after it); on resume the answers come
 // back. The record notes the hold and the resume.
 func TestTransferHoldResume(t *testing.T) {
+	t.Parallel()
 	d := callDaemon(t, nil)
 	number := transferAgent(t, d, "+14155557307")
 	dir := t.TempDir()

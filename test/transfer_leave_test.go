@@ -17,6 +17,7 @@ import (
 // cancelled (sipp sees the CANCEL and answers 487), and no call, leg or
 // port is left.
 func TestTransferCallerLeaves(t *testing.T) {
+	t.Parallel()
 	d := callDaemon(t, nil)
 	number := transferAgent(t, d, "+14155557313")
 	uri, desk := startHuman(t, human{Name: "ringing", NoAnswer: true})

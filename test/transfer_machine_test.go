@@ -15,6 +15,7 @@ import (
 // voicemail, the human's leg is hung up, and the caller is back with the
 // agent, who says why.
 func TestTransferVoicemail(t *testing.T) {
+	t.Parallel()
 	d := callDaemon(t, nil)
 	number := transferAgent(t, d, "+14155557312")
 	greeting := espeakPCM(t, "Hi, you have reached the voicemail of Alex Morgan at Acme Logistics. I am not able to take your call right now. "+

@@ -18,6 +18,7 @@ import (
 // and NOTIFYs 200: the transfer is referred and the appliance's two legs
 // end (each sipp gets its BYE).
 func TestTransferReferReplaces(t *testing.T) {
+	t.Parallel()
 	d := callDaemon(t, nil)
 	number := transferAgent(t, d, "+14155557309")
 	hello, _ := calleePcap(t, ttsPCM(t, "Hello?"))
@@ -47,6 +48,7 @@ func TestTransferReferReplaces(t *testing.T) {
 // the REFER (501), or accepts it and never NOTIFYs, is bridged to the
 // human instead (the record says so); one that completes it is referred.
 func TestTransferAuto(t *testing.T) {
+	t.Parallel()
 	d := callDaemon(t, map[string]string{"SWITCHBOARD_TRANSFER_REFER_NOTIFY_TIMEOUT": "1500ms"})
 	number := transferAgent(t, d, "+14155557310")
 	for _, tc := range []struct {

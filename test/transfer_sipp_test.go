@@ -54,13 +54,14 @@ func startHuman(t *testing.T, h human) (string, *sippRun) {
 // the caller hears the music, then the agent telling them the transfer
 // was declined (the model is told why).
 func TestTransferWarmKeys(t *testing.T) {
-	d := callDaemon(t, nil)
-	number := transferAgent(t, d, "+14155557302")
+	t.Parallel()
 	hello, _ := calleePcap(t, ttsPCM(t, "Hello?"))
 	voice, _ := calleePcap(t, tonePCM(humanTone, 5))
 	for _, key := range []string{"1", "2"} {
 		t.Run("key "+key, func(t *testing.T) {
-			requireNoCalls(t, d)
+			t.Parallel() // each key has a daemon of its own
+			d := callDaemon(t, nil)
+			number := transferAgent(t, d, "+14155557302")
 			h := human{Name: "key" + key, RingMs: 300, Hello: hello, Key: key, KeyAfterMs: 3500}
 			if key == "1" {
 				h.Voice = voice // a declined human gets BYE at once
@@ -143,8 +144,7 @@ func TestTransferWarmKeys(t *testing.T) {
 // answer within timeout_s leaves the caller with the agent, which says
 // so; the record has the outcome and its SIP status.
 func TestTransferDialOutcomes(t *testing.T) {
-	d := callDaemon(t, nil)
-	number := transferAgent(t, d, "+14155557303")
+	t.Parallel()
 	cases := []struct {
 		h       human
 		timeout int
@@ -157,7 +157,9 @@ func TestTransferDialOutcomes(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.outcome, func(t *testing.T) {
-			requireNoCalls(t, d)
+			t.Parallel() // each outcome has a daemon of its own
+			d := callDaemon(t, nil)
+			number := transferAgent(t, d, "+14155557303")
 			uri, sipp := startHuman(t, tc.h)
 			dumpOnFail(t, d, sipp)
 			peer := newRTPPeer(t)

@@ -15,6 +15,7 @@ import (
 // behind it answers and speaks (a tone): the caller hears it; the human
 // hanging up ends the call.
 func TestTransferTelThroughTrunk(t *testing.T) {
+	t.Parallel()
 	d := callDaemon(t, nil)
 	voice, _ := calleePcap(t, silencePCM(300*time.Millisecond), tonePCM(humanTone, 5))
 	port, carrier := startCallee(t, callee{Name: "trunk", Challenge: 401, User: "acme-trunk", Password: "trunk-s3cret", RingMs: 200,

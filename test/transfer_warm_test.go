@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -131,7 +132,7 @@ func lastStepMS(t *testing.T, tr map[string]any) float64 {
 // second after it happened; the model answers at once and the caller
 // hears it less than a second after the hold music stopped.
 func TestTransferToolWarm(t *testing.T) {
-	e := newHeadersEnv(t, nil)
+	t.Parallel()
 	hello, _ := calleePcap(t, ttsPCM(t, "Hello?"))
 	voice, _ := calleePcap(t, tonePCM(humanTone, 5))
 	greeting := espeakPCM(t, "Hi, you have reached the voicemail of Alex Morgan at Acme Logistics. I am not able to take your call right now. "+
@@ -154,103 +155,112 @@ func TestTransferToolWarm(t *testing.T) {
 		{"no answer", human{Name: "toolnoanswer", NoAnswer: true}, 5, "no_answer", ""},
 		{"voicemail", human{Name: "toolvm", RingMs: 300, Hello: box}, 0, "voicemail", "machine"},
 	}
-	var figures []string
-	for i, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			requireNoCalls(t, e.d)
-			uri, sipp := startHuman(t, tc.h)
-			dumpOnFail(t, e.d, sipp)
-			number := fmt.Sprintf("+141555574%02d", i)
-			target := map[string]any{"name": "billing", "uri": uri, "description": "invoices and payments", "mode": "warm"}
-			if tc.timeout > 0 {
-				target["timeout_s"] = tc.timeout
-			}
-			toolAgent(t, e, number, target)
-			// The caller hangs up when its file ends: after the human's
-			// voice (accepted), after the model spoke again (otherwise).
-			src := writeWAV(t, t.TempDir(), "caller.wav", silencePCM(16*time.Second))
-			caller := startBaresip(t, "caller", src, "sip:"+number+"@"+e.d.App.SIPAddr().String(), 40*time.Second)
-			conn := e.accept(t)
-			instructions(t, conn)
-			c := liveCall(t, e.d, caller.out.String)
-			freq := modelFreq(t, conn)
-			callID := callTool(t, conn, "billing", toolSummary)
-
-			ctx := ctxFor(t, 40*time.Second)
-			var told time.Time
-			if tc.outcome == "bridged" {
-				select {
-				case <-conn.Done():
-				case <-time.After(20 * time.Second):
-					t.Fatal("the model session is still open after the bridge")
+	var (
+		mu      sync.Mutex
+		figures []string
+	)
+	// Each outcome has a daemon of its own: they run side by side.
+	t.Run("outcomes", func(t *testing.T) {
+		for i, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				t.Parallel()
+				e := newHeadersEnv(t, nil)
+				uri, sipp := startHuman(t, tc.h)
+				dumpOnFail(t, e.d, sipp)
+				number := fmt.Sprintf("+141555574%02d", i)
+				target := map[string]any{"name": "billing", "uri": uri, "description": "invoices and payments", "mode": "warm"}
+				if tc.timeout > 0 {
+					target["timeout_s"] = tc.timeout
 				}
-			} else {
-				out, err := conn.AwaitFunctionOutput(ctx, callID)
-				require.NoError(t, err)
-				told = time.Now()
-				t.Logf("the model was told: %s", out)
-				var o map[string]any
-				require.NoError(t, json.Unmarshal([]byte(out), &o), out)
-				require.Equal(t, false, o["transferred"], out)
-				require.Equal(t, tc.outcome, o["status"], out)
-				require.Contains(t, o["reason"], tc.reason, out)
-				require.Contains(t, o["message"], tc.outcome, out)
-				// The model answers at once (a model that needs no time to
-				// think): the gap below is the appliance's.
-				_, err = conn.StreamResponse(ctx, realtimetest.Response{Audio: 2 * time.Second, Paced: true, Chunk: 20 * time.Millisecond,
-					Transcript: "I am sorry, billing could not take your call."})
-				require.NoError(t, err)
-			}
-			rec := waitRecord(t, e.d, c.ID(), 30*time.Second, func(r map[string]any) bool {
-				tr, _ := r["transfers"].([]any)
-				return len(tr) == 1 && tr[0].(map[string]any)["outcome"] != nil
-			})
-			trs := rec["transfers"].([]any)
-			tr := trs[0].(map[string]any)
-			require.Equal(t, tc.outcome, tr["outcome"], "steps %v, reason %v", transferSteps(rec), tr["reason"])
-			require.Equal(t, "agent", tr["by"])
-			require.Equal(t, "warm", tr["mode"])
-			if tc.reason != "" {
-				require.Contains(t, tr["reason"], tc.reason)
-			}
-			// When the outcome happened: the human's key or BYE (that long
-			// after their answer), else the outcome's step.
-			decided := stepAt(t, tr, tc.outcome)
-			if after := tc.h.KeyAfterMs + tc.h.HangupAfterMs; after > 0 {
-				decided = stepAt(t, tr, "answered").Add(time.Duration(after) * time.Millisecond)
-			}
-			requireNoCalls(t, e.d)
-			sipp.wait(t, 15*time.Second)
-			require.Zero(t, e.d.App.RTPPortsInUse())
+				toolAgent(t, e, number, target)
+				// The caller hangs up when its file ends: after the human's
+				// voice (accepted), after the model spoke again (otherwise).
+				src := writeWAV(t, t.TempDir(), "caller.wav", silencePCM(16*time.Second))
+				caller := startBaresip(t, "caller", src, "sip:"+number+"@"+e.d.App.SIPAddr().String(), 40*time.Second)
+				conn := e.accept(t)
+				instructions(t, conn)
+				c := liveCall(t, e.d, caller.out.String)
+				freq := modelFreq(t, conn)
+				callID := callTool(t, conn, "billing", toolSummary)
 
-			pcm := caller.heard(t)
-			heard := classify(pcm)
-			t.Logf("caller heard: %s", heard)
-			// The hold music first.
-			music := strings.Index(heard, strings.Repeat(heardOther, 20))
-			require.GreaterOrEqual(t, music, 0, "no hold music")
-			m := musicMatch(pcm[music*800 : (music+20)*800])
-			require.Greater(t, m, 0.75, "the caller's hold audio is not the hold music (%.2f)", m)
-			if tc.outcome == "bridged" {
-				require.Contains(t, heard[music:], strings.Repeat(heardHuman, 10), "the caller never heard the human")
-				require.Negative(t, toneStart(pcm, 0, freq, 10), "the caller heard the model")
-				return
-			}
-			// Then the model: its tone, after the music stopped (no other
-			// sound between them).
-			agent := toneStart(pcm, firstSound(heard)*5, freq, 10)
-			require.Positive(t, agent, "the caller never heard the model again")
-			stop := lastSoundBefore(pcm, agent)
-			require.Less(t, musicMatch(pcm[agent*160:agent*160+16000]), 0.6, "the model's audio is the music")
-			require.Greater(t, musicMatch(pcm[max(0, stop-100)*160:(stop+1)*160]), 0.75, "what the caller heard before the model is not the music")
-			toldMS := told.Sub(decided).Milliseconds()
-			waitMS := (agent - stop - 1) * 20
-			figures = append(figures, fmt.Sprintf("%s: the model told %d ms after the outcome; the caller hears it %d ms after the music stopped", tc.name, toldMS, waitMS))
-			t.Logf("%s: the model told %d ms after the outcome; the caller hears it %d ms after the music stopped", tc.outcome, toldMS, waitMS)
-			require.Less(t, toldMS, int64(1000), "the model was told more than a second after the outcome")
-			require.Less(t, waitMS, 1000, "the caller waited more than a second for the agent once the music stopped")
-		})
-	}
+				ctx := ctxFor(t, 40*time.Second)
+				var told time.Time
+				if tc.outcome == "bridged" {
+					select {
+					case <-conn.Done():
+					case <-time.After(20 * time.Second):
+						t.Fatal("the model session is still open after the bridge")
+					}
+				} else {
+					out, err := conn.AwaitFunctionOutput(ctx, callID)
+					require.NoError(t, err)
+					told = time.Now()
+					t.Logf("the model was told: %s", out)
+					var o map[string]any
+					require.NoError(t, json.Unmarshal([]byte(out), &o), out)
+					require.Equal(t, false, o["transferred"], out)
+					require.Equal(t, tc.outcome, o["status"], out)
+					require.Contains(t, o["reason"], tc.reason, out)
+					require.Contains(t, o["message"], tc.outcome, out)
+					// The model answers at once (a model that needs no time to
+					// think): the gap below is the appliance's.
+					_, err = conn.StreamResponse(ctx, realtimetest.Response{Audio: 2 * time.Second, Paced: true, Chunk: 20 * time.Millisecond,
+						Transcript: "I am sorry, billing could not take your call."})
+					require.NoError(t, err)
+				}
+				rec := waitRecord(t, e.d, c.ID(), 30*time.Second, func(r map[string]any) bool {
+					tr, _ := r["transfers"].([]any)
+					return len(tr) == 1 && tr[0].(map[string]any)["outcome"] != nil
+				})
+				trs := rec["transfers"].([]any)
+				tr := trs[0].(map[string]any)
+				require.Equal(t, tc.outcome, tr["outcome"], "steps %v, reason %v", transferSteps(rec), tr["reason"])
+				require.Equal(t, "agent", tr["by"])
+				require.Equal(t, "warm", tr["mode"])
+				if tc.reason != "" {
+					require.Contains(t, tr["reason"], tc.reason)
+				}
+				// When the outcome happened: the human's key or BYE (that long
+				// after their answer), else the outcome's step.
+				decided := stepAt(t, tr, tc.outcome)
+				if after := tc.h.KeyAfterMs + tc.h.HangupAfterMs; after > 0 {
+					decided = stepAt(t, tr, "answered").Add(time.Duration(after) * time.Millisecond)
+				}
+				requireNoCalls(t, e.d)
+				sipp.wait(t, 15*time.Second)
+				require.Zero(t, e.d.App.RTPPortsInUse())
+
+				pcm := caller.heard(t)
+				heard := classify(pcm)
+				t.Logf("caller heard: %s", heard)
+				// The hold music first.
+				music := strings.Index(heard, strings.Repeat(heardOther, 20))
+				require.GreaterOrEqual(t, music, 0, "no hold music")
+				m := musicMatch(pcm[music*800 : (music+20)*800])
+				require.Greater(t, m, 0.75, "the caller's hold audio is not the hold music (%.2f)", m)
+				if tc.outcome == "bridged" {
+					require.Contains(t, heard[music:], strings.Repeat(heardHuman, 10), "the caller never heard the human")
+					require.Negative(t, toneStart(pcm, 0, freq, 10), "the caller heard the model")
+					return
+				}
+				// Then the model: its tone, after the music stopped (no other
+				// sound between them).
+				agent := toneStart(pcm, firstSound(heard)*5, freq, 10)
+				require.Positive(t, agent, "the caller never heard the model again")
+				stop := lastSoundBefore(pcm, agent)
+				require.Less(t, musicMatch(pcm[agent*160:agent*160+16000]), 0.6, "the model's audio is the music")
+				require.Greater(t, musicMatch(pcm[max(0, stop-100)*160:(stop+1)*160]), 0.75, "what the caller heard before the model is not the music")
+				toldMS := told.Sub(decided).Milliseconds()
+				waitMS := (agent - stop - 1) * 20
+				mu.Lock()
+				figures = append(figures, fmt.Sprintf("%s: the model told %d ms after the outcome; the caller hears it %d ms after the music stopped", tc.name, toldMS, waitMS))
+				mu.Unlock()
+				t.Logf("%s: the model told %d ms after the outcome; the caller hears it %d ms after the music stopped", tc.outcome, toldMS, waitMS)
+				require.Less(t, toldMS, int64(1000), "the model was told more than a second after the outcome")
+				require.Less(t, waitMS, 1000, "the caller waited more than a second for the agent once the music stopped")
+			})
+		}
+	})
 	for _, f := range figures {
 		t.Log(f)
 	}
@@ -262,6 +272,7 @@ func TestTransferToolWarm(t *testing.T) {
 // as long as both spoken, then the caller's tone; the caller hears the
 // music, then the human's tone.
 func TestTransferToolBriefing(t *testing.T) {
+	t.Parallel()
 	e := newHeadersEnv(t, nil)
 	const number, briefing = "+14155557420", "A caller from the billing line."
 	dir := t.TempDir()
@@ -305,6 +316,7 @@ func TestTransferToolBriefing(t *testing.T) {
 // into the call record, and what the model says reaches nobody: the
 // caller hears the human only.
 func TestTransferToolKeepListening(t *testing.T) {
+	t.Parallel()
 	e := newHeadersEnv(t, nil)
 	const number = "+14155557421"
 	voice, _ := calleePcap(t, tonePCM(humanTone, 8))
@@ -404,6 +416,7 @@ func loopMatch(pcm, ref []int16) float64 {
 // is busy after a while): the baresip caller hears the file, or the
 // prompt, over and over, each time.
 func TestTransferHoldAudioFiles(t *testing.T) {
+	t.Parallel()
 	audio := t.TempDir()
 	const prompt = "Please hold, we are checking your order."
 	file := holdPattern()
@@ -492,6 +505,7 @@ func TestTransferHoldAudioFiles(t *testing.T) {
 // realtime.call.transfer, the record has the outcome, and the caller is
 // back on the call (the API then hangs it up).
 func TestTransferHumanHangsUpMidBriefing(t *testing.T) {
+	t.Parallel()
 	const number = "+14155557423"
 	h := newHookReceiver(t, 0)
 	d := controlDaemon(t, map[string]string{"SWITCHBOARD_RING_TIMEOUT": "10s"}, h, number)
@@ -542,6 +556,7 @@ func TestTransferHumanHangsUpMidBriefing(t *testing.T) {
 // resume a call of this team (404, as an unknown call), and nothing
 // starts.
 func TestTransferOtherTeam(t *testing.T) {
+	t.Parallel()
 	d := callDaemon(t, nil)
 	number := transferAgent(t, d, "+14155557424")
 	other := otherTeamKey(t, d)
@@ -576,6 +591,7 @@ func TestTransferOtherTeam(t *testing.T) {
 // before the accept timeout, and the caller is back with the agent, who
 // says so.
 func TestTransferHumanMediaStops(t *testing.T) {
+	t.Parallel()
 	d := callDaemon(t, map[string]string{"SWITCHBOARD_MEDIA_TIMEOUT": "3s"})
 	number := transferAgent(t, d, "+14155557425")
 	hello, _ := calleePcap(t, ttsPCM(t, "Hello?"))
