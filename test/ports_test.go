@@ -36,24 +36,33 @@ func (r portRange) String() string { return fmt.Sprintf("%d-%d", r.lo, r.hi) }
 // contains says whether port is in the range.
 func (r portRange) contains(port int) bool { return port >= r.lo && port <= r.hi }
 
-// portsHeld are the ranges tests hold now.
+// portsHeld are the ranges tests hold now; next is where the search for
+// the next range starts.
 var portsHeld struct {
 	mu     sync.Mutex
 	ranges []portRange
+	next   int
 }
 
 // takePorts reserves n ports (rounded up to even) for t until t and its
-// subtests end. It fails t when the region has no room left: the tests
-// running at once hold more than it has.
+// subtests end. It takes the first free range after the last one taken,
+// wrapping around the region: a range is used again as late as possible,
+// so that a daemon a failed test could not stop holds no port of the
+// next test's range. It fails t when the region has no room left: the
+// tests running at once hold more than it has.
 func takePorts(t testing.TB, n int) portRange {
 	t.Helper()
 	n += n % 2
 	portsHeld.mu.Lock()
 	defer portsHeld.mu.Unlock()
-	lo := portsFirst
+	lo, wrapped := max(portsHeld.next, portsFirst), false
 	for {
 		r := portRange{lo, lo + n - 1}
-		require.LessOrEqual(t, r.hi, portsLast, "no room for %d ports in %d-%d: held %v", n, portsFirst, portsLast, portsHeld.ranges)
+		if r.hi > portsLast {
+			require.False(t, wrapped, "no room for %d ports in %d-%d: held %v", n, portsFirst, portsLast, portsHeld.ranges)
+			lo, wrapped = portsFirst, true
+			continue
+		}
 		clash := false
 		for _, h := range portsHeld.ranges {
 			if r.lo <= h.hi && h.lo <= r.hi {
@@ -65,6 +74,7 @@ func takePorts(t testing.TB, n int) portRange {
 			continue
 		}
 		portsHeld.ranges = append(portsHeld.ranges, r)
+		portsHeld.next = r.hi + 1
 		t.Cleanup(func() { releasePorts(r) })
 		return r
 	}
@@ -105,4 +115,27 @@ func requireRangeFree(t *testing.T, r portRange) {
 		require.NoError(t, err, "rtp port %d still bound after the calls", p)
 		c.Close()
 	}
+}
+
+// TestTakePorts: ranges are even-aligned, inside the region, disjoint
+// from every range held, and a range given back is not handed out again
+// before the rest of the region was.
+func TestTakePorts(t *testing.T) {
+	var first portRange
+	t.Run("held", func(t *testing.T) {
+		var got []portRange
+		for _, n := range []int{20, 3, 40, 2} {
+			r := takePorts(t, n)
+			require.Zero(t, r.lo%2, "%v", r)
+			require.Equal(t, n+n%2, r.hi-r.lo+1, "%v", r)
+			require.True(t, r.lo >= portsFirst && r.hi <= portsLast, "%v", r)
+			for _, o := range got {
+				require.False(t, r.lo <= o.hi && o.lo <= r.hi, "%v overlaps %v", r, o)
+			}
+			got = append(got, r)
+		}
+		first = got[0]
+	})
+	next := takePorts(t, 20)
+	require.NotEqual(t, first, next, "a range given back was handed out again at once")
 }
