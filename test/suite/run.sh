@@ -6,7 +6,8 @@
 # test that needed the second run is named in a FLAKY line, never hidden.
 # A package that failed without naming a test (a panic, a timeout, a build
 # error) fails the suite at once.
-# The end-to-end package (./test) takes about 18 minutes on 2 cores; its
+# The end-to-end package (./test) takes about 12 minutes on 2 cores (its
+# tests that only wait on calls run four at a time); its
 # timeout leaves room for a busy machine without letting a hung test run
 # past CI's limit (90 minutes).
 set -uo pipefail
