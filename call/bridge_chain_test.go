@@ -13,7 +13,11 @@ import (
 // TestBridgeChains: the relay chains of a bridge between two G.711 legs
 // (media Listener and Writer String()): two legs of one law relay code
 // words, neither decoded nor encoded; a PCMU leg and a PCMA leg
-// transcode code words once (a table, in the listener), each way.
+// transcode code words once (a table, in the listener), each way. The
+// human's leg is one the appliance placed, as a transfer's is: its
+// session starts as PCM at the call's rate (the codec offered first
+// until the answer), and the law its answer settles is what the bridge
+// relays, both ways.
 func TestBridgeChains(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	for _, tc := range []struct {
@@ -26,13 +30,20 @@ func TestBridgeChains(t *testing.T) {
 	} {
 		t.Run("PCMU to "+tc.law.Name, func(t *testing.T) {
 			caller := newFakeLeg(media.PCMU, Route{AgentID: "ag_1"})
-			human := newFakeLeg(tc.law, Route{})
+			other := media.PCMA // offered first, not answered
+			if tc.law == media.PCMA {
+				other = media.PCMU
+			}
+			human := newFakeLeg(other, Route{})
+			human.answered = tc.law
 			human.id = "human-1"
 			conv := &fakeConv{format: media.PCM16(24000)}
 			conv.run = func(_ context.Context, p Phone) error {
 				c := p.(*Call)
 				party, err := c.Join(human, InbandOff)
 				require.NoError(t, err)
+				require.Equal(t, media.PCM16(24000), party.audio.Format(), "before the answer")
+				require.NoError(t, human.Answer(context.Background()))
 				require.NoError(t, c.Hear(c.Caller(), FromParty(party)))
 				require.NoError(t, c.Hear(party, FromParty(c.Caller())))
 				c.routes.mu.Lock()

@@ -56,6 +56,10 @@ type fakeLeg struct {
 	// sched runs the leg's session (nil: media's shared scheduler); a
 	// test in a synctest bubble gives its legs one of the bubble.
 	sched *media.Scheduler
+	// answered, when set, makes the leg a placed one: its session starts
+	// deferred (codec offered first, PCM at the call's rate) and its
+	// answer settles this codec, as sipleg's placed legs do.
+	answered media.Codec
 
 	mu        sync.Mutex
 	sink      LegSink
@@ -95,7 +99,7 @@ func (l *fakeLeg) Start(sink LegSink, opts LegOptions) error {
 	if l.startErr != nil {
 		return l.startErr
 	}
-	sess, err := media.NewSession(nil, media.SessionOptions{Codec: l.codec, Rate: opts.Rate, Transport: &l.wire, Tap: opts.Tap,
+	sess, err := media.NewSession(nil, media.SessionOptions{Codec: l.codec, Rate: opts.Rate, Transport: &l.wire, Tap: opts.Tap, Deferred: l.answered.Name != "",
 		JitterDelay: 80 * time.Millisecond, Scheduler: l.sched}) // room for the test's senders, which sleep between frames
 	if err != nil {
 		return err
@@ -113,6 +117,9 @@ func (l *fakeLeg) Audio() Audio {
 func (l *fakeLeg) Ring() error { l.step("ring"); return nil }
 func (l *fakeLeg) Answer(context.Context) error {
 	l.step("answer")
+	if l.ansErr == nil && l.answered.Name != "" {
+		return l.Audio().(*media.Session).SettleCodec(l.answered, media.EncoderOptions{})
+	}
 	return l.ansErr
 }
 func (l *fakeLeg) Reject(status int, reason string, retryAfter time.Duration) error {

@@ -321,7 +321,9 @@ func (c *Call) wire(p *Party, s Source) error {
 		if p.voicePCM, err = p.audio.Writer(media.PCM16(c.format.Rate), media.WriterOptions{}); err != nil {
 			return fmt.Errorf("hear: %w", err)
 		}
-	case s.kind == sourceParty && p.relay == nil:
+	case s.kind == sourceParty && (p.relay == nil || p.relay.Format() != p.audio.Format()):
+		// A placed leg's format is its answer's (PCM until then, the
+		// settled law's code words for G.711): the relay takes it.
 		if p.relay, err = p.audio.Writer(p.audio.Format(), media.WriterOptions{Live: relayLive}); err != nil {
 			return fmt.Errorf("hear: %w", err)
 		}

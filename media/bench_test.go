@@ -122,7 +122,7 @@ func BenchmarkFrameListener24k(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		pcm = PCMU.DecodeFrame(pcm[:0], payload)
-		l.push(payload, pcm)
+		l.push(payload, PCMU, pcm)
 	}
 	_ = out
 }
@@ -276,4 +276,72 @@ func codePattern(n int) []byte {
 		b[i] = byte(i*7 + 3)
 	}
 	return b
+}
+
+// BenchmarkBridgeFrame is one 20 ms frame of a bridge's caller → human
+// direction, from the caller's code words to the packet sent the human:
+// the listener on the caller's session, the relay writer into the
+// human's playout, and the human's pacer. The human's leg is a placed
+// one (deferred: PCM at the call's 24 kHz until its answer). Before its
+// G.711 answer changed the session's form ("pcm24k", as every placed
+// leg was before): decode, resample 8k→24k, queue PCM, resample 24k→8k,
+// encode. After ("relay"): the code words queued and sent as they are;
+// a caller of the other law ("transcode") goes through the table once.
+func BenchmarkBridgeFrame(b *testing.B) {
+	for _, tc := range []struct {
+		name   string
+		caller Codec
+		coded  bool
+	}{{"pcm24k", PCMU, false}, {"relay", PCMU, true}, {"transcode", PCMA, true}} {
+		b.Run(tc.name, func(b *testing.B) {
+			var q *Playout
+			var opts PacerOptions
+			f := FormatPCMU
+			if tc.coded {
+				q, opts = NewCodedPlayout(PCMU), PacerOptions{Codec: PCMU}
+			} else {
+				_, enc, err := wireCoders(PCMU, 24000, EncoderOptions{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				we := &wireEncoder{rate: 24000}
+				if err := we.set(enc); err != nil {
+					b.Fatal(err)
+				}
+				q, opts, f = NewPlayoutAt(24000), PacerOptions{Codec: PCMU, Encoder: we}, PCM16(24000)
+			}
+			w, err := NewWriter(q, f, WriterOptions{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			l, err := newListener(nil, source{codec: tc.caller, rate: ClockRate, dec: tc.caller.Name + "(decode)"}, f,
+				func(p []byte) { w.Write("relay", p) }, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			p, err := NewPacer(discard{}, q, opts)
+			if err != nil {
+				b.Fatal(err)
+			}
+			payload := tc.caller.EncodeFrame(nil, tone(440, 8000, 160, 8000))
+			pcm := make([]int16, 0, 160)
+			now := time.Unix(0, 0)
+			if testing.Verbose() {
+				b.Logf("%s | %s -> %s", l, w, p)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				var dec []int16
+				if l.needsPCM() {
+					pcm = tc.caller.DecodeFrame(pcm[:0], payload) // the session decodes once for its listeners
+					dec = pcm
+				}
+				l.push(payload, tc.caller, dec)
+				if _, err := p.Tick(now); err != nil {
+					b.Fatal(err)
+				}
+				now = now.Add(20 * time.Millisecond)
+			}
+		})
+	}
 }

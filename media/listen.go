@@ -93,8 +93,20 @@ func (l *Listener) Format() Format { return l.format }
 func (l *Listener) needsPCM() bool { return !(l.pcmOut == nil && l.src.relays(l.format)) }
 
 // String shows the listener's chain, e.g.
-// "PCMU(decode) -> Resample(8k->24k) -> PCM16LE(24k)".
-func (l *Listener) String() string { return l.chain }
+// "PCMU(decode) -> Resample(8k->24k) -> PCM16LE(24k)". A deferred
+// session's listener of G.711 relays the wire's code words once it
+// settled on G.711 ("PCMU", "PCMU -> PCMA").
+func (l *Listener) String() string {
+	if l.s != nil && l.s.opts.Deferred && l.pcmOut == nil && l.law711 {
+		if w := l.s.wireCodec(); w.IsG711() {
+			if l.law.sameLaw(w) {
+				return w.Name
+			}
+			return w.Name + " -> " + l.law.Name
+		}
+	}
+	return l.chain
+}
 
 // Stop takes the listener off its session: its sink is not called after
 // the frame in progress (if any). It is idempotent.
@@ -106,15 +118,17 @@ func (l *Listener) Stop() {
 }
 
 // push hands one frame to the sink (media goroutine): coded holds the
-// frame's code words (G.711 or G.722), pcm its decoding (nil when no
-// listener needs it).
-func (l *Listener) push(coded []byte, pcm []int16) {
-	if !l.needsPCM() {
-		if l.law.sameLaw(l.src.codec) {
+// frame's code words of wire (G.711 or G.722), pcm its decoding (nil
+// when no listener needs it). A listener of G.711 takes G.711 code words
+// as they are, or transcoded to its law: a G.711 session's, and a
+// deferred session's once its wire settled on G.711.
+func (l *Listener) push(coded []byte, wire Codec, pcm []int16) {
+	if l.pcmOut == nil && l.law711 && wire.IsG711() {
+		if l.law.sameLaw(wire) {
 			l.sink(coded)
 			return
 		}
-		l.out = l.law.Transcode(l.out[:0], l.src.codec, coded)
+		l.out = l.law.Transcode(l.out[:0], wire, coded)
 		l.sink(l.out)
 		return
 	}
@@ -223,15 +237,26 @@ func (s *Session) listenersString() string {
 	}
 	parts := make([]string, len(set.ls))
 	for i, l := range set.ls {
-		parts[i] = l.chain
+		parts[i] = l.String()
 	}
 	return " => [" + strings.Join(parts, "; ") + "]"
 }
 
 // Format is the session's own audio: its G.711 code words for a G.711
 // session (what relays untouched to a consumer of the same law), PCM16 at
-// the decoder's rate for G.722 and Opus.
+// the decoder's rate for G.722 and Opus; a deferred session's is PCM16 at
+// its rate until its answer settles G.711, then that law's code words.
 func (s *Session) Format() Format {
+	if s.opts.Deferred {
+		// PCM at its rate until the answer settles G.711 (settle.go).
+		switch fm := s.playout.form(); {
+		case fm.coded && fm.codec.ulaw:
+			return FormatPCMU
+		case fm.coded:
+			return FormatPCMA
+		}
+		return PCM16(s.opts.Rate)
+	}
 	switch {
 	case s.dec != nil:
 		return PCM16(s.dec.Rate())

@@ -68,6 +68,7 @@ func (l *Loop) codedIn(c Codec) []byte {
 
 // filler is a playout's position in its loop.
 type filler struct {
+	loop  *Loop
 	pcm   []int16
 	coded []byte
 	pos   int
@@ -78,17 +79,31 @@ type filler struct {
 // a prompt written meanwhile plays, then the loop goes on.
 func (q *Playout) SetFiller(l *Loop) {
 	var f *filler
+	fm := q.form()
 	if l != nil {
-		f = &filler{}
-		if q.coded != nil {
-			f.coded = l.codedIn(q.codec)
-		} else {
-			f.pcm = l.pcmAt(q.rate)
-		}
+		f = fillerIn(l, fm) // converted outside the lock the pacer takes
 	}
 	q.mu.Lock()
+	defer q.mu.Unlock()
+	if f != nil && q.gen != fm.gen {
+		f = q.fillerOf(l)
+	}
 	q.fill = f
-	q.mu.Unlock()
+}
+
+// fillerOf is l from its start in the form q holds (q.mu held).
+func (q *Playout) fillerOf(l *Loop) *filler {
+	return fillerIn(l, form{codec: q.codec, coded: q.coded != nil, rate: q.rate})
+}
+
+func fillerIn(l *Loop, fm form) *filler {
+	f := &filler{loop: l}
+	if fm.coded {
+		f.coded = l.codedIn(fm.codec)
+	} else {
+		f.pcm = l.pcmAt(fm.rate)
+	}
+	return f
 }
 
 // takeLoop appends n samples of the loop to dst, wrapping around.

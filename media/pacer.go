@@ -180,6 +180,15 @@ func (p *Pacer) SetCodec(c Codec) {
 	p.setPtime(p.ptime)
 }
 
+// setEncoder makes the pacer encode each frame with enc (a deferred
+// session's wire coder), or, nil, send the playout's code words.
+func (p *Pacer) setEncoder(enc Encoder) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.enc = enc
+	p.setPtime(p.ptime)
+}
+
 // SetPtime changes the packet interval from the next frame on; the
 // schedule is re-anchored at the next due time, so nothing is sent twice.
 func (p *Pacer) SetPtime(d time.Duration) error {

@@ -23,7 +23,7 @@ func TestListenerWriterRoundTrip(t *testing.T) {
 		// Phone -> model: 1 s of a 1 kHz tone in 20 ms frames.
 		tn := tone(1000, 8000, 8000, 10000)
 		for i := 0; i < len(tn); i += 160 {
-			l.push(nil, tn[i:i+160])
+			l.push(nil, Codec{}, tn[i:i+160])
 		}
 		require.Len(t, model, 2*rate)
 		amp, _ := fitTone(settle(DecodePCM16LE(nil, model), rate), 1000, rate)

@@ -23,6 +23,9 @@ type Playout struct {
 	coded *queue[byte]  // nil for a PCM queue
 	codec Codec         // the coded queue's codec
 	rate  int           // samples per second (8 kHz but for NewPlayoutAt)
+	// gen counts the changes of form (recodeTo): a writer converting
+	// for the old form drops its piece rather than queue it wrongly.
+	gen int
 	// onWrite, when set (by the Session owning the queue, before use), is
 	// called after each write that queued audio, outside the lock.
 	onWrite func()
@@ -51,10 +54,15 @@ func NewCodedPlayout(c Codec) *Playout {
 }
 
 // Coded reports whether the queue holds code words, and of which codec.
-func (q *Playout) Coded() (Codec, bool) { return q.codec, q.coded != nil }
+func (q *Playout) Coded() (Codec, bool) {
+	fm := q.form()
+	return fm.codec, fm.coded
+}
 
 // String names the stage: "Playout", or "Playout(PCMU)" for a coded queue.
 func (q *Playout) String() string {
+	q.mu.Lock()
+	defer q.mu.Unlock()
 	if q.coded != nil {
 		return "Playout(" + q.codec.Name + ")"
 	}
@@ -65,7 +73,10 @@ func (q *Playout) String() string {
 // it now. The samples are copied. Writes for an item that Flush cut are
 // dropped, so audio the model still streams for an interrupted response
 // does not play.
-func (q *Playout) Write(itemID string, pcm []int16) {
+func (q *Playout) Write(itemID string, pcm []int16) { q.writeAt(itemID, pcm, -1) }
+
+// writeAt is Write of samples converted for the form gen (-1: any).
+func (q *Playout) writeAt(itemID string, pcm []int16, gen int) {
 	if len(pcm) == 0 {
 		return
 	}
@@ -74,6 +85,9 @@ func (q *Playout) Write(itemID string, pcm []int16) {
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	if gen >= 0 && gen != q.gen {
+		return
+	}
 	if q.coded == nil {
 		if q.pcm.admit(itemID) {
 			q.pcm.buf = append(q.pcm.buf, pcm...)
@@ -92,6 +106,11 @@ func (q *Playout) Write(itemID string, pcm []int16) {
 // (the passthrough); one of the other law transcodes them (Codec.Transcode)
 // and a PCM queue decodes them.
 func (q *Playout) WriteCoded(itemID string, c Codec, payload []byte) {
+	q.writeCodedAt(itemID, c, payload, -1)
+}
+
+// writeCodedAt is WriteCoded by a writer that saw the form gen (-1: any).
+func (q *Playout) writeCodedAt(itemID string, c Codec, payload []byte, gen int) {
 	if len(payload) == 0 {
 		return
 	}
@@ -100,6 +119,9 @@ func (q *Playout) WriteCoded(itemID string, c Codec, payload []byte) {
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	if gen >= 0 && gen != q.gen {
+		return
+	}
 	if q.coded == nil {
 		if q.pcm.admit(itemID) {
 			q.pcm.buf = c.DecodeFrame(q.pcm.buf, payload)

@@ -142,6 +142,8 @@ type Session struct {
 	outBuf     []byte
 
 	lastRTP atomic.Int64 // unix nanos of the last inbound RTP (or of the start)
+	// settled says a deferred session's answer came (SettleCodec).
+	settled atomic.Bool
 
 	srtp   atomic.Pointer[srtpState] // nil: plain RTP
 	encBuf []byte                    // SRTP output of WriteRTP (pacer only)
@@ -348,10 +350,10 @@ func (s *Session) String() string {
 	}
 	in += s.listenersString()
 	play := s.playout.String()
-	if s.enc != nil {
+	if fm := s.playout.form(); !fm.coded && s.enc != nil {
 		play += " -> " + s.enc.String()
-	} else if c := s.pacer.Codec(); !c.sameLaw(s.opts.Codec) {
-		play += " -> " + s.opts.Codec.Name + "->" + c.Name + "(transcode)"
+	} else if c := s.pacer.Codec(); fm.coded && !c.sameLaw(fm.codec) {
+		play += " -> " + fm.codec.Name + "->" + c.Name + "(transcode)"
 	}
 	return fmt.Sprintf("%s | %s -> %s -> %s", in, play, s.pacer, out)
 }
@@ -449,8 +451,11 @@ func (s *Session) SetSRTP(keys *SRTPKeys) error {
 func (s *Session) SetCodec(c Codec) {
 	if s.opts.Deferred {
 		s.mu.Lock()
-		o := s.opts.Encoder
+		o, same := s.opts.Encoder, s.opts.Codec == c
 		s.mu.Unlock()
+		if same && !s.settled.Load() {
+			return // our own offer's first codec, before the answer
+		}
 		if err := s.SettleCodec(c, o); err != nil {
 			s.log.Warn().Err(err).Str("codec", c.Name).Msg("codec not changed")
 		}

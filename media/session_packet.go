@@ -55,7 +55,7 @@ func (s *Session) deliverPackets(in *inFrame, due time.Time) {
 		if s.tap != nil {
 			s.tap.Inbound(Frame{At: due, Samples: len(in.pcm), PCM: in.pcm, Status: st})
 		}
-		s.feed(set, nil, in.pcm)
+		s.feed(set, nil, Codec{}, in.pcm)
 	}
 	if s.opts.OnFrame != nil {
 		s.opts.OnFrame(due)

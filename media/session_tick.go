@@ -103,20 +103,22 @@ func (s *Session) deliver(in *inFrame, due time.Time) {
 			pcm = in.pcm
 		}
 	}
-	s.feed(set, in.coded, pcm)
+	s.feed(set, in.coded, s.opts.Codec, pcm)
 	if s.opts.OnFrame != nil {
 		s.opts.OnFrame(due)
 	}
 }
 
-// feed hands one frame to every listener still on.
-func (s *Session) feed(set *listenerSet, coded []byte, pcm []int16) {
+// feed hands one frame to every listener still on: coded in wire's code
+// words (nil for Opus), pcm decoded (nil when no listener needs it).
+// wire is the tick's (SettleCodec changes it with no tick running).
+func (s *Session) feed(set *listenerSet, coded []byte, wire Codec, pcm []int16) {
 	if set == nil {
 		return
 	}
 	for _, l := range set.ls {
 		if !l.off.Load() {
-			l.push(coded, pcm)
+			l.push(coded, wire, pcm)
 		}
 	}
 }

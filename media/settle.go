@@ -10,11 +10,16 @@ import (
 // known: a call the appliance places, or one whose INVITE carried no
 // offer, learns the codec from the peer's answer, which chooses among
 // several of different audio rates (Opus, G.722, G.711) while the call's
-// listeners and writers already exist. Such a session runs as a wideband
-// one whatever travels on the wire: its own audio is PCM at Rate, its
-// wire codec is decoded to Rate and encoded from it (resampled when the
-// codec's own rate differs), so SettleCodec swaps the codec alone and
-// nothing made before the answer changes.
+// listeners and writers already exist. Until the answer such a session
+// runs as a wideband one whatever travels on the wire: its own audio is
+// PCM at Rate, its wire codec is decoded to Rate and encoded from it
+// (resampled when the codec's own rate differs). An answer in G.722 or
+// Opus keeps it so (SettleCodec swaps the coders alone); one in PCMU or
+// PCMA makes it a G.711 session like any other (settleForm): its playout
+// holds code words, the pacer sends them as they are, and a listener or
+// writer in G.711 relays them, while those made before the answer go on
+// (PCM listeners are fed decoded frames at Rate as before, writers follow
+// the playout's new form).
 
 var errNotDeferred = errors.New("the session's codec is fixed (not deferred)")
 
@@ -229,10 +234,13 @@ func (s *Session) jitterOrNil() jitter {
 // SettleCodec puts the codec the peer's answer chose on the wire of a
 // deferred session (SessionOptions.Deferred), with the encoder settings
 // its answer asks for: from the next frame on, packets go out and are
-// taken in c, while the session's own audio stays PCM at its rate (its
-// listeners, writers, playout and taps do not change). Packets of the old
+// taken in c. The session's own audio stays PCM at its rate for G.722 and
+// Opus, and becomes c's code words for G.711 (settleForm); listeners,
+// writers and taps made before go on either way. Packets of the old
 // codec still buffered are dropped. It is meant for the answer, before
-// the call's audio flows; the same codec again changes nothing.
+// the call's audio flows, but is safe while it flows (audio queued for
+// the peer is converted, not dropped); the same codec again changes
+// nothing.
 func (s *Session) SettleCodec(c Codec, o EncoderOptions) error {
 	if !s.opts.Deferred {
 		return fmt.Errorf("settle codec: %w", errNotDeferred)
@@ -240,10 +248,14 @@ func (s *Session) SettleCodec(c Codec, o EncoderOptions) error {
 	if c.Name == "" {
 		return fmt.Errorf("settle codec: %w", errUnknownCodec)
 	}
+	s.settled.Store(true)
 	s.mu.Lock()
 	same := s.opts.Codec == c && s.opts.Encoder == o
 	s.mu.Unlock()
 	if same {
+		s.tickMu.Lock()
+		s.settleForm(c) // the codec offered first is the one answered
+		s.tickMu.Unlock()
 		return nil
 	}
 	dec, enc, err := wireCoders(c, s.opts.Rate, o)
@@ -274,6 +286,30 @@ func (s *Session) SettleCodec(c Codec, o EncoderOptions) error {
 	}
 	s.stats.clock.Store(int32(c.ClockRate))
 	s.in.credit = 0
+	s.settleForm(c)
 	s.pacer.SetCodec(c)
 	return nil
+}
+
+// settleForm makes the session's own audio G.711 code words once the
+// wire is PCMU or PCMA, and PCM at its rate otherwise (tickMu held): its
+// playout changes form (the queued audio converted), the pacer sends the
+// code words as they are, and listeners asking for G.711 take the wire's
+// code words (Listener.push), so a bridge to another G.711 leg relays
+// them both ways instead of decoding, resampling and encoding again.
+func (s *Session) settleForm(c Codec) {
+	if c.IsG711() {
+		s.playout.recodeTo(c, ClockRate)
+		s.pacer.setEncoder(nil)
+		return
+	}
+	s.playout.recodeTo(Codec{}, s.opts.Rate)
+	s.pacer.setEncoder(s.enc)
+}
+
+// wireCodec is the codec on the wire.
+func (s *Session) wireCodec() Codec {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.opts.Codec
 }

@@ -29,7 +29,11 @@ func TestSessionSettleCodec(t *testing.T) {
 			require.NoError(t, err)
 			require.NoError(t, a.SettleCodec(c, EncoderOptions{}))
 			require.NoError(t, a.SettleCodec(c, EncoderOptions{}), "the same codec again")
-			require.Equal(t, PCM16(24000), a.Format())
+			if f, ok := map[string]Format{"PCMU": FormatPCMU, "PCMA": FormatPCMA}[c.Name]; ok {
+				require.Equal(t, f, a.Format(), "settled on G.711, the session's audio is its code words")
+			} else {
+				require.Equal(t, PCM16(24000), a.Format())
+			}
 
 			b := newListeningSession(t, pool, SessionOptions{Codec: c}, 8000, peerHeard.onAudio)
 			a.SetRemote(addr(b.LocalPort()))
@@ -60,7 +64,12 @@ func TestSessionSettleCodec(t *testing.T) {
 				seq2, ts2 = a.Pacer().Last()
 				return seq2-seq >= 5
 			}, 2*time.Second, 5*time.Millisecond)
-			require.Equal(t, uint32(seq2-seq)*uint32(c.ClockRate/50), ts2-ts, "the settled codec's ticks per packet")
+			// The settled codec's ticks per packet; a loaded machine's pacer
+			// skips frames it is too late for, which advance the timestamp
+			// by whole frames without a packet.
+			step := uint32(c.ClockRate / 50)
+			require.Zero(t, (ts2-ts)%step, "the settled codec's ticks per packet: %d over %d packets", ts2-ts, seq2-seq)
+			require.GreaterOrEqual(t, ts2-ts, uint32(seq2-seq)*step, "the settled codec's ticks per packet")
 		})
 	}
 }

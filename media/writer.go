@@ -29,6 +29,8 @@ type Writer struct {
 	// leg's frames): audio beyond it is dropped, not queued.
 	live  time.Duration
 	chain string
+	// gen is the playout's form the conversion was made for.
+	gen int
 
 	mu       sync.Mutex
 	in, out  []int16
@@ -66,35 +68,61 @@ func NewWriter(q *Playout, f Format, o WriterOptions) (*Writer, error) {
 	}
 	w := &Writer{q: q, format: f, live: o.Live}
 	w.law, w.law711 = f.G711()
-	qc, coded := q.Coded()
+	if err := w.setup(q.form()); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// setup makes the conversion from the writer's format to what the
+// playout holds in form fm (w.mu held, or before use).
+func (w *Writer) setup(fm form) error {
+	f := w.format
+	w.rs, w.gen = nil, fm.gen
 	stages := []string{f.String()}
 	switch {
-	case w.law711 && coded:
-		if !w.law.sameLaw(qc) {
-			stages = append(stages, qc.Name)
+	case w.law711 && fm.coded:
+		if !w.law.sameLaw(fm.codec) {
+			stages = append(stages, fm.codec.Name)
 		}
 	case w.law711:
 		stages[0] = w.law.Name + "(decode)"
-		if q.rate != ClockRate {
-			w.rs, _ = NewResampler(ClockRate, q.rate)
+		if fm.rate != ClockRate {
+			w.rs, _ = NewResampler(ClockRate, fm.rate)
 		}
 	default:
-		rate := q.rate
-		if rate != f.Rate {
+		if fm.rate != f.Rate {
 			var err error
-			if w.rs, err = NewResampler(f.Rate, rate); err != nil {
-				return nil, fmt.Errorf("writer: %w", err)
+			if w.rs, err = NewResampler(f.Rate, fm.rate); err != nil {
+				return fmt.Errorf("writer: %w", err)
 			}
 		}
 	}
 	if w.rs != nil {
 		stages = append(stages, w.rs.String())
 	}
-	if coded && !w.law711 {
-		stages = append(stages, qc.Name+"(encode)")
+	if fm.coded && !w.law711 {
+		stages = append(stages, fm.codec.Name+"(encode)")
 	}
-	w.chain = strings.Join(append(stages, q.String()), " -> ")
-	return w, nil
+	playout := "Playout"
+	if fm.coded {
+		playout = "Playout(" + fm.codec.Name + ")"
+	}
+	w.chain = strings.Join(append(stages, playout), " -> ")
+	return nil
+}
+
+// refresh follows a change of the playout's form (a deferred session's
+// codec settled): w.mu held.
+func (w *Writer) refresh() form {
+	fm := w.q.form()
+	if fm.gen != w.gen {
+		if err := w.setup(fm); err != nil {
+			w.rs = nil // cannot happen: the playout's rates are the resampler's
+		}
+		w.carry, w.hasCarry = 0, false
+	}
+	return fm
 }
 
 // Format is the audio the writer takes.
@@ -102,7 +130,12 @@ func (w *Writer) Format() Format { return w.format }
 
 // String shows the chain, e.g.
 // "PCM16LE(24k) -> Resample(24k->8k) -> PCMU(encode) -> Playout(PCMU)".
-func (w *Writer) String() string { return w.chain }
+func (w *Writer) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.refresh()
+	return w.chain
+}
 
 // Write queues b (audio in the writer's format) as audio of item itemID,
 // 20 ms at a time, so a long write (a greeting rendered at once) goes
@@ -116,12 +149,12 @@ func (w *Writer) Write(itemID string, b []byte) {
 			return
 		}
 	}
-	if _, coded := w.q.Coded(); coded && w.law711 {
-		w.q.WriteCoded(itemID, w.law, b)
-		return
-	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if fm := w.refresh(); fm.coded && w.law711 {
+		w.q.writeCodedAt(itemID, w.law, b, fm.gen)
+		return
+	}
 	piece := 2 * w.format.Rate / 50
 	if w.law711 {
 		piece = ClockRate / 50
@@ -175,6 +208,7 @@ func (w *Writer) WritePCM(itemID string, pcm []int16) {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.refresh()
 	piece := w.format.Rate / 50
 	for len(pcm) > piece {
 		w.queue(itemID, pcm[:piece])
@@ -209,7 +243,7 @@ func (w *Writer) queue(itemID string, pcm []int16) {
 		w.out = w.rs.Process(w.out[:0], pcm)
 		pcm = w.out
 	}
-	w.q.Write(itemID, pcm)
+	w.q.writeAt(itemID, pcm, w.gen)
 }
 
 // Reset drops the carried byte and the resampler's history, after a

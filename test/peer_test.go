@@ -3,6 +3,7 @@ package test
 import (
 	"errors"
 	"net"
+	"net/netip"
 	"sync"
 	"testing"
 	"time"
@@ -20,6 +21,10 @@ type rtpPacket struct {
 	pcm []int16 // decoded G.711 payload
 	// payload is a copy of any other payload (Opus).
 	payload []byte
+	// raw is a copy of the payload, G.711's code words included.
+	raw []byte
+	// from is the packet's source (the appliance's RTP address).
+	from netip.AddrPort
 }
 
 // rtpPeer is a UDP socket the test owns, put in a SIP offer so that the
@@ -56,7 +61,7 @@ func (p *rtpPeer) read() {
 	defer p.wg.Done()
 	buf := make([]byte, 1500)
 	for {
-		n, err := p.conn.Read(buf)
+		n, from, err := p.conn.ReadFromUDPAddrPort(buf)
 		if err != nil {
 			if errors.Is(err, net.ErrClosed) {
 				return
@@ -67,7 +72,7 @@ func (p *rtpPeer) read() {
 		if pkt.Unmarshal(buf[:n]) != nil {
 			continue
 		}
-		r := rtpPacket{at: time.Now(), hdr: pkt.Header}
+		r := rtpPacket{at: time.Now(), hdr: pkt.Header, raw: append([]byte(nil), pkt.Payload...), from: from}
 		if c, ok := media.CodecByPayloadType(pkt.PayloadType); ok {
 			r.pcm = c.DecodeFrame(nil, pkt.Payload)
 		} else {

@@ -35,6 +35,26 @@ type human struct {
 	IgnoreBye int
 	// ByeTimeoutMs bounds the wait for the appliance's BYE.
 	ByeTimeoutMs int
+	// Port is the m= port of the answer ("": sipp's own media port), PT
+	// the payload type answered (0 PCMU, 8 PCMA).
+	Port string
+	PT   int
+	// HoldDir > "": the human's phone holds the call HoldAfterMs after the
+	// ACK (a re-INVITE with a=sendonly, a=inactive, or "c0" for
+	// c=0.0.0.0) and takes it off hold HoldMs later (a=sendrecv).
+	HoldDir     string
+	HoldAfterMs int
+	HoldMs      int
+}
+
+// humanReinvite is the data of human.xml.tmpl's re-INVITE: its CSeq, the
+// direction it offers and the one the answer must carry.
+type humanReinvite struct {
+	CSeq    int
+	Version int
+	Dir     string
+	Want    string
+	H       human
 }
 
 // startHuman runs sipp as the human on a free loopback port and returns
