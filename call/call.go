@@ -222,7 +222,7 @@ func (c *Call) Note(n Note) {
 	c.mu.Lock()
 	c.notes = append(c.notes, n)
 	c.mu.Unlock()
-	if n.Kind == NoteTransfer || n.Kind == NoteSupervisor {
+	if n.Kind == NoteTransfer || n.Kind == NoteSupervisor || n.Kind == NoteHold {
 		c.changed()
 	}
 }

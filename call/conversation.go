@@ -233,6 +233,10 @@ const (
 	// NoteParty is another party (a transfer's human) leaving the call,
 	// with its leg's media figures in Data.
 	NoteParty = "party"
+	// NoteHold is a party's phone putting the call on hold (Text "held")
+	// or taking it off hold ("resumed"), with the party and its role
+	// (caller or human) in Data.
+	NoteHold = "hold"
 )
 
 // RejectError tells the Call which SIP status to refuse a call with.

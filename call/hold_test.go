@@ -3,6 +3,7 @@ package call
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -15,7 +16,8 @@ import (
 // (its leg reports PeerHolding): the observer set with OnPeerHold hears
 // it and routes the human to a loop; when the phone takes the call off
 // hold, the human hears the caller's code words again, relayed as before
-// the hold.
+// the hold. Each hold of a phone, the caller's or the human's, is noted
+// for the call record with who held.
 func TestPeerHoldInBridge(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	caller := newFakeLeg(media.PCMU, Route{AgentID: "ag_1"})
@@ -59,6 +61,20 @@ func TestPeerHoldInBridge(t *testing.T) {
 		talk(t, caller, after)
 		human.heard(t, bytes.Join(after[4:8], nil))
 		require.Equal(t, []bool{true, false}, told)
+
+		// The human's phone holds too: the record notes each hold, who
+		// held (the caller, the human) and when.
+		human.sink.PeerHolding(true)
+		human.sink.PeerHolding(false)
+		var holds []string
+		for _, n := range c.Snapshot().Notes {
+			if n.Kind == NoteHold {
+				d := n.Data.(map[string]any)
+				require.False(t, n.At.IsZero())
+				holds = append(holds, fmt.Sprintf("%s %s %s", d["by"], n.Text, d["party_id"]))
+			}
+		}
+		require.Equal(t, []string{"caller held call-1", "caller resumed call-1", "human held human-1", "human resumed human-1"}, holds)
 		return Hangup("done")
 	}
 	runCall(t, caller, conv, nil, Options{})

@@ -79,6 +79,9 @@ type Record struct {
 	// Transfers lists the call's transfers (to a human: bridged, warm,
 	// refer, auto) with their outcome and the time of each step.
 	Transfers []Transfer `json:"transfers"`
+	// Holds lists the holds of the call from a phone, the caller's or a
+	// transfer's human's, with who held and when.
+	Holds []Hold `json:"holds"`
 	// NodeID is the node of the fleet that holds (or held) the call.
 	NodeID string `json:"node_id"`
 	// Direction is "inbound" (answered) or "outbound" (placed with
@@ -197,6 +200,7 @@ func (r *Record) split(entries []Entry) {
 		}
 	}
 	r.Transfers = transfersOf(entries)
+	r.Holds = holdsOf(entries)
 }
 
 func durationMS(answered, ended, now time.Time) int64 {

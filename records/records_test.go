@@ -159,6 +159,9 @@ func TestStoredRecordShowsEverything(t *testing.T) {
 		{At: at.Add(5 * time.Second), Kind: call.NoteToolResult, Text: "get_time", Data: map[string]any{"call_id": "fc_1", "output": "12:00"}},
 		{At: at.Add(6 * time.Second), Kind: call.NoteDTMF, Text: "5"},
 		{At: at.Add(7 * time.Second), Kind: call.NoteEvent, Text: "odd data", Data: make(chan int)},
+		{At: at.Add(8 * time.Second), Kind: call.NoteHold, Text: "held", Data: map[string]any{"party_id": "c1", "by": call.HeldByCaller}},
+		{At: at.Add(9500 * time.Millisecond), Kind: call.NoteHold, Text: "resumed", Data: map[string]any{"party_id": "c1", "by": call.HeldByCaller}},
+		{At: at.Add(20 * time.Second), Kind: call.NoteHold, Text: "held", Data: map[string]any{"party_id": "h1", "by": call.HeldByHuman}},
 	}
 	require.NoError(t, e.rec.Save(ctx, s))
 	require.ErrorContains(t, e.rec.Save(ctx, s), "conflict")
@@ -199,11 +202,18 @@ func TestStoredRecordShowsEverything(t *testing.T) {
 	require.JSONEq(t, `{"call_id":"fc_1","arguments":"{\"tz\":\"UTC\"}"}`, string(rec.ToolCalls[0].Data))
 	require.Equal(t, "tool_result", rec.ToolCalls[1].Kind)
 	require.JSONEq(t, `{"call_id":"fc_1","output":"12:00"}`, string(rec.ToolCalls[1].Data))
-	require.Len(t, rec.Events, 2)
+	require.Len(t, rec.Events, 5)
 	require.Equal(t, "dtmf", rec.Events[0].Kind)
 	require.Equal(t, "5", rec.Events[0].Text)
 	require.Equal(t, "event", rec.Events[1].Kind, "data that is not JSON does not lose the record")
 	require.Contains(t, string(rec.Events[1].Data), "0x")
+	// A phone's holds: the caller's, over; the human's, still on at the end.
+	holds := m["holds"].([]any)
+	require.Len(t, holds, 2)
+	require.Equal(t, map[string]any{"by": "caller", "party_id": "c1", "held_at": "2024-05-01T12:00:09.500Z",
+		"resumed_at": "2024-05-01T12:00:11.000Z", "duration_ms": float64(1500)}, holds[0])
+	require.Equal(t, map[string]any{"by": "human", "party_id": "h1", "held_at": "2024-05-01T12:00:21.500Z",
+		"resumed_at": nil, "duration_ms": float64(0)}, holds[1])
 
 	// Another team's call is unknown; so is a missing one.
 	for _, tc := range []struct{ key, path string }{{"team-b", "/v1/calls/c1"}, {"team-a", "/v1/calls/nope"}} {
