@@ -45,16 +45,33 @@ type human struct {
 	HoldDir     string
 	HoldAfterMs int
 	HoldMs      int
+	// Reinvites are filled by startHuman from HoldDir.
+	Reinvites []humanReinvite
 }
 
 // humanReinvite is the data of human.xml.tmpl's re-INVITE: its CSeq, the
-// direction it offers and the one the answer must carry.
+// direction it offers and the one the answer must carry, and the answer's
+// media (Port, PT) again.
 type humanReinvite struct {
 	CSeq    int
 	Version int
 	Dir     string
 	Want    string
-	H       human
+	Port    string
+	PT      int
+}
+
+// holdReinvites are the re-INVITEs of h's hold: on hold, then off.
+func (h human) holdReinvites() []humanReinvite {
+	if h.HoldDir == "" {
+		return nil
+	}
+	want := map[string]string{"sendonly": "recvonly", "inactive": "inactive", "c0": "inactive", "sendrecv": "sendrecv"}
+	var out []humanReinvite
+	for i, dir := range []string{h.HoldDir, "sendrecv"} {
+		out = append(out, humanReinvite{CSeq: i + 1, Version: 2353687638 + i, Dir: dir, Want: want[dir], Port: h.Port, PT: h.PT})
+	}
+	return out
 }
 
 // startHuman runs sipp as the human on a free loopback port and returns
@@ -64,6 +81,7 @@ func startHuman(t *testing.T, h human) (string, *sippRun) {
 	if h.ByeTimeoutMs == 0 {
 		h.ByeTimeoutMs = 60000
 	}
+	h.Reinvites = h.holdReinvites()
 	port, r := startSippListener(t, "human.xml.tmpl", h, 90*time.Second, "-m", "1")
 	return fmt.Sprintf("sip:human@127.0.0.1:%d", port), r
 }
