@@ -18,7 +18,6 @@ import (
 // tone; the human hanging up ends the call. The record lists the
 // transfer's steps; no call, port or leg is left.
 func TestTransferWarmBaresip(t *testing.T) {
-	t.Parallel()
 	d := callDaemon(t, nil)
 	number := transferAgent(t, d, "+14155557301")
 	dir := t.TempDir()
