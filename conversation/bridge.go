@@ -67,7 +67,7 @@ type bridge struct {
 	// handoffDone; the human the caller is bridged to; the caller held.
 	handoffs    chan handoffCmd
 	handoff     *handoffRun
-	handoffDone chan handoffEnd
+	handoffDone inflight[handoffEnd]
 	human       *call.Party
 	held        bool
 	reporter    xfer.Reporter // a controlled call's (nil for an agent's)
@@ -110,7 +110,7 @@ func newBridge(rt *Runtime, cfg *agent.Config, p call.Phone, log zerolog.Logger)
 // realtime format: a stream's fallback agent speaks the stream's µ-law).
 func newBridgeIn(rt *Runtime, cfg *agent.Config, p call.Phone, log zerolog.Logger, format string) *bridge {
 	b := &bridge{rt: rt, cfg: cfg, phone: p, log: log, sessCfg: sessionConfig(cfg, format), format: audioFormatOf(format),
-		opened: make(chan call.Opening, 1), handoffs: make(chan handoffCmd), handoffDone: make(chan handoffEnd, 1), runDone: make(chan struct{})}
+		opened: make(chan call.Opening, 1), handoffs: make(chan handoffCmd), handoffDone: newInflight[handoffEnd](1), runDone: make(chan struct{})}
 	st, o := &cfg.Settings, &rt.opts
 	b.turns = newTurnTaking(p, p, b.send, b.notify, o.CancelGrace, time.Duration(st.IdleTimeoutMS)*time.Millisecond, log)
 	b.tools = newTools(p, p, p, b.send, b.spawn, log)
@@ -326,6 +326,10 @@ func (b *bridge) Run(ctx context.Context) error {
 	}
 	ticker := time.NewTicker(tick)
 	defer ticker.Stop()
+	opened := b.opened // a placed call's answer, once
+	if !b.outbound {
+		opened = nil
+	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -345,17 +349,19 @@ func (b *bridge) Run(ctx context.Context) error {
 			// Played (copied into the playout) and seen by the observer,
 			// which does not keep audio: the delta's memory serves the next.
 			realtime.Release(ev)
-		case r := <-b.tools.done:
+		case r := <-b.tools.done.wait():
 			b.tools.finished(ctx, r, b.turns.active, time.Now())
 		case ev := <-b.keypad.keys:
 			if err := b.keypad.key(ctx, ev); err != nil {
 				return err
 			}
-		case o := <-b.opened:
+		case o := <-opened:
+			opened = nil
 			b.speakFirst(ctx, o)
 		case r := <-b.stt.results():
 			b.stt.transcribed(r)
-		case err := <-b.transfer.done:
+		case err := <-b.transfer.done.wait():
+			b.transfer.done.got()
 			if err == nil {
 				return call.Hangup("transferred")
 			}
@@ -363,7 +369,7 @@ func (b *bridge) Run(ctx context.Context) error {
 			b.transfer.failed(ctx, err)
 		case cmd := <-b.handoffs:
 			b.command(ctx, cmd)
-		case d := <-b.handoffDone:
+		case d := <-b.handoffDone.wait():
 			if err := b.handoffEnded(ctx, d); err != nil {
 				if errors.Is(err, errHandedOff) {
 					return b.handedOff(ctx, s)

@@ -106,15 +106,14 @@ type sttFallback struct {
 	transcribes bool   // the session has input transcription on
 	item        string // the turn in progress (speech_started's item)
 	pending     []sttTurn
-	busy        int
 	lostLogged  bool
-	done        chan sttResult
-	heard       map[string]bool // user items the provider transcribed
+	done        inflight[sttResult] // the transcriptions running
+	heard       map[string]bool     // user items the provider transcribed
 }
 
 func newSTTFallback(tr Transcriber, f media.Format, bounds *sttBounds, rec call.Record, hist *history, spawn spawnFunc, log zerolog.Logger) *sttFallback {
 	s := &sttFallback{transcriber: tr, record: rec, hist: hist, spawn: spawn, log: log, bounds: bounds,
-		done: make(chan sttResult, maxTranscriptions), heard: map[string]bool{}}
+		done: newInflight[sttResult](maxTranscriptions), heard: map[string]bool{}}
 	s.adopt(f, 0)
 	return s
 }
@@ -153,7 +152,7 @@ func (s *sttFallback) results() <-chan sttResult {
 	if s == nil {
 		return nil
 	}
-	return s.done
+	return s.done.wait()
 }
 
 // audio takes one frame of the caller's audio (the media goroutine).
@@ -288,14 +287,14 @@ func (s *sttFallback) dispatch(ctx context.Context, now time.Time) {
 		return
 	}
 	s.takePieces(now)
-	for len(s.pending) > 0 && s.busy < maxTranscriptions && !now.Before(s.pending[0].due) {
+	for len(s.pending) > 0 && s.done.running < maxTranscriptions && !now.Before(s.pending[0].due) {
 		if !s.bounds.slot() {
 			return
 		}
 		t := s.pending[0]
 		s.pending = s.pending[1:]
 		s.bounds.release(cap(t.g711))
-		s.busy++
+		s.done.start()
 		tr, rate, timeout, bounds := s.transcriber, s.turns.rate, s.timeout, s.bounds
 		t.pcm = media.AppendPCM16LE(nil, s.turns.codec.DecodeFrame(nil, t.g711))
 		t.g711 = nil
@@ -306,7 +305,7 @@ func (s *sttFallback) dispatch(ctx context.Context, now time.Time) {
 			cancel()
 			t.pcm = nil
 			select {
-			case s.done <- sttResult{turn: t, text: text, err: err}:
+			case s.done.ch <- sttResult{turn: t, text: text, err: err}:
 			case <-ctx.Done():
 			}
 		})
@@ -316,7 +315,7 @@ func (s *sttFallback) dispatch(ctx context.Context, now time.Time) {
 // transcribed notes a fallback transcript as the caller's line (unless the
 // provider's came meanwhile) and keeps it for re-seeding, in its place.
 func (s *sttFallback) transcribed(r sttResult) {
-	s.busy--
+	s.done.got()
 	if r.err != nil {
 		s.log.Warn().Err(r.err).Str("item_id", r.turn.item).Msg("stt fallback failed")
 		return

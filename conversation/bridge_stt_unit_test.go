@@ -75,7 +75,7 @@ func TestSTTFallbackUnit(t *testing.T) {
 
 	// The provider transcribes now: the fallback waits, and the provider's
 	// transcript (or a failure) decides.
-	s.busy = 0
+	s.done.running = 0
 	s.sessionConfig(realtime.SessionConfig{Audio: &realtime.AudioConfig{Input: &realtime.AudioInput{
 		Transcription: realtime.Some(realtime.Transcription{Model: "m"})}}})
 	turn("p1", t0, time.Second)
@@ -96,12 +96,12 @@ func TestSTTFallbackUnit(t *testing.T) {
 	// A late fallback whose turn the provider transcribed meanwhile, an
 	// empty text, a failure: nothing noted.
 	n := len(rec.lines())
-	s.busy = 3
+	s.done.running = 3
 	s.transcribed(sttResult{turn: sttTurn{item: "p1"}, text: "x"})
 	s.transcribed(sttResult{turn: sttTurn{item: "p9"}, text: "  "})
 	s.transcribed(sttResult{turn: sttTurn{item: "p8"}, err: context.DeadlineExceeded})
 	require.Len(t, rec.lines(), n)
-	require.Zero(t, s.busy)
+	require.Zero(t, s.done.running)
 
 	// Behind: the oldest waiting turn is dropped.
 	for i := range maxSTTPending + 2 {

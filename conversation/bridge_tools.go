@@ -42,7 +42,7 @@ type tools struct {
 	delay time.Duration
 	rate  int // of the comfort tone and prompt (PCM16)
 
-	done        chan toolResult
+	done        inflight[toolResult]
 	busy        int
 	busySince   time.Time
 	said        bool      // the comfort prompt was said in this busy spell
@@ -59,7 +59,7 @@ type toolResult struct {
 const toolQueue = 8
 
 func newTools(sp call.Speaker, ctl call.Controls, rec call.Record, send sendFunc, spawn spawnFunc, log zerolog.Logger) *tools {
-	return &tools{speaker: sp, controls: ctl, record: rec, send: send, spawn: spawn, log: log, done: make(chan toolResult, toolQueue)}
+	return &tools{speaker: sp, controls: ctl, record: rec, send: send, spawn: spawn, log: log, done: newInflight[toolResult](toolQueue)}
 }
 
 // sendDTMF presses keys on the caller's side (the send_dtmf tool).
@@ -68,13 +68,14 @@ func (t *tools) sendDTMF(ctx context.Context, callID, arguments string, now time
 		Digits string `json:"digits"`
 	}
 	_ = json.Unmarshal([]byte(arguments), &args)
+	t.done.start()
 	t.spawn("send_dtmf tool", func() {
 		out := `{"ok":true}`
 		if err := t.controls.SendDTMF(ctx, args.Digits); err != nil {
 			out = errorJSON(err.Error())
 		}
 		select {
-		case t.done <- toolResult{callID: callID, name: agent.ToolSendDTMF, output: out}:
+		case t.done.ch <- toolResult{callID: callID, name: agent.ToolSendDTMF, output: out}:
 		case <-ctx.Done():
 		}
 	})
@@ -89,6 +90,7 @@ func (t *tools) run(ctx context.Context, tool agent.Tool, callID, args string, n
 	if timeout <= 0 {
 		timeout = agent.DefaultToolTimeout * time.Millisecond
 	}
+	t.done.start()
 	t.spawn("tool", func() {
 		tctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
@@ -106,7 +108,7 @@ func (t *tools) run(ctx context.Context, tool agent.Tool, callID, args string, n
 			out = errorJSON(err.Error())
 		}
 		select {
-		case t.done <- toolResult{callID: callID, name: tool.Name, output: out}:
+		case t.done.ch <- toolResult{callID: callID, name: tool.Name, output: out}:
 		case <-ctx.Done():
 		}
 	})
@@ -116,6 +118,7 @@ func (t *tools) run(ctx context.Context, tool agent.Tool, callID, args string, n
 // that uses it; responding says a response is running (the comfort's end
 // then leaves the playout alone).
 func (t *tools) finished(ctx context.Context, r toolResult, responding bool, now time.Time) {
+	t.done.got()
 	t.busyEnd(responding, now)
 	t.output(ctx, r.callID, r.name, r.output, true)
 }

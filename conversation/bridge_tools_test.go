@@ -45,7 +45,7 @@ func TestToolsCustom(t *testing.T) {
 	})
 	tl.run(ctx, agent.Tool{Name: "balance"}, "fc_1", `{"acct":"7"}`, now)
 	require.Equal(t, ToolCall{ID: "fc_1", PhoneCallID: "call-1", Arguments: `{"acct":"7"}`, Variables: agent.Vars{"plan": "gold"}}, got)
-	r := <-tl.done
+	r := <-tl.done.ch
 	require.Equal(t, toolResult{callID: "fc_1", name: "balance", output: `{"balance":12}`}, r)
 	tl.finished(ctx, r, false, now.Add(100*time.Millisecond))
 	evs := sent.take()
@@ -59,7 +59,7 @@ func TestToolsCustom(t *testing.T) {
 
 	tl.caller = nil
 	tl.run(ctx, agent.Tool{Name: "balance"}, "fc_2", `{}`, now)
-	require.Contains(t, (<-tl.done).output, "custom tools are not configured")
+	require.Contains(t, (<-tl.done.ch).output, "custom tools are not configured")
 
 	synctest.Test(t, func(t *testing.T) {
 		tl, _, _, _, _ := newTestTools(spawnNow)
@@ -69,7 +69,7 @@ func TestToolsCustom(t *testing.T) {
 		})
 		start := time.Now()
 		tl.run(context.Background(), agent.Tool{Name: "slow", TimeoutMS: 1500}, "fc_3", `{}`, start)
-		r := <-tl.done
+		r := <-tl.done.ch
 		require.Equal(t, 1500*time.Millisecond, time.Since(start), "the tool's own timeout")
 		require.JSONEq(t, `{"error":{"message":"the tool did not answer within 1.5s"}}`, r.output)
 	})
@@ -81,10 +81,10 @@ func TestToolsSendDTMF(t *testing.T) {
 	ctx := context.Background()
 	tl, _, ctl, _, _ := newTestTools(spawnNow)
 	tl.sendDTMF(ctx, "fc_1", `{"digits":"12#"}`, time.Now())
-	require.Equal(t, toolResult{callID: "fc_1", name: agent.ToolSendDTMF, output: `{"ok":true}`}, <-tl.done)
+	require.Equal(t, toolResult{callID: "fc_1", name: agent.ToolSendDTMF, output: `{"ok":true}`}, <-tl.done.ch)
 	ctl.dtmfErr = errors.New("no dtmf on this leg")
 	tl.sendDTMF(ctx, "fc_2", `{"digits":"9"}`, time.Now())
-	require.JSONEq(t, `{"error":{"message":"no dtmf on this leg"}}`, (<-tl.done).output)
+	require.JSONEq(t, `{"error":{"message":"no dtmf on this leg"}}`, (<-tl.done.ch).output)
 	_, _, digits := ctl.snapshot()
 	require.Equal(t, []string{"12#", "9"}, digits)
 	require.Equal(t, 2, tl.busy, "busy until the loop takes the results")

@@ -35,7 +35,7 @@ type transfer struct {
 
 	announce *prompt // nil: no transfer announcement
 	pending  *pendingTransfer
-	done     chan error
+	done     inflight[error]
 }
 
 type pendingTransfer struct {
@@ -48,7 +48,7 @@ type pendingTransfer struct {
 }
 
 func newTransfer(sp call.Speaker, ctl call.Controls, rec call.Record, send sendFunc, spawn spawnFunc, log zerolog.Logger) *transfer {
-	return &transfer{speaker: sp, controls: ctl, record: rec, send: send, spawn: spawn, log: log, done: make(chan error, 1)}
+	return &transfer{speaker: sp, controls: ctl, record: rec, send: send, spawn: spawn, log: log, done: newInflight[error](1)}
 }
 
 // request takes the model's choice of target (the function call callID)
@@ -99,10 +99,11 @@ func (t *transfer) step(ctx context.Context) bool {
 	t.record.Note(call.Note{Kind: call.NoteTransfer, Text: p.uri, Data: map[string]string{"target": p.target}})
 	t.log.Info().Str("target_uri", p.uri).Msg("transferring the call")
 	uri, hs := p.uri, p.headers
+	t.done.start()
 	t.spawn("transfer", func() {
 		err := t.controls.Transfer(ctx, uri, nil, hs...)
 		select {
-		case t.done <- err:
+		case t.done.ch <- err:
 		case <-ctx.Done():
 		}
 	})

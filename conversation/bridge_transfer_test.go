@@ -50,7 +50,7 @@ func TestTransferAnnounceThenRefer(t *testing.T) {
 
 	require.True(t, tr.step(ctx))
 	require.False(t, tr.due(), "started")
-	require.NoError(t, <-tr.done)
+	require.NoError(t, <-tr.done.ch)
 	_, transfers, _ = ctl.snapshot()
 	require.Equal(t, []string{"sip:support@127.0.0.1"}, transfers)
 	require.Equal(t, [][]call.Header{{{Name: "X-Target", Value: "support"}}}, ctl.headers)
@@ -65,7 +65,7 @@ func TestTransferWithoutAnnouncement(t *testing.T) {
 	tr, sp, _, _, _ := newTestTransfer(spawnNow)
 	require.True(t, tr.request("fc_1", "sales", ""))
 	require.True(t, tr.step(ctx))
-	require.NoError(t, <-tr.done)
+	require.NoError(t, <-tr.done.ch)
 
 	tr, sp, _, _, _ = newTestTransfer(spawnNow)
 	tr.announce = &prompt{text: "x", done: make(chan struct{})}
@@ -88,7 +88,7 @@ func TestTransferFailed(t *testing.T) {
 	fns := later.take()
 	require.Len(t, fns, 1, "the REFER runs in a goroutine of its own")
 	fns[0]()
-	err := <-tr.done
+	err := <-tr.done.ch
 	require.EqualError(t, err, "sip 603 Decline")
 	tr.failed(ctx, err)
 	require.False(t, tr.due())

@@ -155,10 +155,11 @@ func (b *bridge) startHandoff(ctx context.Context, req xfer.Request, callID stri
 	b.turns.interrupt(ctx)
 	run := &handoffRun{t: t, callID: callID}
 	b.handoff, b.held = run, false
+	b.handoffDone.start()
 	b.spawn("transfer", func() {
 		res := t.Run(ctx, b)
 		select {
-		case b.handoffDone <- handoffEnd{run: run, res: res}:
+		case b.handoffDone.ch <- handoffEnd{run: run, res: res}:
 		case <-ctx.Done():
 		}
 		t.Wait()
@@ -179,6 +180,7 @@ func (b *bridge) Update(u xfer.Update) {
 // bridged (errHandedOff, unless the model keeps listening); otherwise the
 // caller is back, and the model is told why so it says so.
 func (b *bridge) handoffEnded(ctx context.Context, d handoffEnd) error {
+	b.handoffDone.got()
 	b.handoff = nil
 	b.turns.quiet()
 	res, req := d.res, d.run.t.Request()
