@@ -35,11 +35,15 @@ type turnAudio struct {
 	pieceBytes int
 	quietBytes int // the span before a cut that is searched for a pause
 
-	mu  sync.Mutex
-	pre []byte // the audio while no turn is open: its last turnPreRoll is the pre-roll
-	on  bool
-	buf []byte
-	cut [][]byte // pieces of the open turn, oldest first
+	mu sync.Mutex
+	// pre is a ring of the last preMax bytes while no turn is open (the
+	// pre-roll): preAt is where the next byte goes, preFull that it wrapped.
+	pre     []byte
+	preAt   int
+	preFull bool
+	on      bool
+	buf     []byte
+	cut     [][]byte // pieces of the open turn, oldest first
 	// cutLost counts pieces dropped because the Run goroutine did not take
 	// them (maxCutPieces were waiting).
 	cutLost int
@@ -106,12 +110,7 @@ func (t *turnAudio) add(frame []byte) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if !t.on {
-		// Up to twice the pre-roll, then its last part moves down: one
-		// copy of the pre-roll every pre-roll's worth of frames.
-		if len(t.pre)+len(g) > 2*t.preMax {
-			t.pre = t.pre[:copy(t.pre, t.preRoll())]
-		}
-		t.pre = appendBounded(t.pre, g, 2*t.preMax+len(g))
+		t.keepPre(g)
 		return
 	}
 	t.buf = appendBounded(t.buf, g, t.pieceBytes+t.quietBytes)
@@ -175,13 +174,46 @@ func (t *turnAudio) start() {
 		return
 	}
 	t.on = true
-	pre := t.preRoll()
-	t.buf = append(make([]byte, 0, max(2*len(pre), 1024)), pre...)
-	t.pre = t.pre[:0]
+	n := t.preAt
+	if t.preFull {
+		n = len(t.pre)
+	}
+	t.buf = t.appendPreRoll(make([]byte, 0, max(2*n, 1024)))
+	t.preAt, t.preFull = 0, false
 }
 
-// preRoll is the last turnPreRoll of the audio before the turn (t.mu held).
-func (t *turnAudio) preRoll() []byte { return t.pre[max(len(t.pre)-t.preMax, 0):] }
+// keepPre writes g into the pre-roll's ring (t.mu held); its array is
+// made at the first frame, once.
+func (t *turnAudio) keepPre(g []byte) {
+	if t.pre == nil {
+		t.pre = make([]byte, t.preMax)
+	}
+	if len(g) >= len(t.pre) {
+		copy(t.pre, g[len(g)-len(t.pre):])
+		t.preAt, t.preFull = 0, true
+		return
+	}
+	n := copy(t.pre[t.preAt:], g)
+	if n < len(g) {
+		t.preFull = true
+		n = copy(t.pre, g[n:])
+		t.preAt = n
+		return
+	}
+	t.preAt += n
+	if t.preAt == len(t.pre) {
+		t.preAt, t.preFull = 0, true
+	}
+}
+
+// appendPreRoll appends the pre-roll, the last turnPreRoll of the audio
+// before the turn, oldest first (t.mu held).
+func (t *turnAudio) appendPreRoll(dst []byte) []byte {
+	if t.preFull {
+		dst = append(dst, t.pre[t.preAt:]...)
+	}
+	return append(dst, t.pre[:t.preAt]...)
+}
 
 // takeCut returns the pieces cut off the open turn since the last call,
 // and how many were lost meanwhile.

@@ -40,7 +40,7 @@ func TestTurnAudioKeepsG711(t *testing.T) {
 		for i := range 100 { // 2 s before the turn: only the pre-roll is kept
 			ta.add(bytes.Repeat([]byte{byte(i)}, 160))
 		}
-		require.LessOrEqual(t, cap(ta.pre), 2*4000+160, "the pre-roll's array is bounded")
+		require.Equal(t, 4000, cap(ta.pre), "the pre-roll's ring is the pre-roll, no more")
 		ta.start()
 		ta.start() // a second speech_started keeps the turn
 		ta.add(bytes.Repeat([]byte{200}, 160))
@@ -49,6 +49,26 @@ func TestTurnAudioKeepsG711(t *testing.T) {
 		require.Equal(t, byte(75), got[0], "the pre-roll is the last 25 frames")
 		require.Equal(t, byte(200), got[len(got)-1])
 		require.Equal(t, media.PCMA, ta.codec)
+	})
+	t.Run("the ring wraps mid-frame and keeps the order", func(t *testing.T) {
+		for _, frame := range []int{160, 480, 3999, 4000, 4001, 9000} {
+			ta := newTurnAudio(media.FormatPCMU, 8000, 10*time.Second)
+			var all []byte
+			for i := range 4000/frame + 3 {
+				f := make([]byte, frame)
+				for j := range f {
+					f[j] = byte(len(all)+j) ^ byte(i)
+				}
+				all = append(all, f...)
+				ta.add(f)
+			}
+			ta.start()
+			require.Equal(t, all[len(all)-4000:], ta.stop(), "frames of %d bytes", frame)
+		}
+		ta := newTurnAudio(media.FormatPCMU, 8000, 10*time.Second)
+		ta.add([]byte{1, 2, 3})
+		ta.start()
+		require.Equal(t, []byte{1, 2, 3}, ta.stop(), "less than the pre-roll: all of it")
 	})
 	for _, tc := range []struct {
 		rate, legRate, kept int
