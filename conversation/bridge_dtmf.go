@@ -40,8 +40,9 @@ type keypad struct {
 }
 
 // keyQueue is how many keys wait for the loop: a caller cannot type
-// faster than the loop takes them, unless the loop is stuck.
-const keyQueue = 32
+// faster than the loop takes them (it wakes every 20 ms at least), unless
+// the loop is stuck; 16 keys are a few seconds of the fastest typing.
+const keyQueue = 16
 
 // routedTransferTimeout bounds a transfer chosen on the keypad (the route
 // policy): the far end may ring for a while before it answers the REFER's

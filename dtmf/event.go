@@ -32,12 +32,10 @@ func (s Source) String() string {
 	}
 }
 
-// Event is one key press, whatever the way it arrived.
+// Event is one key press, whatever the way it arrived. (Its fields are
+// ordered widest first: 40 bytes, where the order of their meaning took 56,
+// and every call queues up to 16 of them for its conversation.)
 type Event struct {
-	// Digit is one of 0-9, *, #, A-D (ASCII, upper case).
-	Digit byte
-	// Source is how the digit arrived.
-	Source Source
 	// At is when the key press began, as seen by the appliance: the arrival
 	// of the first RTP packet of the event, the arrival of the SIP INFO, or
 	// the time of the first audio sample of the tone.
@@ -50,6 +48,10 @@ type Event struct {
 	// RTPTimestamp is the RTP timestamp that identifies an RFC 4733 event;
 	// zero for other sources.
 	RTPTimestamp uint32
+	// Digit is one of 0-9, *, #, A-D (ASCII, upper case).
+	Digit byte
+	// Source is how the digit arrived.
+	Source Source
 }
 
 // DTMFEventReceived is the payload of the input_audio_buffer.dtmf_event_received

@@ -21,9 +21,9 @@ const DefaultMergeWindow = 250 * time.Millisecond
 const mergerSize = 16
 
 type mergerEntry struct {
+	at      time.Time // first: 32 bytes an entry, not 40
 	digit   byte
 	src     Source
-	at      time.Time
 	matched uint8 // bit per Source already merged into this press
 }
 
