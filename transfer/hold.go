@@ -84,7 +84,11 @@ func (s *Service) HoldSource(ctx context.Context, spec, voice string) (call.Sour
 	}
 	switch {
 	case spec == HoldMusic:
-		return call.FromLoop(s.music), nil
+		l, err := s.music()
+		if err != nil {
+			return call.Source{}, err
+		}
+		return call.FromLoop(l), nil
 	case spec == HoldSilence:
 		return call.Nothing(), nil
 	case isWAV(spec):
