@@ -265,9 +265,14 @@ func (q *Playout) Flush() (itemID string, playedMs int) {
 // or of G.711 code words (one per sample either way). The Playout's mutex
 // guards it.
 type queue[T int16 | byte] struct {
-	buf       []T // queued samples are buf[head:]
-	head      int
-	segs      []segment // item runs covering buf[head:], in order
+	buf  []T // queued samples are buf[head:]
+	head int
+	marks
+}
+
+// marks are a queue's items, whatever its samples' form.
+type marks struct {
+	segs      []segment // item runs covering the queued samples, in order
 	cur       string    // item of the most recently sent audio
 	curPlayed int       // samples of cur sent so far
 	flushed   []string  // items cut by flush: their late writes are dropped

@@ -37,48 +37,34 @@ func (q *Playout) recodeTo(c Codec, rate int) {
 		return // the other law is transcoded by the pacer as it reads
 	}
 	var pcm []int16
-	var old *queue[int16]
-	var oldB *queue[byte]
+	var m *marks
 	if q.coded != nil {
-		oldB = q.coded
-		pcm = q.codec.DecodeFrame(nil, oldB.buf[oldB.head:])
+		pcm, m = q.codec.DecodeFrame(nil, q.coded.buf[q.coded.head:]), &q.coded.marks
 	} else {
-		old = q.pcm
-		pcm = old.buf[old.head:]
+		pcm, m = q.pcm.buf[q.pcm.head:], &q.pcm.marks
 	}
 	pcm = Convert(pcm, q.rate, rate)
 	scale := func(n int) int { return int(int64(n) * int64(rate) / int64(q.rate)) }
-	var segs []segment
-	var cur string
-	var curPlayed int
-	var flushed []string
-	if old != nil {
-		segs, cur, curPlayed, flushed = old.segs, old.cur, old.curPlayed, old.flushed
-	} else {
-		segs, cur, curPlayed, flushed = oldB.segs, oldB.cur, oldB.curPlayed, oldB.flushed
-	}
-	newSegs := make([]segment, 0, len(segs))
+	nm := marks{segs: make([]segment, 0, len(m.segs)), cur: m.cur, curPlayed: scale(m.curPlayed), flushed: m.flushed}
 	left := len(pcm)
-	for i, s := range segs {
+	for i, s := range m.segs {
 		n := scale(s.n)
-		if i == len(segs)-1 || n > left {
+		if i == len(m.segs)-1 || n > left {
 			n = left
 		}
 		left -= n
 		if n > 0 {
-			newSegs = append(newSegs, segment{id: s.id, n: n})
+			nm.segs = append(nm.segs, segment{id: s.id, n: n})
 		}
 	}
 	pcm = pcm[:len(pcm)-left]
 	if c.IsG711() {
 		nq := newQueue[byte]()
-		nq.buf = c.EncodeFrame(nq.buf, pcm)
-		nq.segs, nq.cur, nq.curPlayed, nq.flushed = newSegs, cur, scale(curPlayed), flushed
+		nq.buf, nq.marks = c.EncodeFrame(nq.buf, pcm), nm
 		q.coded, q.pcm, q.codec = nq, nil, c
 	} else {
 		nq := newQueue[int16]()
-		nq.buf = append(nq.buf, pcm...)
-		nq.segs, nq.cur, nq.curPlayed, nq.flushed = newSegs, cur, scale(curPlayed), flushed
+		nq.buf, nq.marks = append(nq.buf, pcm...), nm
 		q.pcm, q.coded, q.codec = nq, nil, Codec{}
 	}
 	if f := q.fill; f != nil && f.loop != nil {
