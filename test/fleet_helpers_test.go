@@ -69,7 +69,12 @@ func launchFleetNode(t *testing.T, id, dbURL string, sipPort int, rtpPorts strin
 		"SWITCHBOARD_SECRET_KEY=" + fleetMasterKey,
 		"SWITCHBOARD_TOOLS_SECRET=" + fleetToolsSecret,
 		"SWITCHBOARD_CLUSTER_HEARTBEAT=250ms",
-		"SWITCHBOARD_CLUSTER_NODE_TIMEOUT=1500ms",
+		// A node is lost after 10 s without a heartbeat: the fleet tests
+		// run beside others, and with 1.5 s a heartbeat late under that
+		// load had a node declare a live one lost and end its calls
+		// (ended_by node_lost). The tests that kill a node ask for less
+		// (killedNodeTimeout).
+		"SWITCHBOARD_CLUSTER_NODE_TIMEOUT=10s",
 		"PATH=" + os.Getenv("PATH"),
 	}, env...)
 	stderr, err := cmd.StderrPipe()

@@ -87,12 +87,8 @@ func TestFleetBehindKamailio(t *testing.T) {
 	require.NoError(t, err)
 	kport := freeUDPPort(t)
 	entry := fmt.Sprintf("SWITCHBOARD_CLUSTER_SIP_HOST=127.0.0.1:%d", kport)
-	// No node is lost here, so the node timeout is long: with the
-	// fleet's 1.5 s, a heartbeat late under the parallel tests' load had
-	// node-a declare node-b lost and end its calls (ended_by node_lost).
-	lax := "SWITCHBOARD_CLUSTER_NODE_TIMEOUT=10s"
-	a := startFleetNode(t, "node-a", dbURL, freeSIPPort(t), takePorts(t, 100).String(), "SWITCHBOARD_DRAIN_TIMEOUT=40s", entry, lax)
-	b := startFleetNode(t, "node-b", dbURL, freeSIPPort(t), takePorts(t, 100).String(), "SWITCHBOARD_DRAIN_TIMEOUT=40s", entry, lax)
+	a := startFleetNode(t, "node-a", dbURL, freeSIPPort(t), takePorts(t, 100).String(), "SWITCHBOARD_DRAIN_TIMEOUT=40s", entry)
+	b := startFleetNode(t, "node-b", dbURL, freeSIPPort(t), takePorts(t, 100).String(), "SWITCHBOARD_DRAIN_TIMEOUT=40s", entry)
 	k := startKamailio(t, kport, a.sip, b.sip)
 	nums := b.json(t, "GET", "/v2/phone-numbers", fleetOwner, nil, 200)["phone_numbers"].([]any)
 	require.Equal(t, k.addr, nums[0].(map[string]any)["sip_host"], "numbers point callers at Kamailio, not at a node")
@@ -208,6 +204,11 @@ func TestFleetBehindKamailio(t *testing.T) {
 // write) stops beating; another node declares it lost after the node
 // timeout and marks its open calls ended, at the last time each was known
 // to be up.
+// killedNodeTimeout is the node timeout of the tests that kill a node: they
+// wait for the survivor to find the loss, so 3 s (12 heartbeats) rather
+// than the fleet tests' 10 s, still clear of a heartbeat late under load.
+const killedNodeTimeout = "SWITCHBOARD_CLUSTER_NODE_TIMEOUT=3s"
+
 func TestFleetKilledNode(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -217,8 +218,8 @@ func TestFleetKilledNode(t *testing.T) {
 	// Both start at once on the empty database: one applies the
 	// migrations, creates the owner key and seeds the demo number, and the
 	// other finds them done.
-	a := launchFleetNode(t, "node-a", dbURL, freeSIPPort(t), takePorts(t, 100).String())
-	b := launchFleetNode(t, "node-b", dbURL, freeSIPPort(t), takePorts(t, 100).String())
+	a := launchFleetNode(t, "node-a", dbURL, freeSIPPort(t), takePorts(t, 100).String(), killedNodeTimeout)
+	b := launchFleetNode(t, "node-b", dbURL, freeSIPPort(t), takePorts(t, 100).String(), killedNodeTimeout)
 	a.waitServing(t)
 	b.waitServing(t)
 	// A second process with a running node's id refuses to start: it would

@@ -26,7 +26,8 @@ func TestFleetOutboundLimits(t *testing.T) {
 	dbURL, err := pg.CreateDatabase(ctx, "fleet")
 	require.NoError(t, err)
 	port, _ := startCallees(t, callee{Name: "fleet-limits", NoAnswer: true}, 6)
-	env := []string{"SWITCHBOARD_OUTBOUND_MAX_CONCURRENT=2", "SWITCHBOARD_OUTBOUND_CALLS_PER_SECOND=1"}
+	// Node b is killed at the end: its loss is found after killedNodeTimeout.
+	env := []string{"SWITCHBOARD_OUTBOUND_MAX_CONCURRENT=2", "SWITCHBOARD_OUTBOUND_CALLS_PER_SECOND=1", killedNodeTimeout}
 	a := startFleetNode(t, "node-a", dbURL, freeSIPPort(t), takePorts(t, 20).String(), env...)
 	b := startFleetNode(t, "node-b", dbURL, freeSIPPort(t), takePorts(t, 20).String(), env...)
 	ag := a.json(t, "POST", "/v1/agents", fleetOwner, map[string]any{"name": "fleet caller"}, 200)
@@ -111,7 +112,7 @@ func TestFleetOutboundLimits(t *testing.T) {
 		}
 		return st == 201
 	}, 10*time.Second, 100*time.Millisecond, "node b's slots must free once it is found lost")
-	t.Logf("a call placed on node-a %v after node-b was killed with its 2 calls (node timeout 1.5 s)", time.Since(killed).Round(time.Millisecond))
+	t.Logf("a call placed on node-a %v after node-b was killed with its 2 calls (node timeout 3 s)", time.Since(killed).Round(time.Millisecond))
 	placedNext(a)
 	refusedNext(a, "too_many_calls")
 }
