@@ -326,10 +326,10 @@ func (b *bridge) Run(ctx context.Context) error {
 	}
 	ticker := time.NewTicker(tick)
 	defer ticker.Stop()
-	opened := b.opened // a placed call's answer, once
-	if !b.outbound {
-		opened = nil
-	}
+	// A placed call's answer comes once (Opened), so the loop stops waiting
+	// for it then. Every call waits for it before: a controlled call opens
+	// its model session outside Prepare, so b.outbound does not say it.
+	opened := b.opened
 	for {
 		select {
 		case <-ctx.Done():
