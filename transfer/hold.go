@@ -84,11 +84,7 @@ func (s *Service) HoldSource(ctx context.Context, spec, voice string) (call.Sour
 	}
 	switch {
 	case spec == HoldMusic:
-		l, err := s.music()
-		if err != nil {
-			return call.Source{}, err
-		}
-		return call.FromLoop(l), nil
+		return call.FromLoop(s.music), nil
 	case spec == HoldSilence:
 		return call.Nothing(), nil
 	case isWAV(spec):

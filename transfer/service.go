@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -112,10 +111,8 @@ type Options struct {
 
 // Service starts transfers and makes hold audio.
 type Service struct {
-	opts Options
-	// music is the hold music, rendered at its first use (360 KB that an
-	// appliance whose callers are never held does not keep).
-	music func() (*media.Loop, error)
+	opts  Options
+	music *media.Loop
 }
 
 // NewService returns the service.
@@ -137,13 +134,10 @@ func NewService(opts Options) (*Service, error) {
 	def(&opts.RingTimeout, DefaultRingTimeout)
 	def(&opts.AcceptTimeout, DefaultAcceptTimeout)
 	def(&opts.ReferNotifyTimeout, DefaultReferNotifyTimeout)
-	music := sync.OnceValues(func() (*media.Loop, error) {
-		l, err := media.NewLoop(Music(musicRate), musicRate)
-		if err != nil {
-			return nil, fmt.Errorf("transfer: hold music: %w", err)
-		}
-		return l, nil
-	})
+	music, err := media.NewLoop(Music(musicRate), musicRate)
+	if err != nil {
+		return nil, fmt.Errorf("transfer: hold music: %w", err)
+	}
 	return &Service{opts: opts, music: music}, nil
 }
 
