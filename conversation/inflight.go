@@ -1,7 +1,7 @@
 package conversation
 
 // inflight is where the results of the bridge's own goroutines (a tool, a
-// transfer, a transcription) come back to its loop. The loop selects on
+// transfer, a transcription, a handoff) come back to its loop. The loop selects on
 // the channel only while one of them runs: a select locks and queues on
 // every channel it waits for at each wake-up, and the loop wakes 50 times a
 // second for the tick and as often for the model's audio, so an idle
@@ -31,7 +31,7 @@ func (f *inflight[T]) start() {
 
 // wait is ch while a result is due, else nil (a case that never fires).
 func (f *inflight[T]) wait() <-chan T {
-	if f == nil || f.running == 0 {
+	if f.running == 0 {
 		return nil
 	}
 	return f.ch
